@@ -1,0 +1,119 @@
+#include "harness/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace ingero::harness {
+
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return Error::failure(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(go[0]);
+    close(go[1]);
+    return Error::failure(std::string("pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {go[0], go[1], err[0], err[1]}) close(fd);
+    return Error::failure(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    // The harness may have blocked or ignored signals; the child starts clean.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    close(go[1]);
+    close(err[0]);
+    char byte;
+    ssize_t n;
+    do {
+      n = read(go[0], &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(127);  // the parent gave up before releasing us
+    execvp(cargv[0], cargv.data());
+    int e = errno;
+    ssize_t ignored = write(err[1], &e, sizeof(e));
+    (void)ignored;
+    _exit(127);
+  }
+  close(go[0]);
+  close(err[1]);
+  return PausedChild(pid, go[1], err[0], argv[0]);
+}
+
+PausedChild::PausedChild(PausedChild&& other) noexcept
+    : pid_(other.pid_), go_fd_(other.go_fd_), exec_error_fd_(other.exec_error_fd_), command_(std::move(other.command_)) {
+  other.pid_ = -1;
+  other.go_fd_ = other.exec_error_fd_ = -1;
+}
+
+PausedChild::~PausedChild() {
+  if (go_fd_ >= 0) {
+    // Never released: closing the pipe makes it exit; reap it.
+    close(go_fd_);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status;
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  if (exec_error_fd_ >= 0) close(exec_error_fd_);
+}
+
+Status PausedChild::release() {
+  char go = 1;
+  ssize_t w = write(go_fd_, &go, 1);
+  close(go_fd_);
+  go_fd_ = -1;
+  if (w != 1) return Error::failure("could not release the child process");
+  int e = 0;
+  ssize_t n;
+  do {
+    n = read(exec_error_fd_, &e, sizeof(e));
+  } while (n < 0 && errno == EINTR);
+  close(exec_error_fd_);
+  exec_error_fd_ = -1;
+  if (n == sizeof(e)) {
+    int status;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return Error::bad_input(fmt::format("cannot run '{}': {}", command_, std::strerror(e)),
+                            "check the command name and that it is executable");
+  }
+  return {};
+}
+
+int shell_exit_code(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string describe_wait_status(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "stopped";
+}
+
+}  // namespace ingero::harness

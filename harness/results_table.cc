@@ -1,0 +1,65 @@
+#include "harness/results_table.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ingero::harness {
+
+namespace {
+
+std::string ms(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
+
+std::optional<double> direct_time(const std::vector<TableRow>& rows) {
+  for (const auto& r : rows) {
+    if (r.failure.empty() && r.summary.label.rfind("direct", 0) == 0 && r.summary.label.find("shuffled") == std::string::npos &&
+        r.summary.epoch_median_s > 0) {
+      return r.summary.epoch_median_s;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string render_results_table(const std::vector<TableRow>& rows) {
+  const std::vector<std::string> header = {"run", "configuration", "epoch s (median)", "min-max s", "samples/s",
+                                           "H2D GB/s", "wait p50 ms", "wait p99 ms", "compute p50 ms", "waiting",
+                                           "x direct", "status"};
+  std::vector<std::vector<std::string>> cells;
+  const auto direct = direct_time(rows);
+  for (const auto& r : rows) {
+    const auto& s = r.summary;
+    if (!r.failure.empty()) {
+      std::vector<std::string> row(header.size(), "-");
+      row[0] = r.run_id ? std::to_string(r.run_id) : "-";
+      row[1] = s.label;
+      row.back() = r.failure;
+      cells.push_back(row);
+      continue;
+    }
+    cells.push_back({std::to_string(r.run_id), s.label, fmt::format("{:.3f}", s.epoch_median_s),
+                     fmt::format("{:.3f}-{:.3f}", s.epoch_min_s, s.epoch_max_s), fmt::format("{:.3g}", s.samples_per_s),
+                     s.h2d_gbps > 0 ? fmt::format("{:.2f}", s.h2d_gbps) : "-", ms(s.wait.p50_s), ms(s.wait.p99_s),
+                     ms(s.compute.p50_s), fmt::format("{:.0f} %", s.wait_fraction * 100),
+                     direct ? fmt::format("{:.1f}", s.epoch_median_s / *direct) : "-", s.status});
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) {
+    width[i] = header[i].size();
+    for (const auto& row : cells) width[i] = std::max(width[i], row[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = "|";
+    for (size_t i = 0; i < row.size(); ++i) out += fmt::format(" {:<{}} |", row[i], width[i]);
+    return out + "\n";
+  };
+  std::string out = line(header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  out += line(rule);
+  for (const auto& row : cells) out += line(row);
+  return out;
+}
+
+}  // namespace ingero::harness

@@ -1,0 +1,24 @@
+#include "harness/signals.h"
+
+#include <signal.h>
+
+namespace ingero::harness {
+
+namespace {
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+bool interrupt_requested() { return g_signal != 0; }
+int interrupt_signal() { return g_signal; }
+
+}  // namespace ingero::harness

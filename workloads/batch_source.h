@@ -1,0 +1,57 @@
+// A batch source yields one epoch's batches to the main loop. The main loop times
+// next() as "waiting for data" and everything after it as compute.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "workloads/config.h"
+
+namespace ingero::workloads {
+
+struct Batch {
+  torch::Tensor data;     // B x F, on the host (maybe pinned) or already on the device
+  torch::Tensor indices;  // B sample ids (int64, CPU): which rows of the dataset these are
+};
+
+// A loader worker died or reported an error; the run fails with this message.
+class WorkerFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Ctrl-C / SIGTERM arrived while the source was waiting.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+// Loader statistics the tests assert on.
+struct LoaderStats {
+  int64_t max_in_flight = 0;   // most batches dispatched but not yet handed to the main loop
+  int64_t worker_forks = 0;    // worker processes started so far
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual void begin_epoch(int epoch) = 0;
+  // nullopt at the end of the epoch.
+  virtual std::optional<Batch> next() = 0;
+  virtual void end_epoch() {}
+  virtual LoaderStats stats() const { return {}; }
+};
+
+// The dataset lives on the host; `device` is where the model runs.
+std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, const torch::Tensor& dataset,
+                                               const torch::Device& device);
+
+// Set by the workload process's signal handler; sources poll it while waiting.
+bool stop_requested();
+void request_stop();
+
+}  // namespace ingero::workloads

@@ -1,0 +1,184 @@
+#include "workloads/config.h"
+
+#include <fmt/format.h>
+
+namespace ingero::workloads {
+
+namespace {
+
+struct ModeInfo {
+  Mode mode;
+  const char* name;
+  bool uses_workers;
+  bool python;
+};
+
+constexpr ModeInfo kModes[] = {
+    {Mode::kDirect, "direct", false, false},
+    {Mode::kDirectShuffled, "direct-shuffled", false, false},
+    {Mode::kResident, "resident", false, false},
+    {Mode::kLoader, "loader", true, false},
+    {Mode::kLoaderBatched, "loader-batched", true, false},
+    {Mode::kTorchLoader, "torch-loader", true, false},
+    {Mode::kPython, "python", true, true},
+    {Mode::kPythonDirect, "python-direct", false, true},
+};
+
+const ModeInfo& info(Mode mode) {
+  for (const auto& m : kModes) {
+    if (m.mode == mode) return m;
+  }
+  return kModes[0];
+}
+
+std::string known_modes() {
+  std::string out;
+  for (const auto& m : kModes) {
+    if (!out.empty()) out += ", ";
+    out += m.name;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Mode>& all_modes() {
+  static const std::vector<Mode> modes = [] {
+    std::vector<Mode> v;
+    for (const auto& m : kModes) v.push_back(m.mode);
+    return v;
+  }();
+  return modes;
+}
+
+std::string mode_name(Mode mode) { return info(mode).name; }
+bool mode_uses_workers(Mode mode) { return info(mode).uses_workers; }
+bool mode_runs_in_python(Mode mode) { return info(mode).python; }
+
+Result<Mode> parse_mode(const std::string& name) {
+  for (const auto& m : kModes) {
+    if (name == m.name) return m.mode;
+  }
+  return Error::bad_input(fmt::format("unknown mode '{}'", name),
+                          fmt::format("use one of: {}, or all", known_modes()));
+}
+
+int64_t WorkloadConfig::batches_per_epoch() const {
+  if (drop_last) return samples / batch_size;
+  return (samples + batch_size - 1) / batch_size;
+}
+
+std::string WorkloadConfig::label() const {
+  std::string out = mode_name(mode);
+  if (mode_uses_workers(mode)) {
+    out += fmt::format(" w{}", num_workers);
+    if (num_workers > 0) out += fmt::format(" pf{}", effective_prefetch_factor());
+    if (pin_memory) out += " pin";
+    if (persistent_workers) out += " persistent";
+  }
+  if (!shuffle && mode != Mode::kDirect && mode != Mode::kResident) out += " noshuffle";
+  if (train) out += " train";
+  if (cpus > 0) out += fmt::format(" cpus{}", cpus);
+  return out;
+}
+
+Status validate(const WorkloadConfig& c) {
+  if (c.device != "auto" && c.device != "cpu" && c.device != "cuda") {
+    return Error::bad_input(fmt::format("unknown device '{}'", c.device), "use --device auto, cpu or cuda");
+  }
+  if (c.samples <= 0) return Error::bad_input("--samples must be positive", "e.g. --samples 7000000");
+  if (c.features <= 0) return Error::bad_input("--features must be positive", "e.g. --features 100");
+  if (c.hidden <= 0 || c.classes <= 0) {
+    return Error::bad_input("--hidden and --classes must be positive");
+  }
+  if (c.batch_size <= 0) {
+    return Error::bad_input(fmt::format("--batch-size must be positive, got {}", c.batch_size),
+                            "e.g. --batch-size 1048576");
+  }
+  if (c.samples < c.batch_size) {
+    return Error::bad_input(
+        fmt::format("--samples ({}) is smaller than --batch-size ({})", c.samples, c.batch_size),
+        "raise --samples or lower --batch-size");
+  }
+  if (c.num_workers < 0) {
+    return Error::bad_input(fmt::format("--num-workers must be >= 0, got {}", c.num_workers),
+                            "use 0 to load in the main process");
+  }
+  if (c.prefetch_factor && c.num_workers == 0 && mode_uses_workers(c.mode)) {
+    // PyTorch: "prefetch_factor option could only be specified in multiprocessing".
+    return Error::bad_input("--prefetch-factor needs --num-workers > 0 (as in PyTorch's DataLoader)",
+                            "drop --prefetch-factor or set --num-workers");
+  }
+  if (c.prefetch_factor && *c.prefetch_factor < 1) {
+    return Error::bad_input(fmt::format("--prefetch-factor must be >= 1, got {}", *c.prefetch_factor));
+  }
+  if (c.persistent_workers && c.num_workers == 0 && mode_uses_workers(c.mode)) {
+    return Error::bad_input("--persistent-workers needs --num-workers > 0 (as in PyTorch's DataLoader)",
+                            "drop --persistent-workers or set --num-workers");
+  }
+  if (c.epochs < 1) return Error::bad_input("--epochs must be >= 1");
+  if (c.warmup_epochs < 0) return Error::bad_input("--warmup-epochs must be >= 0");
+  if (c.repeat < 1) return Error::bad_input("--repeat must be >= 1");
+  if (c.cpus < 0) return Error::bad_input("--cpus must be >= 0 (0: not pinned)");
+  if (c.drop_last && c.samples / c.batch_size == 0) {
+    return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
+  }
+  return {};
+}
+
+nlohmann::json to_json(const WorkloadConfig& c) {
+  nlohmann::json j = {
+      {"mode", mode_name(c.mode)},
+      {"device", c.device},
+      {"samples", c.samples},
+      {"features", c.features},
+      {"hidden", c.hidden},
+      {"classes", c.classes},
+      {"batch_size", c.batch_size},
+      {"drop_last", c.drop_last},
+      {"num_workers", c.num_workers},
+      {"prefetch_factor", c.num_workers > 0 ? nlohmann::json(c.effective_prefetch_factor()) : nlohmann::json()},
+      {"pin_memory", c.pin_memory},
+      {"persistent_workers", c.persistent_workers},
+      {"shuffle", c.shuffle},
+      {"epochs", c.epochs},
+      {"warmup_epochs", c.warmup_epochs},
+      {"repeat", c.repeat},
+      {"train", c.train},
+      {"cpus", c.cpus},
+      {"seed", c.seed},
+  };
+  return j;
+}
+
+Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
+  try {
+    WorkloadConfig c;
+    auto mode = parse_mode(j.at("mode").get<std::string>());
+    if (!mode) return mode.error();
+    c.mode = *mode;
+    c.device = j.at("device").get<std::string>();
+    c.samples = j.at("samples").get<int64_t>();
+    c.features = j.at("features").get<int64_t>();
+    c.hidden = j.at("hidden").get<int64_t>();
+    c.classes = j.at("classes").get<int64_t>();
+    c.batch_size = j.at("batch_size").get<int64_t>();
+    c.drop_last = j.at("drop_last").get<bool>();
+    c.num_workers = j.at("num_workers").get<int>();
+    if (!j.at("prefetch_factor").is_null()) c.prefetch_factor = j.at("prefetch_factor").get<int>();
+    c.pin_memory = j.at("pin_memory").get<bool>();
+    c.persistent_workers = j.at("persistent_workers").get<bool>();
+    c.shuffle = j.at("shuffle").get<bool>();
+    c.epochs = j.at("epochs").get<int>();
+    c.warmup_epochs = j.at("warmup_epochs").get<int>();
+    c.repeat = j.at("repeat").get<int>();
+    c.train = j.at("train").get<bool>();
+    c.cpus = j.at("cpus").get<int>();
+    c.seed = j.at("seed").get<uint64_t>();
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    return Error::bad_input(std::string("malformed workload configuration: ") + e.what());
+  }
+}
+
+}  // namespace ingero::workloads

@@ -1,0 +1,67 @@
+// One workload run's configuration: what the user asked for, validated with
+// PyTorch's DataLoader argument rules. Serialised as the "config" object of the
+// result record (docs/formats.md) and handed to the workload process as JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace ingero::workloads {
+
+enum class Mode {
+  kDirect,          // contiguous slice -> device (the fast path)
+  kDirectShuffled,  // randperm index, one gather per batch -> device
+  kResident,        // dataset on the device once, batches gathered there
+  kLoader,          // multi-process loader: per-sample fetch + collate
+  kLoaderBatched,   // same workers, one gather per batch
+  kTorchLoader,     // LibTorch's torch::data::DataLoader (worker threads)
+  kPython,          // the real PyTorch DataLoader, run by python3
+  kPythonDirect,    // the direct path, run by python3 (the reference for kDirect)
+};
+
+const std::vector<Mode>& all_modes();
+std::string mode_name(Mode mode);
+Result<Mode> parse_mode(const std::string& name);
+// Modes whose speed depends on num_workers / prefetch_factor.
+bool mode_uses_workers(Mode mode);
+bool mode_runs_in_python(Mode mode);
+
+struct WorkloadConfig {
+  Mode mode = Mode::kDirect;
+  std::string device = "auto";  // auto | cpu | cuda; resolved to cpu|cuda in the workload process
+  int64_t samples = 7'000'000;
+  int64_t features = 100;
+  int64_t hidden = 512;
+  int64_t classes = 10;
+  int64_t batch_size = 1'048'576;
+  bool drop_last = false;
+  int num_workers = 0;
+  std::optional<int> prefetch_factor;  // PyTorch: None without workers, 2 with
+  bool pin_memory = false;
+  bool persistent_workers = false;
+  bool shuffle = true;
+  int epochs = 3;
+  int warmup_epochs = 1;
+  int repeat = 1;
+  bool train = false;
+  int cpus = 0;  // 0: not pinned
+  uint64_t seed = 0;
+
+  int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
+  int64_t batches_per_epoch() const;
+  std::string label() const;  // "loader w4 pf2 pin"
+};
+
+// PyTorch's rules plus our own bounds. Every error is bad input naming the flag.
+Status validate(const WorkloadConfig& config);
+
+nlohmann::json to_json(const WorkloadConfig& config);
+Result<WorkloadConfig> config_from_json(const nlohmann::json& j);
+
+}  // namespace ingero::workloads

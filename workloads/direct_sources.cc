@@ -1,0 +1,83 @@
+// The in-memory paths with no loader: the fast paths of pytorch/pytorch#154318.
+#include "workloads/direct_sources.h"
+
+#include "workloads/model.h"
+
+namespace ingero::workloads {
+
+namespace {
+
+// Shared by every source that walks an epoch order batch by batch.
+class OrderedBatches {
+ public:
+  explicit OrderedBatches(const WorkloadConfig& config) : config_(config) {}
+  void reset(torch::Tensor order) {
+    order_ = std::move(order);
+    next_ = 0;
+  }
+  std::optional<BatchRange> take() {
+    if (next_ >= config_.batches_per_epoch()) return std::nullopt;
+    return batch_range(config_, next_++);
+  }
+  const torch::Tensor& order() const { return order_; }
+
+ private:
+  const WorkloadConfig& config_;
+  torch::Tensor order_;
+  int64_t next_ = 0;
+};
+
+// Contiguous slices: X[i:i+B] (no copy on the host).
+class DirectSource final : public BatchSource {
+ public:
+  DirectSource(const WorkloadConfig& config, torch::Tensor dataset)
+      : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
+  void begin_epoch(int) override { batches_.reset({}); }
+  std::optional<Batch> next() override {
+    auto r = batches_.take();
+    if (!r) return std::nullopt;
+    return Batch{dataset_.narrow(0, r->start, r->count),
+                 torch::arange(r->start, r->start + r->count, torch::kInt64)};
+  }
+
+ private:
+  WorkloadConfig config_;
+  torch::Tensor dataset_;
+  OrderedBatches batches_;
+};
+
+// One gather per batch through an epoch order, on whichever device holds the data.
+class GatherSource final : public BatchSource {
+ public:
+  GatherSource(const WorkloadConfig& config, torch::Tensor dataset)
+      : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
+  void begin_epoch(int epoch) override {
+    auto order = epoch_order(config_, epoch);
+    order_on_data_ = order.to(dataset_.device());
+    batches_.reset(std::move(order));
+  }
+  std::optional<Batch> next() override {
+    auto r = batches_.take();
+    if (!r) return std::nullopt;
+    auto idx = order_on_data_.narrow(0, r->start, r->count);
+    return Batch{dataset_.index_select(0, idx), batches_.order().narrow(0, r->start, r->count)};
+  }
+
+ private:
+  WorkloadConfig config_;
+  torch::Tensor dataset_;
+  torch::Tensor order_on_data_;
+  OrderedBatches batches_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchSource> make_direct_source(const WorkloadConfig& config, const torch::Tensor& dataset) {
+  return std::make_unique<DirectSource>(config, dataset);
+}
+
+std::unique_ptr<BatchSource> make_gather_source(const WorkloadConfig& config, const torch::Tensor& dataset) {
+  return std::make_unique<GatherSource>(config, dataset);
+}
+
+}  // namespace ingero::workloads

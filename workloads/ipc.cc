@@ -1,0 +1,143 @@
+#include "workloads/ipc.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ingero::workloads::ipc {
+
+namespace {
+
+IoStatus write_all(int sock, const void* buf, size_t len) {
+  const char* p = static_cast<const char*>(buf);
+  while (len > 0) {
+    ssize_t n = ::send(sock, p, len, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return (errno == EPIPE || errno == ECONNRESET) ? IoStatus::kClosed : IoStatus::kError;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return IoStatus::kOk;
+}
+
+IoStatus read_all(int sock, void* buf, size_t len) {
+  char* p = static_cast<char*>(buf);
+  while (len > 0) {
+    ssize_t n = ::recv(sock, p, len, 0);
+    if (n == 0) return IoStatus::kClosed;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == ECONNRESET ? IoStatus::kClosed : IoStatus::kError;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return IoStatus::kOk;
+}
+
+}  // namespace
+
+IoStatus send_task(int sock, const TaskHeader& header, const int64_t* indices) {
+  IoStatus s = write_all(sock, &header, sizeof(header));
+  if (s != IoStatus::kOk || header.count <= 0) return s;
+  return write_all(sock, indices, static_cast<size_t>(header.count) * sizeof(int64_t));
+}
+
+IoStatus recv_task(int sock, TaskHeader* header, std::vector<int64_t>* indices) {
+  IoStatus s = read_all(sock, header, sizeof(*header));
+  if (s != IoStatus::kOk) return s;
+  indices->resize(header->count > 0 ? static_cast<size_t>(header->count) : 0);
+  if (indices->empty()) return IoStatus::kOk;
+  return read_all(sock, indices->data(), indices->size() * sizeof(int64_t));
+}
+
+IoStatus send_reply(int sock, const ReplyHeader& header, int fd) {
+  iovec iov{const_cast<ReplyHeader*>(&header), sizeof(header)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  }
+  for (;;) {
+    ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(sizeof(header))) return IoStatus::kOk;
+    if (n < 0 && errno == EINTR) continue;
+    // The header is far below the socket buffer size: a short write means the peer is gone.
+    return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? IoStatus::kError : IoStatus::kClosed;
+  }
+}
+
+IoStatus recv_reply(int sock, ReplyHeader* header, int* fd) {
+  *fd = -1;
+  iovec iov{header, sizeof(*header)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  } while (n < 0 && errno == EINTR);
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(cm), sizeof(int));
+  }
+  if (n == static_cast<ssize_t>(sizeof(*header))) return IoStatus::kOk;
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+  return n <= 0 && (n == 0 || errno == ECONNRESET) ? IoStatus::kClosed : IoStatus::kError;
+}
+
+std::optional<SharedBuffer> create_shared_buffer(int64_t count, int64_t features, std::string* error) {
+  SharedBuffer b;
+  b.bytes = static_cast<size_t>(count * features) * sizeof(float);
+  b.fd = memfd_create("ib-batch", MFD_CLOEXEC);
+  if (b.fd < 0) {
+    *error = std::string("memfd_create: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (ftruncate(b.fd, static_cast<off_t>(b.bytes)) != 0) {
+    *error = std::string("ftruncate of batch buffer: ") + std::strerror(errno);
+    close(b.fd);
+    return std::nullopt;
+  }
+  b.data = mmap(nullptr, b.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+  if (b.data == MAP_FAILED) {
+    *error = std::string("mmap of batch buffer: ") + std::strerror(errno);
+    close(b.fd);
+    return std::nullopt;
+  }
+  return b;
+}
+
+void release_mapping(SharedBuffer* buffer) {
+  if (buffer->data != nullptr) munmap(buffer->data, buffer->bytes);
+  if (buffer->fd >= 0) close(buffer->fd);
+  *buffer = SharedBuffer{};
+}
+
+torch::Tensor map_shared_tensor(int fd, int64_t count, int64_t features) {
+  const size_t bytes = static_cast<size_t>(count * features) * sizeof(float);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap of received batch: ") + std::strerror(errno));
+  return torch::from_blob(
+      p, {count, features}, [bytes](void* ptr) { munmap(ptr, bytes); }, torch::kFloat32);
+}
+
+}  // namespace ingero::workloads::ipc

@@ -1,0 +1,52 @@
+// Worker <-> main process messages over a SOCK_STREAM socketpair, and batch
+// buffers in anonymous shared memory (memfd) whose descriptor travels with the
+// reply (SCM_RIGHTS). A memfd vanishes with its last descriptor and mapping, so
+// no run, crash or Ctrl-C can leave a shared-memory segment behind.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ingero::workloads::ipc {
+
+inline constexpr int64_t kShutdownBatch = -1;
+
+// main -> worker: header followed by `count` int64 sample indices.
+struct TaskHeader {
+  int64_t batch = 0;  // kShutdownBatch asks the worker to exit
+  int64_t count = 0;
+};
+
+// worker -> main: header, with the batch's memfd attached when ok.
+struct ReplyHeader {
+  int64_t batch = 0;
+  int64_t count = 0;
+  int32_t ok = 0;
+  char error[244] = {};
+};
+
+enum class IoStatus { kOk, kClosed, kError };
+
+// Blocking, EINTR-safe, no SIGPIPE. kClosed means the peer is gone.
+IoStatus send_task(int sock, const TaskHeader& header, const int64_t* indices);
+IoStatus recv_task(int sock, TaskHeader* header, std::vector<int64_t>* indices);
+IoStatus send_reply(int sock, const ReplyHeader& header, int fd);
+IoStatus recv_reply(int sock, ReplyHeader* header, int* fd);
+
+// A count x features float32 buffer in a fresh memfd, mapped read-write.
+struct SharedBuffer {
+  int fd = -1;
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+std::optional<SharedBuffer> create_shared_buffer(int64_t count, int64_t features, std::string* error);
+void release_mapping(SharedBuffer* buffer);  // unmaps; closes fd
+
+// Maps a received memfd as a tensor that unmaps itself when freed; closes fd.
+torch::Tensor map_shared_tensor(int fd, int64_t count, int64_t features);
+
+}  // namespace ingero::workloads::ipc

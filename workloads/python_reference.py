@@ -1,0 +1,220 @@
+"""The real PyTorch DataLoader (mode `python`) and the direct path (mode `python-direct`),
+with the same configuration and result record as the LibTorch workloads (docs/formats.md).
+
+Run by ingero-bench as:  python3 -c <this file> --config JSON --result PATH [--verify PATH]
+"""
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+RESULT_VERSION = 1
+MAX_BATCH_RECORDS = 10_000
+
+
+class IndexedRows(Dataset):
+    """dataset[i] -> (row, i): only with --verify, so outputs can be matched to samples."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i], i
+
+
+def label(cfg):
+    out = cfg["mode"]
+    if cfg["mode"] == "python":
+        out += " w%d" % cfg["num_workers"]
+        if cfg["num_workers"] > 0:
+            out += " pf%d" % (cfg["prefetch_factor"] or 2)
+        if cfg["pin_memory"]:
+            out += " pin"
+        if cfg["persistent_workers"]:
+            out += " persistent"
+        if not cfg["shuffle"]:
+            out += " noshuffle"
+    if cfg["train"]:
+        out += " train"
+    if cfg["cpus"]:
+        out += " cpus%d" % cfg["cpus"]
+    return out
+
+
+def nearest_rank(sorted_values, q):
+    if not sorted_values:
+        return 0.0
+    rank = max(1, -(-int(q * len(sorted_values) * 1_000_000) // 1_000_000))
+    return sorted_values[min(len(sorted_values), rank) - 1]
+
+
+def distribution(values):
+    v = sorted(values)
+    return {"total_s": sum(v), "p50_s": nearest_rank(v, 0.5), "p99_s": nearest_rank(v, 0.99),
+            "max_s": v[-1] if v else 0.0}
+
+
+def make_model(cfg):
+    torch.manual_seed(cfg["seed"] + 1)
+    f, h, c = cfg["features"], cfg["hidden"], cfg["classes"]
+    return nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, c))
+
+
+def epoch_batches(cfg, data, verify):
+    """Yields (batch, indices or None) for one epoch."""
+    n, b = cfg["samples"], cfg["batch_size"]
+    if cfg["mode"] == "python-direct":
+        stop = n - n % b if cfg["drop_last"] else n
+        for i in range(0, stop, b):
+            yield data[i:i + b], (torch.arange(i, min(i + b, n)) if verify else None)
+        return
+    yield from cfg["_loader_iter"]()
+
+
+def write_atomically(path, text):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--result", required=True)
+    ap.add_argument("--verify", help="write [index, output row] pairs of the last epoch here")
+    args = ap.parse_args()
+    cfg = json.loads(args.config)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    if cfg["cpus"]:
+        cpus = sorted(os.sched_getaffinity(0))[:cfg["cpus"]]
+        os.sched_setaffinity(0, cpus)
+        torch.set_num_threads(cfg["cpus"])
+    if cfg["device"] == "cuda" and not torch.cuda.is_available():
+        print("python reference: --device cuda but torch.cuda is not available", file=sys.stderr)
+        return 2
+    device = torch.device("cuda" if cfg["device"] != "cpu" and torch.cuda.is_available() else "cpu")
+    cfg["device"] = device.type
+
+    torch.manual_seed(cfg["seed"])
+    data = torch.randn(cfg["samples"], cfg["features"])
+    model = make_model(cfg).to(device)
+    model.train(cfg["train"])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01) if cfg["train"] else None
+    pin = cfg["pin_memory"] and device.type == "cuda"
+    notes = [] if pin or not cfg["pin_memory"] else ["pin_memory has no effect without a CUDA device; ignored"]
+
+    def make_loader():
+        kwargs = dict(batch_size=cfg["batch_size"], shuffle=cfg["shuffle"], num_workers=cfg["num_workers"],
+                      pin_memory=pin, drop_last=cfg["drop_last"])
+        if cfg["num_workers"] > 0:
+            kwargs["prefetch_factor"] = cfg["prefetch_factor"] or 2
+            kwargs["persistent_workers"] = cfg["persistent_workers"]
+        loader = DataLoader(IndexedRows(data) if args.verify else data, **kwargs)
+
+        def iterate():
+            for item in loader:
+                yield (item[0], item[1]) if args.verify else (item, None)
+        return iterate
+
+    result = {"schema": "ingero-bench/result", "version": RESULT_VERSION, "label": label(cfg), "status": "ok",
+              "config": {k: v for k, v in cfg.items() if not k.startswith("_")}, "notes": notes,
+              "pid": os.getpid(), "main_tid": threading.get_native_id()}
+    epoch_seconds, batches, truncated = [], [], False
+    samples_per_epoch = h2d_per_epoch = 0
+    checksum = 0.0
+    verify_rows = []
+    code = 0
+    try:
+        epoch = 0
+        for rep in range(cfg["repeat"]):
+            if cfg["mode"] == "python":
+                cfg["_loader_iter"] = make_loader()
+            n_epochs = cfg["epochs"] + (cfg["warmup_epochs"] if rep == 0 else 0)
+            for e in range(n_epochs):
+                measured = rep > 0 or e >= cfg["warmup_epochs"]
+                h2d = samples = 0
+                checksum = 0.0
+                verify_rows = []
+                t0 = time.monotonic_ns()
+                it = epoch_batches(cfg, data, args.verify)
+                index = 0
+                while True:
+                    w0 = time.monotonic_ns()
+                    try:
+                        x, idx = next(it)
+                    except StopIteration:
+                        break
+                    w1 = time.monotonic_ns()
+                    if x.device != device:
+                        h2d += x.numel() * x.element_size()
+                        x = x.to(device, non_blocking=x.is_pinned())
+                    if cfg["train"]:
+                        optimizer.zero_grad()
+                        out = model(x)
+                        target = (idx if idx is not None else torch.zeros(len(x), dtype=torch.long))
+                        loss = nn.functional.cross_entropy(out, (target % cfg["classes"]).to(device))
+                        loss.backward()
+                        optimizer.step()
+                        out = out.detach()
+                    else:
+                        with torch.no_grad():
+                            out = model(x)
+                    checksum += out.sum().item()
+                    c1 = time.monotonic_ns()
+                    samples += len(x)
+                    if args.verify:
+                        verify_rows.extend(zip(idx.tolist(), out.cpu().tolist()))
+                    if measured:
+                        if len(batches) < MAX_BATCH_RECORDS:
+                            batches.append({"epoch": epoch, "index": index, "wait_start_ns": w0,
+                                            "wait_ns": w1 - w0, "compute_ns": c1 - w1})
+                        else:
+                            truncated = True
+                    index += 1
+                t1 = time.monotonic_ns()
+                if measured:
+                    epoch_seconds.append((t1 - t0) / 1e9)
+                    samples_per_epoch, h2d_per_epoch = samples, h2d
+                epoch += 1
+    except KeyboardInterrupt:
+        result["status"], result["error"], code = "failed", "interrupted", 130
+    except Exception as e:  # a worker death surfaces here as RuntimeError
+        result["status"], result["error"], code = "failed", str(e), 1
+        print("python reference: %s" % e, file=sys.stderr)
+
+    med = statistics.median(epoch_seconds) if epoch_seconds else 0.0
+    waits = [b["wait_ns"] / 1e9 for b in batches]
+    result.update({
+        "epoch_seconds": epoch_seconds, "epoch_median_s": med,
+        "epoch_min_s": min(epoch_seconds, default=0.0), "epoch_max_s": max(epoch_seconds, default=0.0),
+        "samples_per_epoch": samples_per_epoch, "samples_per_s": samples_per_epoch / med if med else 0.0,
+        "h2d_bytes_per_epoch": h2d_per_epoch, "h2d_bytes_once": 0,
+        "h2d_gbps": h2d_per_epoch / med / 1e9 if med else 0.0,
+        "wait": distribution(waits), "compute": distribution([b["compute_ns"] / 1e9 for b in batches]),
+        "wait_fraction": sum(waits) / sum(epoch_seconds) if epoch_seconds else 0.0,
+        "batches": batches, "batches_truncated": truncated, "checksum": checksum,
+        "torch_version": torch.__version__,
+    })
+    write_atomically(args.result, json.dumps(result))
+    if args.verify:
+        write_atomically(args.verify, json.dumps(verify_rows))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

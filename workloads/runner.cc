@@ -1,0 +1,168 @@
+#include "workloads/runner.h"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "workloads/direct_sources.h"
+#include "workloads/model.h"
+#include "workloads/process_loader.h"
+#include "workloads/torch_loader_source.h"
+
+namespace ingero::workloads {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The model step on one batch; returns the output (kept for hooks) after synchronising
+// through .item(), so the time measured is the device's real time.
+class ModelStep {
+ public:
+  ModelStep(const WorkloadConfig& config, const torch::Device& device)
+      : config_(config), device_(device), model_(make_model(config)) {
+    model_->to(device_);
+    if (config_.train) {
+      model_->train();
+      optimizer_ = std::make_unique<torch::optim::SGD>(model_->parameters(), torch::optim::SGDOptions(0.01));
+    } else {
+      model_->eval();
+    }
+  }
+
+  torch::Tensor run(const Batch& batch, double* checksum, int64_t* h2d_bytes) {
+    torch::Tensor x = batch.data;
+    if (x.device() != device_) {
+      if (x.device().is_cpu() && device_.is_cuda()) *h2d_bytes += x.numel() * static_cast<int64_t>(x.element_size());
+      x = x.to(device_, /*non_blocking=*/x.is_pinned());
+    }
+    torch::Tensor out;
+    if (config_.train) {
+      optimizer_->zero_grad();
+      out = model_->forward(x);
+      auto target = batch.indices.remainder(config_.classes).to(device_);
+      auto loss = torch::nn::functional::cross_entropy(out, target);
+      loss.backward();
+      optimizer_->step();
+      out = out.detach();
+    } else {
+      torch::NoGradGuard no_grad;
+      out = model_->forward(x);
+    }
+    *checksum += out.sum().item<double>();
+    return out;
+  }
+
+ private:
+  WorkloadConfig config_;
+  torch::Device device_;
+  torch::nn::Sequential model_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+};
+
+}  // namespace
+
+bool stop_requested() { return g_stop.load(std::memory_order_relaxed); }
+void request_stop() { g_stop.store(true, std::memory_order_relaxed); }
+
+Result<torch::Device> resolve_device(const std::string& device) {
+  const bool cuda = torch::cuda::is_available();
+  if (device == "cuda" && !cuda) {
+    return Error::bad_input("--device cuda was asked for, but no CUDA device is available to LibTorch",
+                            "use --device cpu (or auto), or build against a CUDA LibTorch on a GPU machine");
+  }
+  if (device == "cpu" || !cuda) return torch::Device(torch::kCPU);
+  return torch::Device(torch::kCUDA, 0);
+}
+
+std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, const torch::Tensor& dataset,
+                                               const torch::Device& device) {
+  const bool pin = config.pin_memory && device.is_cuda();
+  switch (config.mode) {
+    case Mode::kDirect:
+      return make_direct_source(config, dataset);
+    case Mode::kDirectShuffled:
+      return make_gather_source(config, dataset);
+    case Mode::kResident:
+      return make_gather_source(config, dataset.to(device));
+    case Mode::kLoader:
+      return make_process_loader(config, dataset, /*per_sample=*/true, pin);
+    case Mode::kLoaderBatched:
+      return make_process_loader(config, dataset, /*per_sample=*/false, pin);
+    case Mode::kTorchLoader:
+      return make_torch_loader_source(config, dataset);
+    case Mode::kPython:
+    case Mode::kPythonDirect:
+      break;
+  }
+  throw std::invalid_argument("mode " + mode_name(config.mode) + " runs in python3, not in LibTorch");
+}
+
+RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
+  RunResult result;
+  result.config = requested;
+  auto device_or = resolve_device(requested.device);
+  if (!device_or) throw std::invalid_argument(device_or.error().message);
+  const torch::Device device = *device_or;
+  result.config.device = device.is_cuda() ? "cuda" : "cpu";
+  if (requested.pin_memory && !device.is_cuda()) {
+    result.notes.push_back("pin_memory has no effect without a CUDA device (as in PyTorch); ignored");
+  }
+  result.pid = getpid();
+  result.main_tid = static_cast<pid_t>(syscall(SYS_gettid));
+
+  const torch::Tensor dataset = make_dataset(result.config);
+  ModelStep step(result.config, device);
+  if (requested.mode == Mode::kResident && device.is_cuda()) {
+    result.h2d_bytes_once = dataset.numel() * static_cast<int64_t>(dataset.element_size());
+  }
+
+  int epoch = 0;
+  for (int rep = 0; rep < requested.repeat; ++rep) {
+    auto source = make_batch_source(result.config, dataset, device);
+    const int epochs_this_repeat = requested.epochs + (rep == 0 ? requested.warmup_epochs : 0);
+    for (int e = 0; e < epochs_this_repeat; ++e, ++epoch) {
+      const bool measured = rep > 0 || e >= requested.warmup_epochs;
+      int64_t h2d = 0, samples = 0, index = 0;
+      double checksum = 0;
+      const uint64_t t0 = monotonic_ns();
+      source->begin_epoch(epoch);
+      for (;; ++index) {
+        const uint64_t w0 = monotonic_ns();
+        std::optional<Batch> batch = source->next();
+        const uint64_t w1 = monotonic_ns();
+        if (!batch) break;
+        torch::Tensor out = step.run(*batch, &checksum, &h2d);
+        const uint64_t c1 = monotonic_ns();
+        samples += batch->indices.size(0);
+        if (hooks.on_batch) hooks.on_batch(epoch, batch->indices, out.to(torch::kCPU));
+        if (!measured) continue;
+        if (result.batches.size() < kMaxBatchRecords) {
+          result.batches.push_back(BatchTiming{epoch, index, w0, w1 - w0, c1 - w1});
+        } else {
+          result.batches_truncated = true;
+        }
+      }
+      source->end_epoch();
+      const uint64_t t1 = monotonic_ns();
+      if (hooks.on_epoch_end) hooks.on_epoch_end(epoch, source->stats());
+      result.loader = source->stats();
+      if (!measured) continue;
+      result.epoch_seconds.push_back(static_cast<double>(t1 - t0) / 1e9);
+      result.samples_per_epoch = samples;
+      result.h2d_bytes_per_epoch = h2d;
+      result.checksum = checksum;
+    }
+  }
+  return result;
+}
+
+}  // namespace ingero::workloads
