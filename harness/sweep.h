@@ -20,8 +20,8 @@ struct SweepRequest {
 };
 
 // The CPU-only default scale: the full case (7M x 100, batch 1M) is GPU-sized.
-inline constexpr int64_t kCpuDefaultSamples = 262'144;
-inline constexpr int64_t kCpuDefaultBatchSize = 32'768;
+inline constexpr int64_t kCpuDefaultSamples = 65'536;
+inline constexpr int64_t kCpuDefaultBatchSize = 8'192;
 
 struct SweepPlan {
   std::vector<workloads::WorkloadConfig> runs;

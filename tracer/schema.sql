@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS runs (
 --                 runq_wait        (woken/preempted -> running; dur = run-queue latency)
 --   mm:           page_fault (user page fault; bytes = 4096)
 --   io:           block_io (issue -> complete; bytes = request size)
---   process:      fork (arg = child pid), exec, exit (ret = exit code)
+--   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
+--                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
+--                 rename (a thread's new name is in the threads table)
 --   workload:     batch_wait (main loop waiting for the next batch; arg = batch index)
 --                 batch_compute (main loop moving it to the device and running the model; arg = batch index)
 CREATE TABLE IF NOT EXISTS ops (
@@ -58,10 +60,23 @@ CREATE TABLE IF NOT EXISTS events (
   op      INTEGER NOT NULL REFERENCES ops(op),
   ret     INTEGER,            -- return code (CUDA), exit code (exit)
   bytes   INTEGER,            -- bytes moved / allocated where the op has a size
-  arg     INTEGER             -- op-specific: memcpy kind, stream handle, child pid, batch index
+  arg     INTEGER,            -- op-specific: memcpy kind, event handle, child pid, batch index
+  stream  INTEGER             -- CUDA stream handle where the call takes one (0 = default stream)
 );
 CREATE INDEX IF NOT EXISTS events_run_op_ts  ON events(run_id, op, ts_ns);
 CREATE INDEX IF NOT EXISTS events_run_tid_ts ON events(run_id, tid, ts_ns);
+
+-- Events persisted during a burst faster than the indexed events table takes them:
+-- packed records (tracer/event_writer.h, EventRecord: 64 bytes, little-endian), moved
+-- into events by the writer as it catches up and always before the run ends, so the
+-- table is empty after a completed run. Rows left here mean the tracer process died.
+CREATE TABLE IF NOT EXISTS event_batches (
+  run_id   INTEGER NOT NULL,
+  seq      INTEGER NOT NULL,
+  count    INTEGER NOT NULL,
+  records  BLOB NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
 
 -- Processes and threads of the traced tree. role: 'main' | 'worker' | 'pin' | 'other'
 -- (derived from the thread names the workload sets: "ib-worker-N", "ib-pin", or PyTorch's
@@ -115,8 +130,11 @@ CREATE TABLE IF NOT EXISTS histograms (
 -- Every event that could not be delivered, per ring buffer; plus thresholds used.
 CREATE TABLE IF NOT EXISTS losses (
   run_id   INTEGER NOT NULL,
-  source   TEXT NOT NULL,     -- ring buffer name, or 'queue' for the user-space writer queue
+  source   TEXT NOT NULL,     -- ring buffer name ('cuda', 'sched', 'proc'), 'queue' for the user-space
+                              -- writer queue, 'writer' for SQLite write failures, 'cuda_inflight' and
+                              -- 'thread_stats' for in-kernel maps that were full
   dropped  INTEGER NOT NULL,
+  offered  INTEGER,           -- events the source tried to deliver (rings, queue); NULL where not counted
   PRIMARY KEY (run_id, source)
 );
 

@@ -13,6 +13,8 @@
 
 #include "common/result.h"
 
+struct sqlite3;
+
 namespace ingero::tracer {
 
 inline constexpr int kSchemaVersion = 1;
@@ -61,12 +63,12 @@ class TraceDb {
 
   // The raw handle, for the tracer's writer thread (same file, its own connection is
   // opened by the writer; this one is used by the harness thread only).
-  struct sqlite3* handle() const { return db_; }
+  ::sqlite3* handle() const { return db_; }
 
  private:
-  TraceDb(std::string path, struct sqlite3* db) : path_(std::move(path)), db_(db) {}
+  TraceDb(std::string path, ::sqlite3* db) : path_(std::move(path)), db_(db) {}
   std::string path_;
-  struct sqlite3* db_ = nullptr;
+  ::sqlite3* db_ = nullptr;
 };
 
 }  // namespace ingero::tracer

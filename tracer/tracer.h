@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -29,12 +31,21 @@ struct TraceOptions {
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
 };
 
+// One row of the losses table.
+struct TraceLoss {
+  std::string source;              // 'cuda' | 'sched' | 'proc' | 'cuda_inflight' | 'thread_stats' | 'queue' | 'writer'
+  uint64_t dropped = 0;
+  std::optional<uint64_t> offered;  // events the source tried to deliver, where counted
+};
+
 struct TraceSummary {
   uint64_t events_written = 0;
-  uint64_t events_dropped = 0;               // kernel ring reservations that failed + queue overflow
+  uint64_t events_dropped = 0;               // kernel ring reservations that failed + in-flight CUDA
+                                             // calls that found no map slot + queue overflow
+  std::vector<TraceLoss> losses;             // as written to the losses table
   std::vector<std::string> cuda_libraries;   // library files probed
   std::vector<std::string> missing_symbols;  // "libcuda.so.1:cuMemcpyAsync" style
-  bool cuda_traced = false;
+  bool cuda_traced = false;                  // false: no CUDA library found, CUDA calls not traced
 };
 
 class Tracer {
@@ -45,8 +56,13 @@ class Tracer {
                                                int64_t run_id);
   virtual ~Tracer();
 
+  // Adds the root of the traced tree to the in-kernel filter; its descendants are
+  // enrolled by the kernel as they are forked.
   virtual Status enroll(pid_t root_pid) = 0;
+  // Attaches CUDA probes to libraries the tree has mapped since the last call
+  // (nothing to do when cudart_paths were given).
   virtual void poll() = 0;
+  // Detaches, drains, writes totals, losses, settings and threads. Call once.
   virtual Result<TraceSummary> stop() = 0;
 };
 

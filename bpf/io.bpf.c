@@ -1,0 +1,64 @@
+/* Block I/O: issue -> complete latency and bytes, attributed to the issuing thread. */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct io_start {
+  __u64 ts_ns;
+  __u32 pid;
+  __u32 tid;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct request *);
+  __type(value, struct io_start);
+} io_starts SEC(".maps");
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(on_block_rq_issue, struct request *rq)
+{
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!is_traced_tgid(tgid))
+    return 0;
+  struct io_start start = {.ts_ns = bpf_ktime_get_ns(), .pid = tgid, .tid = (__u32)id};
+  bpf_map_update_elem(&io_starts, &rq, &start, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+  struct io_start *start = bpf_map_lookup_elem(&io_starts, &rq);
+  if (!start)
+    return 0;
+  __u64 now = bpf_ktime_get_ns();
+  __u64 dur = now > start->ts_ns ? now - start->ts_ns : 0;
+  __u32 pid = start->pid, tid = start->tid;
+  __u64 ts = start->ts_ns;
+  bpf_map_delete_elem(&io_starts, &rq);
+
+  struct ib_thread_stats *s = stats_of(tid, pid);
+  if (s) {
+    __sync_fetch_and_add(&s->io_count, 1);
+    __sync_fetch_and_add(&s->io_bytes, nr_bytes);
+    __sync_fetch_and_add(&s->io_ns, dur);
+  }
+  hist_add(pid, IB_HIST_IO_US, dur);
+
+  struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
+  if (!e)
+    return 0;
+  e->ts_ns = ts;
+  e->dur_ns = dur;
+  e->pid = pid;
+  e->tid = tid;
+  e->op = IB_OP_BLOCK_IO;
+  e->bytes = nr_bytes;
+  e->ret = error;
+  e->flags = IB_EVENT_HAS_BYTES | IB_EVENT_HAS_RET;
+  submit_event(&proc_ring, e);
+  return 0;
+}

@@ -1,0 +1,83 @@
+/* Process tree: fork enrolls children of traced processes in the kernel filter;
+ * fork/exec/exit/rename events give user space the tree, names and lifetimes. */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* An event about `task`, recorded as happening on thread tid of process pid. */
+static __always_inline void emit_task_event(__u32 op, struct task_struct *task, __u32 pid, __u32 tid, __s64 arg,
+                                            __s64 ret, __u16 flags)
+{
+  struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
+  if (!e)
+    return;
+  e->ts_ns = bpf_ktime_get_ns();
+  e->pid = pid;
+  e->tid = tid;
+  e->op = op;
+  e->arg = arg;
+  e->ret = ret;
+  e->flags = flags;
+  bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+  submit_event(&proc_ring, e);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+  __u32 parent_tgid = parent->tgid;
+  if (!is_traced_tgid(parent_tgid))
+    return 0;
+  __u32 child_pid = child->pid;
+  __u32 child_tgid = child->tgid;
+  if (child_pid == child_tgid) {
+    __u8 one = 1;
+    if (in_traced_tree(parent_tgid))
+      bpf_map_update_elem(&tgid_filter, &child_pid, &one, BPF_ANY);
+    /* On the parent, naming the child (comm is the child's). */
+    emit_task_event(IB_OP_FORK, child, parent_tgid, parent->pid, child_pid, 0, IB_EVENT_HAS_ARG);
+  } else {
+    emit_task_event(IB_OP_THREAD_START, child, child_tgid, child_pid, 0, 0, 0);
+  }
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+  if (!is_traced_tgid(p->tgid))
+    return 0;
+  emit_task_event(IB_OP_EXEC, p, p->tgid, p->pid, 0, 0, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+  __u32 tgid = p->tgid;
+  if (!is_traced_tgid(tgid))
+    return 0;
+  /* exit_code is the wait status (code << 8 | signal); user space decodes it. */
+  __s64 status = p->exit_code;
+  emit_task_event(group_dead ? IB_OP_EXIT : IB_OP_THREAD_EXIT, p, tgid, p->pid, 0, status, IB_EVENT_HAS_RET);
+  if (group_dead)
+    bpf_map_delete_elem(&tgid_filter, &tgid);
+  return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
+{
+  if (!is_traced_tgid(task->tgid))
+    return 0;
+  struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
+  if (!e)
+    return 0;
+  e->ts_ns = bpf_ktime_get_ns();
+  e->pid = task->tgid;
+  e->tid = task->pid;
+  e->op = IB_OP_RENAME;
+  bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+  submit_event(&proc_ring, e);
+  return 0;
+}

@@ -1,0 +1,140 @@
+/* Scheduler: per-thread on/off-CPU time, voluntary vs involuntary switches, run-queue
+ * latency (runqlat's model: runnable -> running), streamed intervals above thresholds. */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+#define TASK_DEAD 0x80
+
+/* Transient per-thread timestamps between scheduler events. */
+struct task_clock {
+  __u64 oncpu_since;
+  __u64 offcpu_since;
+  __u64 runnable_since;
+  __u32 offcpu_preempted;
+  __u32 pad;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, IB_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, struct task_clock);
+} task_clocks SEC(".maps");
+
+static __always_inline struct task_clock *clock_of(__u32 tid)
+{
+  struct task_clock *c = bpf_map_lookup_elem(&task_clocks, &tid);
+  if (c)
+    return c;
+  static const struct task_clock zero;
+  bpf_map_update_elem(&task_clocks, &tid, &zero, BPF_NOEXIST);
+  return bpf_map_lookup_elem(&task_clocks, &tid);
+}
+
+static __always_inline void emit_interval(__u32 op, __u64 start, __u64 dur, __u32 pid, __u32 tid)
+{
+  struct ib_event *e = reserve_event(&sched_ring, IB_RING_SCHED);
+  if (!e)
+    return;
+  e->ts_ns = start;
+  e->dur_ns = dur;
+  e->pid = pid;
+  e->tid = tid;
+  e->op = op;
+  submit_event(&sched_ring, e);
+}
+
+static __always_inline void mark_runnable(struct task_struct *p)
+{
+  __u32 tgid = BPF_CORE_READ(p, tgid);
+  if (!is_traced_tgid(tgid))
+    return;
+  struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  if (c)
+    c->runnable_since = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+{
+  mark_runnable(p);
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
+{
+  mark_runnable(p);
+  return 0;
+}
+
+static __always_inline void switch_out(struct task_struct *prev, bool preempted, __u64 now)
+{
+  __u32 tid = prev->pid;
+  __u32 pid = prev->tgid;
+  struct task_clock *c = clock_of(tid);
+  struct ib_thread_stats *s = stats_of(tid, pid);
+  if (!c || !s)
+    return;
+  if (c->oncpu_since && now > c->oncpu_since)
+    __sync_fetch_and_add(&s->oncpu_ns, now - c->oncpu_since);
+  c->oncpu_since = 0;
+  c->offcpu_since = now;
+  c->offcpu_preempted = preempted;
+  if (preempted) {
+    __sync_fetch_and_add(&s->involuntary_switches, 1);
+    c->runnable_since = now; /* still on the run queue */
+  } else {
+    __sync_fetch_and_add(&s->voluntary_switches, 1);
+    c->runnable_since = 0; /* sleeping until the next wakeup */
+  }
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+  __u32 tid = next->pid;
+  __u32 pid = next->tgid;
+  struct task_clock *c = clock_of(tid);
+  struct ib_thread_stats *s = stats_of(tid, pid);
+  if (!c || !s)
+    return;
+  if (c->offcpu_since && now > c->offcpu_since) {
+    __u64 dur = now - c->offcpu_since;
+    __sync_fetch_and_add(&s->offcpu_ns, dur);
+    stat_max(&s->offcpu_max_ns, dur);
+    hist_add(pid, IB_HIST_OFFCPU_US, dur);
+    if (dur >= offcpu_min_ns)
+      emit_interval(c->offcpu_preempted ? IB_OP_OFFCPU_PREEMPTED : IB_OP_OFFCPU_BLOCKED,
+                    c->offcpu_since, dur, pid, tid);
+  }
+  if (c->runnable_since && now > c->runnable_since) {
+    __u64 dur = now - c->runnable_since;
+    __sync_fetch_and_add(&s->runq_count, 1);
+    __sync_fetch_and_add(&s->runq_ns, dur);
+    hist_add(pid, IB_HIST_RUNQ_US, dur);
+    if (dur >= runq_min_ns)
+      emit_interval(IB_OP_RUNQ_WAIT, c->runnable_since, dur, pid, tid);
+  }
+  c->offcpu_since = 0;
+  c->runnable_since = 0;
+  c->oncpu_since = now;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+  __u64 now = bpf_ktime_get_ns();
+  if (prev_state & TASK_DEAD) {
+    /* Its last switch; its process may already have left the filter. */
+    __u32 tid = prev->pid;
+    bpf_map_delete_elem(&task_clocks, &tid);
+  } else if (prev->pid && is_traced_tgid(prev->tgid)) {
+    switch_out(prev, preempt || prev_state == TASK_RUNNING, now);
+  }
+  if (next->pid && is_traced_tgid(next->tgid))
+    switch_in(next, now);
+  return 0;
+}

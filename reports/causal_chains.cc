@@ -1,0 +1,463 @@
+#include "reports/causal_chains.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "reports/chain_text.h"
+#include "reports/thread_activity.h"
+
+namespace ingero::reports {
+namespace {
+
+const std::set<std::string> kPinnedAllocOps = {"cudaHostAlloc", "cudaMallocHost", "cuMemHostAlloc",
+                                               "cudaHostRegister"};
+
+bool is_producer_role(const std::string& role) { return role == "worker" || role == "pin"; }
+
+struct Victim {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t tid = 0;
+  size_t op = 0;              // index into the analysis' victim op list
+  int64_t since_last_batch = 0;  // end of the previous wait (waits only)
+};
+
+struct VictimOp {
+  std::string name;
+  bool is_wait = false;
+  std::string selection;
+  int64_t threshold_ns = 0;
+};
+
+// The threads of the run, by tid, with when each was alive.
+class ThreadDirectory {
+ public:
+  ThreadDirectory(const RunContext& context, const TimeWindow& window) : window_(window) {
+    for (const auto& t : context.threads) by_tid_[t.tid] = &t;
+  }
+  std::string role(int64_t tid) const {
+    auto it = by_tid_.find(tid);
+    return it == by_tid_.end() ? "other" : it->second->role;
+  }
+  std::pair<int64_t, int64_t> alive(int64_t tid, int64_t run_start) const {
+    auto it = by_tid_.find(tid);
+    if (it == by_tid_.end()) return {INT64_MIN, INT64_MAX};
+    return {it->second->start_ns.value_or(run_start), it->second->exit_ns.value_or(INT64_MAX)};
+  }
+  std::vector<int64_t> producers() const {
+    std::vector<int64_t> tids;
+    for (const auto& [tid, t] : by_tid_) {
+      if (is_producer_role(t->role)) tids.push_back(tid);
+    }
+    std::sort(tids.begin(), tids.end());
+    return tids;
+  }
+
+ private:
+  const TimeWindow& window_;
+  std::unordered_map<int64_t, const ThreadRecord*> by_tid_;
+};
+
+int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits) {
+  return std::max({stats.p99_ns, static_cast<int64_t>(limits.slow_vs_p50 * static_cast<double>(stats.p50_ns)),
+                   limits.slow_min_ns});
+}
+
+std::string threshold_text(const LatencyStats& stats, const ChainThresholds& limits) {
+  return fmt::format("calls ≥ {} (the largest of p99 = {}, {:g} × p50 = {}, {})",
+                     format_duration_ns(static_cast<double>(slow_threshold(stats, limits))),
+                     format_duration_ns(static_cast<double>(stats.p99_ns)), limits.slow_vs_p50,
+                     format_duration_ns(limits.slow_vs_p50 * static_cast<double>(stats.p50_ns)),
+                     format_duration_ns(static_cast<double>(limits.slow_min_ns)));
+}
+
+void select_cuda_victims(const ChainInputs& in, const ChainThresholds& limits,
+                         std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
+  for (const auto& row : in.cuda) {
+    const int64_t threshold = slow_threshold(row.stats, limits);
+    const size_t op_index = ops.size();
+    bool any = false;
+    for (const auto& e : in.events.of(row.function)) {
+      if (!in.window.contains_start(e) || e.dur_ns < threshold) continue;
+      victims.push_back({e.ts_ns, e.end_ns(), e.tid, op_index, 0});
+      any = true;
+    }
+    if (any) ops.push_back({row.function, false, threshold_text(row.stats, limits), threshold});
+  }
+}
+
+void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
+                         std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
+  std::vector<Event> waits = in.events.of("batch_wait");
+  std::sort(waits.begin(), waits.end(), [](const Event& a, const Event& b) {
+    return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns);
+  });
+  const bool every = in.waits == WaitSelection::every_wait ||
+                     in.metrics.verdict == InputBound::highly ||
+                     in.metrics.verdict == InputBound::moderately;
+  const int64_t threshold = every ? 1 : slow_threshold(in.metrics.batch_wait, limits);
+  const size_t op_index = ops.size();
+  bool any = false;
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const Event& e = waits[i];
+    if (!in.window.contains_start(e) || e.dur_ns < threshold) continue;
+    const bool same_thread_before = i > 0 && waits[i - 1].tid == e.tid;
+    const int64_t since = same_thread_before ? waits[i - 1].end_ns() : in.context.run.start_ns;
+    victims.push_back({e.ts_ns, e.end_ns(), e.tid, op_index, since});
+    any = true;
+  }
+  if (!any) return;
+  const std::string selection =
+      in.waits == WaitSelection::every_wait
+          ? "every batch wait"
+          : every ? fmt::format("every batch wait (the run is {})", input_bound_name(in.metrics.verdict))
+                  : "waits in the tail: " + threshold_text(in.metrics.batch_wait, limits);
+  ops.push_back({"batch_wait", true, selection, threshold});
+}
+
+// Intervals of the threads that matter, bucketed by tid in one pass per op.
+std::unordered_map<int64_t, ThreadIntervals> collect_intervals(const EventSet& events,
+                                                               const std::unordered_set<int64_t>& tids) {
+  std::unordered_map<int64_t, ThreadIntervals> by_tid;
+  for (int64_t tid : tids) by_tid[tid];
+  for (size_t i = 0; i < events.ops.size(); ++i) {
+    const std::string& name = events.ops[i].name;
+    std::vector<Event> ThreadIntervals::*target = nullptr;
+    if (name == "offcpu_preempted") target = &ThreadIntervals::preempted;
+    if (name == "offcpu_blocked") target = &ThreadIntervals::blocked;
+    if (name == "runq_wait") target = &ThreadIntervals::runq;
+    if (kPinnedAllocOps.count(name)) target = &ThreadIntervals::pinned_alloc;
+    const bool faults = name == "page_fault";
+    if (!target && !faults) continue;
+    for (const auto& e : events.by_op[i]) {
+      auto it = by_tid.find(e.tid);
+      if (it == by_tid.end()) continue;
+      if (faults) {
+        it->second.fault_ts.push_back(e.ts_ns);
+      } else {
+        (it->second.*target).push_back(e);
+      }
+    }
+  }
+  return by_tid;
+}
+
+struct Producer {
+  const ThreadActivity* activity = nullptr;
+  std::string role;
+  size_t cursor = 0;
+  bool starting = false;
+};
+
+// Time per cause for one slow interval, plus the tids each cause was seen on.
+struct Attribution {
+  std::vector<std::pair<Cause, double>> ns;
+  void add(const Cause& cause, double amount) {
+    for (auto& [c, total] : ns) {
+      if (!(c < cause) && !(cause < c)) {
+        total += amount;
+        return;
+      }
+    }
+    ns.emplace_back(cause, amount);
+  }
+};
+
+std::vector<int64_t> piece_boundaries(const Victim& v, const ThreadActivity& self,
+                                      const std::vector<Producer>& producers) {
+  std::vector<int64_t> points = {v.start_ns, v.end_ns};
+  auto add_segments = [&](const ThreadActivity& a) {
+    auto [first, last] = a.segments_overlapping(v.start_ns, v.end_ns);
+    for (size_t i = first; i < last; ++i) {
+      points.push_back(a.segments()[i].start_ns);
+      points.push_back(a.segments()[i].end_ns);
+    }
+  };
+  add_segments(self);
+  for (const auto& p : producers) {
+    add_segments(*p.activity);
+    points.push_back(p.activity->alive_start_ns());
+    points.push_back(p.activity->alive_end_ns());
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [&](int64_t t) { return t < v.start_ns || t > v.end_ns; }),
+               points.end());
+  return points;
+}
+
+void share_among_producers(int64_t at, double length, std::vector<Producer>& producers,
+                           Attribution& out) {
+  Cause active[64];
+  int count = 0;
+  for (auto& p : producers) {
+    const ThreadState state = p.activity->state_at(at, p.cursor);
+    CauseKind kind;
+    if (state == ThreadState::on_cpu) {
+      kind = p.starting ? CauseKind::startup : CauseKind::on_cpu;
+    } else if (state == ThreadState::cpu_wait) {
+      kind = CauseKind::cpu_wait;
+    } else if (state == ThreadState::pinned_alloc) {
+      kind = CauseKind::pinned_alloc;
+    } else {
+      continue;  // blocked or not alive: not producing
+    }
+    if (count < 64) active[count++] = Cause{kind, p.role, true};
+  }
+  if (count == 0) {
+    out.add(Cause{CauseKind::unattributed, "", true}, length);
+    return;
+  }
+  for (int i = 0; i < count; ++i) out.add(active[i], length / count);
+}
+
+Attribution attribute(const Victim& v, bool is_wait, const ThreadActivity& self,
+                      const std::string& self_role, std::vector<Producer>& producers) {
+  Attribution out;
+  const auto points = piece_boundaries(v, self, producers);
+  size_t self_cursor = self.segments_overlapping(v.start_ns, v.end_ns).first;
+  for (auto& p : producers) p.cursor = p.activity->segments_overlapping(v.start_ns, v.end_ns).first;
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    const int64_t at = points[i];
+    const double length = static_cast<double>(points[i + 1] - at);
+    ThreadState state = self.state_at(at, self_cursor);
+    if (state == ThreadState::absent || (state == ThreadState::pinned_alloc && !is_wait)) {
+      state = ThreadState::on_cpu;  // a CUDA call's own allocation is its own work
+    }
+    if (state == ThreadState::blocked && is_wait && !producers.empty()) {
+      share_among_producers(at, length, producers, out);
+      continue;
+    }
+    const CauseKind kind = state == ThreadState::cpu_wait       ? CauseKind::cpu_wait
+                           : state == ThreadState::blocked      ? CauseKind::blocked
+                           : state == ThreadState::pinned_alloc ? CauseKind::pinned_alloc
+                                                                : CauseKind::on_cpu;
+    out.add(Cause{kind, self_role, false}, length);
+  }
+  return out;
+}
+
+struct ChainAccumulator {
+  double lost_ns = 0;
+  int64_t calls_explained = 0;
+  ChainEvidence evidence;
+  std::set<int64_t> tids;
+};
+
+struct ThreadEvidence {
+  int64_t switches = 0;
+  int64_t offcpu_ns = 0;
+  int64_t faults = 0;
+};
+
+ThreadEvidence evidence_of(const ThreadActivity& a, const Victim& v) {
+  return {a.switches_in(v.start_ns, v.end_ns), a.offcpu_overlap_ns(v.start_ns, v.end_ns),
+          a.faults_in(v.start_ns, v.end_ns)};
+}
+
+void add_evidence(ChainAccumulator& chain, int64_t tid, const ThreadEvidence& e) {
+  chain.tids.insert(tid);
+  chain.evidence.context_switches += e.switches;
+  chain.evidence.offcpu_overlap_ns += e.offcpu_ns;
+  chain.evidence.page_faults += e.faults;
+}
+
+int64_t forks_between(const std::vector<Event>& forks, int64_t from, int64_t to) {
+  return std::lower_bound(forks.begin(), forks.end(), to,
+                          [](const Event& e, int64_t t) { return e.ts_ns < t; }) -
+         std::lower_bound(forks.begin(), forks.end(), from,
+                          [](const Event& e, int64_t t) { return e.ts_ns < t; });
+}
+
+std::string severity_of(double share_of_window, const ChainThresholds& limits) {
+  if (share_of_window >= limits.high_share_of_window) return "HIGH";
+  if (share_of_window >= limits.medium_share_of_window) return "MEDIUM";
+  return "LOW";
+}
+
+class ChainBuilder {
+ public:
+  ChainBuilder(const ChainInputs& in, const ChainThresholds& limits) : in_(in), limits_(limits),
+      directory_(in.context, in.window) {}
+
+  ChainAnalysis run() {
+    if (in_.include_cuda) select_cuda_victims(in_, limits_, ops_, victims_);
+    select_wait_victims(in_, limits_, ops_, victims_);
+    ChainAnalysis analysis;
+    analysis.thresholds = limits_;
+    if (victims_.empty()) return analysis;
+    build_activities();
+    forks_ = in_.events.of("fork");
+    std::sort(forks_.begin(), forks_.end(), [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
+    op_totals_.assign(ops_.size(), {});
+    for (const auto& v : victims_) attribute_one(v);
+    analysis.victims = summaries();
+    analysis.chains = chains();
+    return analysis;
+  }
+
+ private:
+  void build_activities() {
+    std::unordered_set<int64_t> tids;
+    for (const auto& v : victims_) tids.insert(v.tid);
+    const bool any_wait = std::any_of(ops_.begin(), ops_.end(), [](const VictimOp& op) { return op.is_wait; });
+    if (any_wait) {
+      for (int64_t tid : directory_.producers()) tids.insert(tid);
+    }
+    auto intervals = collect_intervals(in_.events, tids);
+    for (auto& [tid, list] : intervals) {
+      auto [start, end] = directory_.alive(tid, in_.context.run.start_ns);
+      activities_.emplace(tid, ThreadActivity(tid, start, end, std::move(list)));
+    }
+    if (any_wait) {
+      for (int64_t tid : directory_.producers()) producer_tids_.push_back(tid);
+    }
+  }
+
+  void attribute_one(const Victim& v) {
+    const VictimOp& op = ops_[v.op];
+    const ThreadActivity& self = activities_.at(v.tid);
+    const std::string self_role = directory_.role(v.tid);
+    std::vector<Producer> producers;
+    if (op.is_wait) {
+      for (int64_t tid : producer_tids_) {
+        if (tid == v.tid) continue;
+        const ThreadActivity& a = activities_.at(tid);
+        if (a.alive_end_ns() <= v.start_ns || a.alive_start_ns() >= v.end_ns) continue;
+        // Started after the previous batch was handed over (or after tracing began, for
+        // the first wait): its work in this wait includes process start-up.
+        const bool starting = a.alive_start_ns() > v.since_last_batch;
+        producers.push_back({&a, directory_.role(tid), 0, starting});
+      }
+    }
+    const Attribution attribution = attribute(v, op.is_wait, self, self_role, producers);
+    const double length = static_cast<double>(v.end_ns - v.start_ns);
+    auto& totals = op_totals_[v.op];
+    ++totals.count;
+    totals.total_ns += v.end_ns - v.start_ns;
+    const ThreadEvidence self_evidence = evidence_of(self, v);
+    const int64_t forks = op.is_wait ? forks_between(forks_, v.since_last_batch, v.end_ns) : 0;
+    std::vector<ThreadEvidence> producer_evidence;
+    producer_evidence.reserve(producers.size());
+    for (const auto& p : producers) producer_evidence.push_back(evidence_of(*p.activity, v));
+    for (const auto& [cause, ns] : attribution.ns) {
+      totals.by_cause[cause] += ns;
+      if (cause.kind == CauseKind::unattributed) continue;
+      auto& chain = chains_[{v.op, cause}];
+      chain.lost_ns += ns;
+      chain.calls_explained += ns >= limits_.explains_share * length ? 1 : 0;
+      if (!cause.producer) {
+        add_evidence(chain, v.tid, self_evidence);
+        continue;
+      }
+      for (size_t i = 0; i < producers.size(); ++i) {
+        if (producers[i].role == cause.role) add_evidence(chain, producers[i].activity->tid(), producer_evidence[i]);
+      }
+      if (cause.kind == CauseKind::startup) chain.evidence.forks += forks;
+    }
+  }
+
+  std::vector<VictimSummary> summaries() const {
+    std::vector<VictimSummary> out;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const auto& totals = op_totals_[i];
+      VictimSummary summary{ops_[i].name, ops_[i].selection, totals.count, totals.total_ns, {}};
+      for (const auto& [cause, ns] : totals.by_cause) {
+        const double share = totals.total_ns > 0 ? ns / static_cast<double>(totals.total_ns) : 0;
+        summary.causes.push_back({cause.code(), cause_label(cause, ops_[i].name, ops_[i].is_wait, !producer_tids_.empty()),
+                                  static_cast<int64_t>(ns), share});
+      }
+      std::sort(summary.causes.begin(), summary.causes.end(),
+                [](const CauseShare& a, const CauseShare& b) { return a.ns > b.ns; });
+      out.push_back(std::move(summary));
+    }
+    return out;
+  }
+
+  std::vector<CausalChain> chains() const {
+    std::vector<CausalChain> out;
+    const double window = static_cast<double>(std::max<int64_t>(1, in_.window.length_ns()));
+    for (const auto& [key, acc] : chains_) {
+      const auto& [op_index, cause] = key;
+      const auto& op = ops_[op_index];
+      const auto& totals = op_totals_[op_index];
+      const double share = totals.total_ns > 0 ? acc.lost_ns / static_cast<double>(totals.total_ns) : 0;
+      if (share < limits_.min_chain_share) continue;
+      CausalChain chain;
+      chain.victim = op.name;
+      chain.victim_role = victim_role(op_index);
+      chain.cause = cause;
+      chain.cause_label = cause_label(cause, op.name, op.is_wait, !producer_tids_.empty());
+      chain.calls_explained = acc.calls_explained;
+      chain.victim_calls = totals.count;
+      chain.lost_ns = static_cast<int64_t>(acc.lost_ns);
+      chain.victim_ns = totals.total_ns;
+      chain.share_of_victim = share;
+      chain.share_of_window = acc.lost_ns / window;
+      chain.severity = severity_of(chain.share_of_window, limits_);
+      chain.evidence = acc.evidence;
+      chain.evidence.threads = static_cast<int>(acc.tids.size());
+      describe_chain(chain, ChainTextContext{in_.context, in_.metrics, in_.cuda, producer_counts()});
+      out.push_back(std::move(chain));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const CausalChain& a, const CausalChain& b) { return a.lost_ns > b.lost_ns; });
+    for (size_t i = 0; i < out.size(); ++i) out[i].rank = static_cast<int>(i) + 1;
+    return out;
+  }
+
+  std::string victim_role(size_t op_index) const {
+    for (const auto& v : victims_) {
+      if (v.op == op_index) return directory_.role(v.tid);
+    }
+    return "other";
+  }
+
+  std::map<std::string, int> producer_counts() const {
+    std::map<std::string, int> counts;
+    for (int64_t tid : producer_tids_) ++counts[directory_.role(tid)];
+    return counts;
+  }
+
+  struct OpTotals {
+    int64_t count = 0;
+    int64_t total_ns = 0;
+    std::map<Cause, double> by_cause;
+  };
+
+  const ChainInputs& in_;
+  const ChainThresholds& limits_;
+  ThreadDirectory directory_;
+  std::vector<VictimOp> ops_;
+  std::vector<Victim> victims_;
+  std::unordered_map<int64_t, ThreadActivity> activities_;
+  std::vector<int64_t> producer_tids_;
+  std::vector<Event> forks_;
+  std::vector<OpTotals> op_totals_;
+  std::map<std::pair<size_t, Cause>, ChainAccumulator> chains_;
+};
+
+}  // namespace
+
+std::string Cause::code() const {
+  static const char* const names[] = {"cpu_wait", "blocked", "on_cpu", "pinned_alloc", "startup", "unattributed"};
+  const char* kind_name = names[static_cast<int>(kind)];
+  return role.empty() ? kind_name : role + "." + kind_name;
+}
+
+bool Cause::operator<(const Cause& other) const {
+  return std::tie(kind, role, producer) < std::tie(other.kind, other.role, other.producer);
+}
+
+ChainAnalysis analyze_causal_chains(const ChainInputs& inputs) {
+  const ChainThresholds limits;
+  return ChainBuilder(inputs, limits).run();
+}
+
+}  // namespace ingero::reports

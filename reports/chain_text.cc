@@ -1,0 +1,226 @@
+#include "reports/chain_text.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ingero::reports {
+namespace {
+
+bool is_sync_op(const std::string& op) { return op.find("ynchronize") != std::string::npos; }
+bool is_copy_op(const std::string& op) { return op.find("emcpy") != std::string::npos; }
+bool is_launch_op(const std::string& op) { return op.find("aunchKernel") != std::string::npos; }
+
+std::string plural_role(const std::string& role) {
+  if (role == "worker") return "workers";
+  if (role == "pin") return "the pin-memory thread";
+  return role + " threads";
+}
+
+std::string cores_text(const ChainTextContext& text) {
+  return text.metrics.cores ? fmt::format("{} cores", *text.metrics.cores) : "the available cores";
+}
+
+int worker_budget(const ChainTextContext& text) {
+  return text.metrics.cores ? std::max(1, *text.metrics.cores - 1) : 1;
+}
+
+std::string faults_text(const ChainEvidence& e) {
+  if (e.page_faults == 0) return "";
+  return fmt::format(" with {} page faults ({} of fresh pages)", format_count(e.page_faults),
+                     format_bytes(static_cast<double>(e.page_faults) * 4096.0));
+}
+
+std::string system_line(const ChainTextContext& text) {
+  std::string line = "[SYSTEM] ";
+  if (text.metrics.cpu_busy_share && text.metrics.cores) {
+    line += fmt::format("CPU {:.0f} % of {} cores busy with the traced processes",
+                        *text.metrics.cpu_busy_share * 100.0, *text.metrics.cores);
+  } else {
+    line += "CPU use not recorded for this window";
+  }
+  if (auto p99 = run_queue_quantile(text.context, 0.99)) {
+    line += fmt::format("; run-queue p99 in [{:g}, {:g}) µs (log2 bucket)", p99->lower_us, p99->upper_us);
+  }
+  return line;
+}
+
+std::string host_line(const CausalChain& chain) {
+  const auto& e = chain.evidence;
+  return fmt::format("[HOST] {} context switches ({} off-CPU) on {} thread(s){} during {} slow {}",
+                     format_count(e.context_switches),
+                     format_duration_ns(static_cast<double>(e.offcpu_overlap_ns)), e.threads,
+                     faults_text(e), format_count(chain.victim_calls), chain.victim == "batch_wait" ? "waits" : "calls");
+}
+
+std::string victim_line(const CausalChain& chain, const ChainTextContext& text) {
+  if (chain.victim == "batch_wait") {
+    const auto& w = text.metrics.batch_wait;
+    return fmt::format("[LOADER] batch_wait {} of the time waiting ({}); p99={} ({}× p50={})",
+                       text.metrics.wait_fraction ? format_percent(*text.metrics.wait_fraction) : "?",
+                       input_bound_name(text.metrics.verdict), format_duration_ns(static_cast<double>(w.p99_ns)),
+                       fmt::format("{:.0f}", w.p50_ns > 0 ? static_cast<double>(w.p99_ns) / static_cast<double>(w.p50_ns) : 0.0),
+                       format_duration_ns(static_cast<double>(w.p50_ns)));
+  }
+  for (const auto& row : text.cuda) {
+    if (row.function != chain.victim) continue;
+    const double ratio = row.stats.p50_ns > 0 ? static_cast<double>(row.stats.p99_ns) / static_cast<double>(row.stats.p50_ns) : 0.0;
+    return fmt::format("[CUDA] {} p99={} ({} p50={}), max={}", row.function,
+                       format_duration_ns(static_cast<double>(row.stats.p99_ns)), format_ratio(ratio),
+                       format_duration_ns(static_cast<double>(row.stats.p50_ns)),
+                       format_duration_ns(static_cast<double>(row.stats.max_ns)));
+  }
+  return "[CUDA] " + chain.victim;
+}
+
+std::string cause_line(const CausalChain& chain) {
+  return fmt::format("[CAUSE] {}: {} = {} of the slow intervals' time", chain.cause_label,
+                     format_duration_ns(static_cast<double>(chain.lost_ns)), format_percent(chain.share_of_victim));
+}
+
+struct Advice {
+  std::string root_cause;
+  std::string change;
+};
+
+Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
+  const std::string& op = chain.victim;
+  const bool wait = op == "batch_wait";
+  const bool has_producers = !text.producers.empty();
+  switch (chain.cause.kind) {
+    case CauseKind::cpu_wait:
+      return {fmt::format("The {} thread was runnable but had no CPU: it sat preempted or in the run "
+                          "queue during {} slow {}.", chain.victim_role, format_count(chain.calls_explained),
+                          wait ? "waits" : op + " calls"),
+              fmt::format("Leave a core to the {} thread: at most {} loader workers on {}, and no other "
+                          "busy processes on those cores.", chain.victim_role, worker_budget(text), cores_text(text))};
+    case CauseKind::blocked:
+      if (wait) {
+        return {"The main thread slept while fetching the batch itself (I/O or a lock; no producer threads exist).",
+                "Check the dataset's storage (block_io events) or keep the data in memory."};
+      }
+      if (is_sync_op(op)) {
+        return {fmt::format("The calling thread slept inside {}: it was waiting for the GPU to finish queued work.", op),
+                "The device sets the pace here, not the host: overlap copies with compute (pinned memory and "
+                "non_blocking copies) or give the GPU more work per launch."};
+      }
+      if (is_copy_op(op)) {
+        return {fmt::format("The calling thread slept inside {} (the driver staging or waiting for the copy).", op),
+                "Copy from pinned memory (pin_memory=True or a device-resident dataset) so the copy is a DMA."};
+      }
+      return {fmt::format("The calling thread slept inside {} (driver lock or allocation).", op),
+              "Move the call out of the loop (allocate once, reuse buffers)."};
+    case CauseKind::pinned_alloc:
+      return {"The main thread allocated pinned memory while the GPU waited for the batch.",
+              "Allocate pinned buffers once and reuse them."};
+    default:
+      break;
+  }
+  if (wait && has_producers) {
+    return {fmt::format("The main thread was on CPU while waiting: receiving and rebuilding batches from the "
+                        "producers{}.", faults_text(chain.evidence)),
+            "Move fewer, larger objects between processes: fetch whole batches (BatchSampler with "
+            "batch_size=None, __getitems__, mode loader-batched) or index the tensor directly "
+            "(mode direct-shuffled)."};
+  }
+  if (wait) {
+    return {fmt::format("The main thread built each batch itself on CPU (gather/slice){}.", faults_text(chain.evidence)),
+            "Slice contiguous batches with a pre-shuffled index (mode direct-shuffled), keep the dataset "
+            "on the device if it fits (mode resident), and reuse the batch buffer instead of faulting in "
+            "fresh pages."};
+  }
+  if (is_copy_op(op)) {
+    return {fmt::format("The calling thread was on CPU inside {}{}: a copy from pageable memory is staged by the CPU.",
+                        op, faults_text(chain.evidence)),
+            "Copy from pinned memory (pin_memory=True, or a pinned reused buffer)."};
+  }
+  if (is_launch_op(op)) {
+    return {fmt::format("The calling thread was on CPU inside {}{} (driver work, e.g. first-use module loading).",
+                        op, faults_text(chain.evidence)),
+            "Warm up before timing; fewer, larger kernels or CUDA graphs cut launch overhead."};
+  }
+  return {fmt::format("The calling thread was on CPU inside {}{}.", op, faults_text(chain.evidence)),
+          "Move the call out of the hot loop or batch it."};
+}
+
+Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
+  const std::string who = plural_role(chain.cause.role);
+  auto producers = text.producers.find(chain.cause.role);
+  const int count = producers == text.producers.end() ? 0 : producers->second;
+  switch (chain.cause.kind) {
+    case CauseKind::on_cpu:
+      if (chain.cause.role == "pin") {
+        return {fmt::format("While the main loop waited, {} was on CPU copying batches into pinned memory{}.",
+                            who, faults_text(chain.evidence)),
+                "Pinning costs one host copy per batch: try pin_memory=False, or pin one reused buffer."};
+      }
+      return {fmt::format("While the main loop waited, {} ({} threads) were on CPU doing the per-sample fetch and "
+                          "collate{}: the work itself, not contention.", who, count, faults_text(chain.evidence)),
+              fmt::format("Cut the per-sample work: fetch whole batches (BatchSampler with batch_size=None, "
+                          "__getitems__, mode loader-batched) or slice with a pre-shuffled index (mode "
+                          "direct-shuffled). More workers help only while cores are free ({}).", cores_text(text))};
+    case CauseKind::cpu_wait:
+      return {fmt::format("While the main loop waited, {} were runnable but had no CPU (preempted / run queue): "
+                          "{} producer threads on {}.", who, count, cores_text(text)),
+              fmt::format("Oversubscribed: use at most {} workers (cores − 1), persistent_workers=True, and keep "
+                          "other work off these cores.", worker_budget(text))};
+    case CauseKind::pinned_alloc:
+      return {fmt::format("While the main loop waited, {} was allocating pinned memory (cudaHostAlloc / "
+                          "cudaMallocHost).", who),
+              "Reuse pinned buffers (PyTorch's caching host allocator does after warm-up), or set "
+              "pin_memory=False when copies are not the bottleneck."};
+    case CauseKind::startup:
+      return {fmt::format("While the main loop waited, newly forked {} were starting up ({} forks since the "
+                          "previous batch).", who, format_count(chain.evidence.forks)),
+              "Keep workers across epochs: persistent_workers=True."};
+    default:
+      return {"", ""};
+  }
+}
+
+}  // namespace
+
+std::string cause_label(const Cause& cause, const std::string& victim_op, bool victim_is_wait,
+                        bool run_has_producers) {
+  if (cause.kind == CauseKind::unattributed) {
+    return "main blocked while no producer was active (not attributed)";
+  }
+  if (cause.producer) {
+    const std::string who = plural_role(cause.role);
+    switch (cause.kind) {
+      case CauseKind::on_cpu:
+        return cause.role == "pin" ? "pin-memory thread on CPU (copying into pinned memory)"
+                                   : who + " on CPU (per-sample fetch and collate)";
+      case CauseKind::cpu_wait: return who + " waiting for a CPU (preempted / run queue)";
+      case CauseKind::pinned_alloc: return who + " allocating pinned memory";
+      case CauseKind::startup:
+        return (cause.role == "pin" ? "the pin-memory thread" : "new " + who) +
+               " starting up (started since the previous batch)";
+      default: return who + " " + cause.code();
+    }
+  }
+  const std::string who = cause.role + " thread";
+  switch (cause.kind) {
+    case CauseKind::cpu_wait: return who + " waiting for a CPU (preempted / run queue)";
+    case CauseKind::blocked:
+      return victim_is_wait ? who + " blocked (sleeping) while fetching" : who + " blocked (sleeping) inside " + victim_op;
+    case CauseKind::pinned_alloc: return who + " allocating pinned memory";
+    case CauseKind::on_cpu:
+      if (!victim_is_wait) return who + " on CPU inside " + victim_op;
+      return run_has_producers ? who + " on CPU receiving batches" : who + " on CPU building the batch itself";
+    default: return who + " " + cause.code();
+  }
+}
+
+void describe_chain(CausalChain& chain, const ChainTextContext& text) {
+  chain.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain)};
+  chain.summary = fmt::format("{} ← {}: {} lost, explains {} of {} slow {}", chain.victim, chain.cause_label,
+                              format_duration_ns(static_cast<double>(chain.lost_ns)),
+                              format_count(chain.calls_explained), format_count(chain.victim_calls),
+                              chain.victim == "batch_wait" ? "waits" : "calls");
+  const Advice advice = chain.cause.producer ? producer_advice(chain, text) : self_advice(chain, text);
+  chain.root_cause = advice.root_cause;
+  chain.recommendation = advice.change;
+}
+
+}  // namespace ingero::reports

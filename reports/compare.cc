@@ -1,0 +1,190 @@
+#include "reports/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/format.h"
+
+namespace ingero::reports {
+namespace {
+
+std::optional<double> result_number(const RunAnalysis& r, const char* object, const char* key) {
+  const auto& result = r.context.run.result;
+  if (!result.is_object() || !result.contains(object) || !result[object].is_object()) return std::nullopt;
+  const auto& inner = result[object];
+  if (!inner.contains(key) || !inner[key].is_number()) return std::nullopt;
+  return inner[key].get<double>();
+}
+
+// Time split of one run on a common basis: per measured epoch when both runs have
+// result records, else over the whole run from the batch events.
+struct TimeSplit {
+  double total_s = 0;
+  double wait_s = 0;
+  double compute_s = 0;
+};
+
+std::optional<TimeSplit> per_epoch_split(const RunAnalysis& r) {
+  const auto& m = r.metrics;
+  auto wait = result_number(r, "wait", "total_s");
+  auto compute = result_number(r, "compute", "total_s");
+  const double epochs = static_cast<double>(m.epoch_seconds.size());
+  if (!m.epoch_median_s || !wait || !compute || epochs <= 0) return std::nullopt;
+  return TimeSplit{*m.epoch_median_s, *wait / epochs, *compute / epochs};
+}
+
+TimeSplit whole_run_split(const RunAnalysis& r) {
+  return TimeSplit{r.metrics.window_s, static_cast<double>(r.metrics.batch_wait.total_ns) / 1e9,
+                   static_cast<double>(r.metrics.batch_compute.total_ns) / 1e9};
+}
+
+// Shares of the waiting time per cause, from the chain analysis of every wait.
+std::map<std::string, std::pair<std::string, double>> wait_cause_shares(const RunAnalysis& r) {
+  std::map<std::string, std::pair<std::string, double>> shares;
+  for (const auto& victim : r.chains.victims) {
+    if (victim.op != "batch_wait") continue;
+    for (const auto& cause : victim.causes) shares[cause.code] = {cause.label, cause.share};
+  }
+  return shares;
+}
+
+std::vector<ComponentRow> components(const RunAnalysis& a, const RunAnalysis& b, const TimeSplit& sa,
+                                     const TimeSplit& sb) {
+  std::vector<ComponentRow> rows;
+  rows.push_back({"waiting for data", false, sa.wait_s, sb.wait_s, 0});
+  const auto causes_a = wait_cause_shares(a);
+  const auto causes_b = wait_cause_shares(b);
+  std::map<std::string, std::string> labels;
+  for (const auto& [code, entry] : causes_a) labels[code] = entry.first;
+  for (const auto& [code, entry] : causes_b) labels[code] = entry.first;
+  std::vector<ComponentRow> parts;
+  for (const auto& [code, label] : labels) {
+    auto ia = causes_a.find(code);
+    auto ib = causes_b.find(code);
+    parts.push_back({label, true, ia == causes_a.end() ? 0 : ia->second.second * sa.wait_s,
+                     ib == causes_b.end() ? 0 : ib->second.second * sb.wait_s, 0});
+  }
+  std::sort(parts.begin(), parts.end(), [](const ComponentRow& x, const ComponentRow& y) {
+    return std::fabs(x.delta_s()) > std::fabs(y.delta_s());
+  });
+  rows.insert(rows.end(), parts.begin(), parts.end());
+  rows.push_back({"compute (copy to device + model)", false, sa.compute_s, sb.compute_s, 0});
+  rows.push_back({"other (loop overhead, epoch set-up)", false, sa.total_s - sa.wait_s - sa.compute_s,
+                  sb.total_s - sb.wait_s - sb.compute_s, 0});
+  const double delta = sb.total_s - sa.total_s;
+  for (auto& row : rows) row.share_of_delta = delta != 0 ? row.delta_s() / delta : 0;
+  return rows;
+}
+
+double process_count(const RunContext& c) {
+  std::set<int64_t> pids;
+  for (const auto& t : c.threads) pids.insert(t.pid);
+  return static_cast<double>(pids.size());
+}
+
+int64_t sum_stats(const RunContext& c, int64_t ThreadStatsRecord::*field) {
+  int64_t total = 0;
+  for (const auto& s : c.thread_stats) total += s.*field;
+  return total;
+}
+
+std::vector<CompareRow> timing_rows(const RunMetrics& a, const RunMetrics& b) {
+  return {
+      {"epoch median", "s", a.epoch_median_s, b.epoch_median_s},
+      {"epoch min", "s", a.epoch_min_s, b.epoch_min_s},
+      {"epoch max", "s", a.epoch_max_s, b.epoch_max_s},
+      {"samples/s", "samples/s", a.samples_per_s, b.samples_per_s},
+      {"host→device bandwidth", "GB/s", a.h2d_gbps, b.h2d_gbps},
+      {"share of time waiting for data", "share", a.wait_fraction, b.wait_fraction},
+      {"batch_wait p50", "ns", static_cast<double>(a.batch_wait.p50_ns), static_cast<double>(b.batch_wait.p50_ns)},
+      {"batch_wait p99", "ns", static_cast<double>(a.batch_wait.p99_ns), static_cast<double>(b.batch_wait.p99_ns)},
+      {"analysed wall time", "s", a.window_s, b.window_s},
+  };
+}
+
+std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& b) {
+  auto stat = [&](const char* name, const char* unit, int64_t ThreadStatsRecord::*field) {
+    return CompareRow{name, unit, static_cast<double>(sum_stats(a.context, field)),
+                      static_cast<double>(sum_stats(b.context, field))};
+  };
+  auto runq_p99 = [](const RunAnalysis& r) -> std::optional<double> {
+    auto bounds = run_queue_quantile(r.context, 0.99);
+    return bounds ? std::optional<double>(bounds->upper_us) : std::nullopt;
+  };
+  std::vector<CompareRow> rows = {
+      {"processes", "count", process_count(a.context), process_count(b.context)},
+      stat("voluntary context switches", "count", &ThreadStatsRecord::voluntary_switches),
+      stat("involuntary context switches", "count", &ThreadStatsRecord::involuntary_switches),
+      stat("on-CPU time", "ns", &ThreadStatsRecord::oncpu_ns),
+      stat("off-CPU time", "ns", &ThreadStatsRecord::offcpu_ns),
+      stat("run-queue time", "ns", &ThreadStatsRecord::runq_ns),
+      {"run-queue p99 (bucket upper bound)", "µs", runq_p99(a), runq_p99(b)},
+      stat("page allocations", "count", &ThreadStatsRecord::page_allocs),
+      stat("page allocation bytes", "bytes", &ThreadStatsRecord::page_alloc_bytes),
+      stat("page faults", "count", &ThreadStatsRecord::page_faults),
+  };
+  for (const auto& ra : a.cuda) {
+    for (const auto& rb : b.cuda) {
+      if (ra.function != rb.function) continue;
+      rows.push_back({ra.function + " calls", "count", static_cast<double>(ra.stats.count), static_cast<double>(rb.stats.count)});
+      rows.push_back({ra.function + " p50", "ns", static_cast<double>(ra.stats.p50_ns), static_cast<double>(rb.stats.p50_ns)});
+      rows.push_back({ra.function + " p99", "ns", static_cast<double>(ra.stats.p99_ns), static_cast<double>(rb.stats.p99_ns)});
+    }
+  }
+  return rows;
+}
+
+std::vector<std::string> explain_difference(const CompareReport& r) {
+  std::vector<std::string> lines;
+  const double delta = r.total_b_s - r.total_a_s;
+  if (r.total_a_s <= 0 || r.total_b_s <= 0) return {"not enough timings to compare"};
+  lines.push_back(fmt::format("run {} takes {} as long as run {} ({}: {} vs {}); difference {}{}",
+                              r.b.run_id, format_ratio(r.total_b_s / r.total_a_s), r.a.run_id, r.basis,
+                              format_seconds(r.total_b_s), format_seconds(r.total_a_s), delta >= 0 ? "+" : "−",
+                              format_seconds(std::fabs(delta))));
+  std::vector<const ComponentRow*> ranked;
+  for (const auto& c : r.components) ranked.push_back(&c);
+  std::sort(ranked.begin(), ranked.end(), [](const ComponentRow* x, const ComponentRow* y) {
+    return std::fabs(x->delta_s()) > std::fabs(y->delta_s());
+  });
+  for (const auto* c : ranked) {
+    if (std::fabs(c->share_of_delta) < 0.05) continue;
+    lines.push_back(fmt::format("{}{}: {}{} ({} of the difference)", c->part_of_wait ? "  of which " : "", c->name,
+                                c->delta_s() >= 0 ? "+" : "−", format_seconds(std::fabs(c->delta_s())),
+                                format_percent(c->share_of_delta)));
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::optional<double> CompareRow::ratio() const {
+  if (!a || !b || *a == 0) return std::nullopt;
+  return *b / *a;
+}
+
+CompareReport make_compare_report(const RunAnalysis& a, const RunAnalysis& b) {
+  CompareReport report;
+  report.a = run_header(a, std::nullopt);
+  report.b = run_header(b, std::nullopt);
+  report.timings = timing_rows(a.metrics, b.metrics);
+  report.signatures = signature_rows(a, b);
+  auto epoch_a = per_epoch_split(a);
+  auto epoch_b = per_epoch_split(b);
+  const bool per_epoch = epoch_a && epoch_b;
+  const TimeSplit split_a = per_epoch ? *epoch_a : whole_run_split(a);
+  const TimeSplit split_b = per_epoch ? *epoch_b : whole_run_split(b);
+  report.basis = per_epoch ? "per measured epoch (median epoch; wait and compute averaged per epoch)"
+                           : "whole run (from batch_wait / batch_compute events)";
+  report.total_a_s = split_a.total_s;
+  report.total_b_s = split_b.total_s;
+  report.components = components(a, b, split_a, split_b);
+  report.explanation = explain_difference(report);
+  return report;
+}
+
+}  // namespace ingero::reports

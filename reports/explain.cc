@@ -1,0 +1,32 @@
+#include "reports/explain.h"
+
+namespace ingero::reports {
+
+RunHeader run_header(const RunAnalysis& a, std::optional<double> since_s) {
+  const auto& run = a.context.run;
+  RunHeader header;
+  header.run_id = run.run_id;
+  header.label = run.label;
+  header.kind = run.kind;
+  header.status = run.status;
+  header.mode = summarize_config(run).mode;
+  header.machine = machine_text(run);
+  header.since_s = since_s;
+  header.window_s = a.metrics.window_s;
+  return header;
+}
+
+ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> since_s, bool per_process) {
+  ExplainReport report;
+  report.run = run_header(a, since_s);
+  report.metrics = a.metrics;
+  report.cuda = a.cuda;
+  auto processes = process_table(a.context);
+  report.roles = role_totals(a.context, processes);
+  if (per_process) report.processes = std::move(processes);
+  report.chains = a.chains;
+  report.notes = data_notes(a);
+  return report;
+}
+
+}  // namespace ingero::reports

@@ -1,0 +1,37 @@
+// The explain report: metrics, verdict, CUDA latency, per-process table, causal chains.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/run_analysis.h"
+
+namespace ingero::reports {
+
+struct RunHeader {
+  int64_t run_id = 0;
+  std::string label;
+  std::string kind;
+  std::string status;
+  std::string mode;
+  std::string machine;
+  std::optional<double> since_s;
+  double window_s = 0;
+};
+RunHeader run_header(const RunAnalysis& analysis, std::optional<double> since_s);
+
+struct ExplainReport {
+  RunHeader run;
+  RunMetrics metrics;
+  std::vector<CudaLatencyRow> cuda;
+  std::vector<ProcessRow> roles;      // totals per role
+  std::vector<ProcessRow> processes;  // filled with --per-process
+  ChainAnalysis chains;
+  std::vector<std::string> notes;
+};
+
+ExplainReport make_explain_report(const RunAnalysis& analysis, std::optional<double> since_s,
+                                  bool per_process);
+
+}  // namespace ingero::reports

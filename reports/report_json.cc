@@ -1,0 +1,171 @@
+#include "reports/report_json.h"
+
+#include <fmt/format.h>
+
+namespace ingero::reports {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json to_json(const LatencyStats& s) {
+  return {{"count", s.count}, {"p50_ns", s.p50_ns}, {"p90_ns", s.p90_ns}, {"p99_ns", s.p99_ns},
+          {"max_ns", s.max_ns}, {"total_ns", s.total_ns}};
+}
+
+json to_json(const std::optional<BucketBounds>& b) {
+  if (!b) return nullptr;
+  return {{"lower_us", b->lower_us}, {"upper_us", b->upper_us}};
+}
+
+json to_json(const RunHeader& h) {
+  return {{"run_id", h.run_id}, {"label", h.label}, {"kind", h.kind}, {"status", h.status},
+          {"mode", h.mode}, {"machine", h.machine}, {"since_s", optional_json(h.since_s)},
+          {"window_s", h.window_s}};
+}
+
+json to_json(const RunMetrics& m) {
+  return {{"window_s", m.window_s},
+          {"epoch_median_s", optional_json(m.epoch_median_s)},
+          {"epoch_min_s", optional_json(m.epoch_min_s)},
+          {"epoch_max_s", optional_json(m.epoch_max_s)},
+          {"epoch_seconds", m.epoch_seconds},
+          {"samples_per_s", optional_json(m.samples_per_s)},
+          {"h2d_bytes_per_epoch", optional_json(m.h2d_bytes_per_epoch)},
+          {"h2d_gbps", optional_json(m.h2d_gbps)},
+          {"wait_fraction", optional_json(m.wait_fraction)},
+          {"wait_fraction_source", m.wait_fraction_source},
+          {"verdict", input_bound_name(m.verdict)},
+          {"verdict_thresholds", {{"highly", kHighlyInputBoundShare}, {"moderately", kModeratelyInputBoundShare}}},
+          {"batch_wait", to_json(m.batch_wait)},
+          {"batch_compute", to_json(m.batch_compute)},
+          {"cores", optional_json(m.cores)},
+          {"cpu_busy_share", optional_json(m.cpu_busy_share)},
+          {"events_in_window", m.events_in_window},
+          {"events_lost", m.events_lost}};
+}
+
+json to_json(const ProcessRow& r) {
+  return {{"role", r.role}, {"name", r.name}, {"pid", r.pid}, {"processes", r.processes},
+          {"threads", r.threads}, {"voluntary_switches", r.voluntary_switches},
+          {"involuntary_switches", r.involuntary_switches}, {"oncpu_ns", r.oncpu_ns},
+          {"offcpu_ns", r.offcpu_ns}, {"offcpu_max_ns", r.offcpu_max_ns}, {"runq_count", r.runq_count},
+          {"runq_ns", r.runq_ns}, {"runq_p50_bucket_us", to_json(r.runq_p50)},
+          {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", r.page_allocs},
+          {"page_alloc_bytes", r.page_alloc_bytes}, {"page_faults", r.page_faults},
+          {"lifetime_ns", optional_json(r.lifetime_ns)}};
+}
+
+json to_json(const VictimSummary& v) {
+  json causes = json::array();
+  for (const auto& c : v.causes) {
+    causes.push_back({{"cause", c.code}, {"label", c.label}, {"ns", c.ns}, {"share", c.share}});
+  }
+  return {{"op", v.op}, {"selection", v.selection}, {"count", v.count}, {"total_ns", v.total_ns},
+          {"causes", causes}};
+}
+
+json to_json(const CompareRow& r) {
+  return {{"name", r.name}, {"unit", r.unit}, {"a", optional_json(r.a)}, {"b", optional_json(r.b)},
+          {"ratio_b_over_a", optional_json(r.ratio())}};
+}
+
+json to_json(const ConfigResult& c) {
+  return {{"label", c.label}, {"run_ids", c.run_ids}, {"mode", c.config.mode},
+          {"num_workers", c.config.num_workers}, {"prefetch_factor", c.config.prefetch_factor},
+          {"pin_memory", c.config.pin_memory}, {"persistent_workers", c.config.persistent_workers},
+          {"shuffle", c.config.shuffle}, {"cpus", c.config.cpus}, {"epoch_seconds", c.epoch_seconds},
+          {"median_s", c.median_s}, {"min_s", c.min_s}, {"max_s", c.max_s}, {"spread_s", c.spread_s()},
+          {"cores", optional_json(c.cores)}, {"wait_fraction", optional_json(c.wait_fraction)},
+          {"runq_p99_bucket_us", to_json(c.runq_p99)}, {"flags", c.flags}};
+}
+
+std::string share_rule(double share) {
+  return fmt::format("lost time ≥ {:g} % of the analysed wall time", share * 100.0);
+}
+
+}  // namespace
+
+json to_json(const ChainThresholds& t) {
+  return {{"slow_call", "duration ≥ max(p99, slow_vs_p50 × p50, slow_min_ns)"},
+          {"slow_vs_p50", t.slow_vs_p50},
+          {"slow_min_ns", t.slow_min_ns},
+          {"explains_share", t.explains_share},
+          {"min_chain_share", t.min_chain_share},
+          {"severity", {{"HIGH", share_rule(t.high_share_of_window)}, {"MEDIUM", share_rule(t.medium_share_of_window)},
+                        {"LOW", "below MEDIUM"}}},
+          {"high_share_of_window", t.high_share_of_window},
+          {"medium_share_of_window", t.medium_share_of_window}};
+}
+
+json to_json(const ChainEvidence& e) {
+  return {{"threads", e.threads}, {"context_switches", e.context_switches},
+          {"offcpu_overlap_ns", e.offcpu_overlap_ns}, {"page_faults", e.page_faults}, {"forks", e.forks}};
+}
+
+json to_json(const CausalChain& c) {
+  return {{"rank", c.rank}, {"severity", c.severity}, {"victim", c.victim}, {"victim_role", c.victim_role},
+          {"cause", c.cause.code()}, {"cause_label", c.cause_label}, {"calls_explained", c.calls_explained},
+          {"victim_calls", c.victim_calls}, {"lost_ns", c.lost_ns}, {"victim_ns", c.victim_ns},
+          {"share_of_victim", c.share_of_victim}, {"share_of_window", c.share_of_window},
+          {"evidence", to_json(c.evidence)}, {"timeline", c.timeline}, {"summary", c.summary},
+          {"root_cause", c.root_cause}, {"recommendation", c.recommendation}};
+}
+
+json to_json(const ExplainReport& r) {
+  json cuda = json::array();
+  for (const auto& row : r.cuda) {
+    json entry = to_json(row.stats);
+    entry["function"] = row.function;
+    entry["category"] = row.category;
+    cuda.push_back(entry);
+  }
+  json roles = json::array();
+  for (const auto& row : r.roles) roles.push_back(to_json(row));
+  json processes = json::array();
+  for (const auto& row : r.processes) processes.push_back(to_json(row));
+  json victims = json::array();
+  for (const auto& v : r.chains.victims) victims.push_back(to_json(v));
+  json chains = json::array();
+  for (const auto& c : r.chains.chains) chains.push_back(to_json(c));
+  return {{"schema", "ingero-bench/explain"}, {"version", 1}, {"run", to_json(r.run)},
+          {"metrics", to_json(r.metrics)}, {"cuda_latency", cuda}, {"roles", roles},
+          {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
+          {"chain_thresholds", to_json(r.chains.thresholds)}, {"notes", r.notes}};
+}
+
+json to_json(const CompareReport& r) {
+  json timings = json::array();
+  for (const auto& row : r.timings) timings.push_back(to_json(row));
+  json signatures = json::array();
+  for (const auto& row : r.signatures) signatures.push_back(to_json(row));
+  json components = json::array();
+  for (const auto& c : r.components) {
+    components.push_back({{"name", c.name}, {"part_of_wait", c.part_of_wait}, {"a_s", c.a_s}, {"b_s", c.b_s},
+                          {"delta_s", c.delta_s()}, {"share_of_delta", c.share_of_delta}});
+  }
+  return {{"schema", "ingero-bench/compare"}, {"version", 1}, {"a", to_json(r.a)}, {"b", to_json(r.b)},
+          {"timings", timings}, {"signatures", signatures}, {"basis", r.basis},
+          {"total_a_s", r.total_a_s}, {"total_b_s", r.total_b_s}, {"components", components},
+          {"explanation", r.explanation}};
+}
+
+json to_json(const RecommendReport& r) {
+  json configs = json::array();
+  for (const auto& c : r.configs) configs.push_back(to_json(c));
+  auto label_at = [&](int i) { return i >= 0 ? json(r.configs[i].label) : json(nullptr); };
+  return {{"schema", "ingero-bench/recommend"}, {"version", 1}, {"headline", r.headline},
+          {"recommended", label_at(r.recommended)}, {"baseline", label_at(r.baseline)},
+          {"fastest", label_at(r.fastest)}, {"best_loader", label_at(r.best_loader)},
+          {"speedup_vs_baseline", r.speedup_vs_baseline},
+          {"speedup_vs_best_loader", optional_json(r.speedup_vs_best_loader)},
+          {"not_a_loader_setting", r.not_a_loader_setting}, {"reasons", r.reasons},
+          {"evidence", r.evidence}, {"noise_rule", r.noise_rule},
+          {"high_runq_p99_us", kHighRunQueueP99Us}, {"configs", configs}};
+}
+
+}  // namespace ingero::reports

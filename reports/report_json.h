@@ -1,0 +1,19 @@
+// JSON renderings of the report structs (the same structs the text renderer prints).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "reports/compare.h"
+#include "reports/explain.h"
+#include "reports/recommend.h"
+
+namespace ingero::reports {
+
+nlohmann::json to_json(const ChainThresholds& thresholds);
+nlohmann::json to_json(const ChainEvidence& evidence);
+nlohmann::json to_json(const CausalChain& chain);
+nlohmann::json to_json(const ExplainReport& report);
+nlohmann::json to_json(const CompareReport& report);
+nlohmann::json to_json(const RecommendReport& report);
+
+}  // namespace ingero::reports

@@ -1,0 +1,185 @@
+#include "reports/report_text.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "reports/format.h"
+
+namespace ingero::reports {
+namespace {
+
+std::string or_dash(const std::optional<double>& value, std::string (*format)(double)) {
+  return value ? format(*value) : "—";
+}
+
+std::string ns_text(int64_t ns) { return format_duration_ns(static_cast<double>(ns)); }
+
+std::string bucket_text(const std::optional<BucketBounds>& b) {
+  return b ? fmt::format("[{:g},{:g})", b->lower_us, b->upper_us) : "—";
+}
+
+void heading(std::ostream& out, const std::string& title) { fmt::print(out, "\n{}\n{}\n", title, std::string(title.size(), '-')); }
+
+void render_header(const RunHeader& h, std::ostream& out) {
+  fmt::print(out, "run {} — {} ({}, mode {}, status {})\n", h.run_id, h.label, h.kind,
+             h.mode.empty() ? "—" : h.mode, h.status);
+  fmt::print(out, "machine: {}\n", h.machine);
+  if (h.since_s) fmt::print(out, "window: last {} of the run\n", format_seconds(*h.since_s));
+}
+
+void render_metrics(const RunMetrics& m, std::ostream& out) {
+  heading(out, "Metrics");
+  fmt::print(out, "epoch time         median {}  min {}  max {}  ({} measured epochs)\n",
+             or_dash(m.epoch_median_s, format_seconds), or_dash(m.epoch_min_s, format_seconds),
+             or_dash(m.epoch_max_s, format_seconds), m.epoch_seconds.size());
+  fmt::print(out, "throughput         {} samples/s\n",
+             m.samples_per_s ? format_count(static_cast<int64_t>(*m.samples_per_s)) : "—");
+  fmt::print(out, "host→device        {} per epoch, {}\n", or_dash(m.h2d_bytes_per_epoch, format_bytes),
+             m.h2d_gbps ? fmt::format("{:.2f} GB/s", *m.h2d_gbps) : "—");
+  fmt::print(out, "waiting for data   {} of the time ({})\n", or_dash(m.wait_fraction, format_percent),
+             m.wait_fraction_source.empty() ? "no batch timings" : m.wait_fraction_source);
+  fmt::print(out, "batch_wait         {} waits, p50 {}, p99 {}, max {}, total {}\n", format_count(m.batch_wait.count),
+             ns_text(m.batch_wait.p50_ns), ns_text(m.batch_wait.p99_ns), ns_text(m.batch_wait.max_ns),
+             ns_text(m.batch_wait.total_ns));
+  if (m.cpu_busy_share && m.cores) {
+    fmt::print(out, "CPU                {} of {} cores busy with the traced processes\n",
+               format_percent(*m.cpu_busy_share), *m.cores);
+  }
+  fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
+             format_count(m.events_lost));
+  fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
+             kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
+}
+
+void render_cuda(const std::vector<CudaLatencyRow>& rows, std::ostream& out) {
+  if (rows.empty()) return;
+  heading(out, "CUDA API latency (exact, every call)");
+  fmt::print(out, "{:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "function", "calls", "p50", "p90", "p99", "max", "total");
+  for (const auto& r : rows) {
+    fmt::print(out, "{:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", r.function, format_count(r.stats.count),
+               ns_text(r.stats.p50_ns), ns_text(r.stats.p90_ns), ns_text(r.stats.p99_ns), ns_text(r.stats.max_ns),
+               ns_text(r.stats.total_ns));
+  }
+}
+
+void render_process_rows(const std::vector<ProcessRow>& rows, const std::string& title, std::ostream& out) {
+  if (rows.empty()) return;
+  heading(out, title);
+  fmt::print(out, "{:<22} {:>4} {:>9} {:>9} {:>9} {:>9} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}\n", "who", "thr",
+             "vol sw", "invol sw", "off-CPU", "worst", "runq p50 µs", "runq p99 µs", "pg alloc", "alloc B",
+             "faults", "on-CPU");
+  for (const auto& r : rows) {
+    const std::string who = r.pid ? fmt::format("{} {} ({})", r.role, r.pid, r.name)
+                                  : fmt::format("{} ×{}", r.role, r.processes);
+    fmt::print(out, "{:<22} {:>4} {:>9} {:>9} {:>9} {:>9} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}\n", who, r.threads,
+               format_count(r.voluntary_switches), format_count(r.involuntary_switches), ns_text(r.offcpu_ns),
+               ns_text(r.offcpu_max_ns), bucket_text(r.runq_p50), bucket_text(r.runq_p99),
+               format_count(r.page_allocs), format_bytes(static_cast<double>(r.page_alloc_bytes)),
+               format_count(r.page_faults), ns_text(r.oncpu_ns));
+  }
+  fmt::print(out, "(run-queue quantiles are log2 bucket bounds per process, from the kernel histograms)\n");
+}
+
+void render_chains(const ChainAnalysis& a, std::ostream& out) {
+  heading(out, "Slow intervals and where their time went");
+  if (a.victims.empty()) fmt::print(out, "none: no CUDA call in a latency tail and no input-bound waiting\n");
+  for (const auto& v : a.victims) {
+    fmt::print(out, "{}: {} intervals, {} ({})\n", v.op, format_count(v.count), ns_text(v.total_ns), v.selection);
+    for (const auto& c : v.causes) {
+      fmt::print(out, "  {:>7}  {:>9}  {}\n", format_percent(c.share), ns_text(c.ns), c.label);
+    }
+  }
+  heading(out, "Causal chains (ranked by time lost)");
+  if (a.chains.empty()) fmt::print(out, "no causal chain: nothing in the trace explains lost time\n");
+  for (const auto& c : a.chains) {
+    fmt::print(out, "#{} [{}] {}\n", c.rank, c.severity, c.summary);
+    for (const auto& line : c.timeline) fmt::print(out, "    {}\n", line);
+    fmt::print(out, "    root cause: {}\n    change: {}\n", c.root_cause, c.recommendation);
+  }
+  const auto& t = a.thresholds;
+  fmt::print(out,
+             "(slow call: ≥ max(p99, {:g}×p50, {}); severity HIGH ≥ {:g} % of the analysed wall time, MEDIUM ≥ "
+             "{:g} %, else LOW; a cause explains a call when it covers ≥ {:g} % of it; causes under {:g} % of the "
+             "slow time are dropped)\n",
+             t.slow_vs_p50, ns_text(t.slow_min_ns), t.high_share_of_window * 100, t.medium_share_of_window * 100,
+             t.explains_share * 100, t.min_chain_share * 100);
+}
+
+std::string value_text(const std::optional<double>& v, const std::string& unit) {
+  if (!v) return "—";
+  if (unit == "s") return format_seconds(*v);
+  if (unit == "ns") return format_duration_ns(*v);
+  if (unit == "bytes") return format_bytes(*v);
+  if (unit == "share") return format_percent(*v);
+  if (unit == "GB/s") return fmt::format("{:.2f} GB/s", *v);
+  if (unit == "µs") return fmt::format("{:g} µs", *v);
+  return format_count(static_cast<int64_t>(std::llround(*v)));
+}
+
+void render_compare_rows(const std::vector<CompareRow>& rows, const std::string& title, std::ostream& out) {
+  heading(out, title);
+  fmt::print(out, "{:<40} {:>14} {:>14} {:>10}\n", "", "A", "B", "B/A");
+  for (const auto& r : rows) {
+    const auto ratio = r.ratio();
+    fmt::print(out, "{:<40} {:>14} {:>14} {:>10}\n", r.name, value_text(r.a, r.unit), value_text(r.b, r.unit),
+               ratio ? format_ratio(*ratio) : "—");
+  }
+}
+
+}  // namespace
+
+void render_text(const ExplainReport& r, std::ostream& out) {
+  render_header(r.run, out);
+  render_metrics(r.metrics, out);
+  render_cuda(r.cuda, out);
+  render_process_rows(r.roles, "Per role", out);
+  render_process_rows(r.processes, "Per process", out);
+  render_chains(r.chains, out);
+  if (!r.notes.empty()) heading(out, "Notes");
+  for (const auto& note : r.notes) fmt::print(out, "- {}\n", note);
+}
+
+void render_text(const CompareReport& r, std::ostream& out) {
+  fmt::print(out, "A: ");
+  render_header(r.a, out);
+  fmt::print(out, "B: ");
+  render_header(r.b, out);
+  render_compare_rows(r.timings, "Timings", out);
+  render_compare_rows(r.signatures, "Trace signatures", out);
+  heading(out, "Where the difference comes from (" + r.basis + ")");
+  fmt::print(out, "{:<58} {:>10} {:>10} {:>10} {:>9}\n", "component", "A", "B", "B−A", "of Δ");
+  for (const auto& c : r.components) {
+    fmt::print(out, "{:<58} {:>10} {:>10} {:>10} {:>9}\n", (c.part_of_wait ? "  " : "") + c.name,
+               format_seconds(c.a_s), format_seconds(c.b_s), format_seconds(c.delta_s()),
+               format_percent(c.share_of_delta));
+  }
+  fmt::print(out, "\n");
+  for (const auto& line : r.explanation) fmt::print(out, "{}\n", line);
+}
+
+void render_text(const RecommendReport& r, std::ostream& out) {
+  fmt::print(out, "{}\n", r.headline);
+  if (!r.reasons.empty()) heading(out, "Why");
+  for (const auto& reason : r.reasons) fmt::print(out, "- {}\n", reason);
+  heading(out, "Measured configurations (fastest first)");
+  fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>10} {:>10} {:>9} {}\n", "label", "mode", "w", "pf",
+             "pin", "pers", "median", "spread", "vs base", "flags");
+  for (size_t i = 0; i < r.configs.size(); ++i) {
+    const auto& c = r.configs[i];
+    std::string marks = static_cast<int>(i) == r.recommended ? " ← recommended" : "";
+    if (static_cast<int>(i) == r.baseline) marks += " ← baseline";
+    std::string flags;
+    for (const auto& f : c.flags) flags += (flags.empty() ? "" : "; ") + f;
+    fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>10} {:>10} {:>9} {}{}\n", c.label, c.config.mode,
+               c.config.num_workers, c.config.prefetch_factor, c.config.pin_memory ? "yes" : "no",
+               c.config.persistent_workers ? "yes" : "no", format_seconds(c.median_s), format_seconds(c.spread_s()),
+               format_ratio(r.configs[r.baseline].median_s / c.median_s), flags, marks);
+  }
+  fmt::print(out, "({})\n", r.noise_rule);
+  if (!r.evidence.empty()) heading(out, "Evidence from the baseline's trace");
+  for (const auto& line : r.evidence) fmt::print(out, "- {}\n", line);
+}
+
+}  // namespace ingero::reports

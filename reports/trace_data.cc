@@ -1,0 +1,378 @@
+#include "reports/trace_data.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace ingero::reports {
+namespace {
+
+constexpr const char* kOpenHint =
+    "pass a trace DB written by 'ingero-bench run' or 'ingero-bench trace' (--db PATH)";
+
+const std::vector<Event> kNoEvents;
+
+nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  auto parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? nlohmann::json(nullptr) : parsed;
+}
+
+Error query_failed(const Database& db, const char* what) {
+  return Error::failure(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()));
+}
+
+Status check_tables(const Database& db) {
+  for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms",
+                            "losses", "run_settings"}) {
+    auto stmt = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    if (!stmt) return stmt.error();
+    stmt->bind(1, table);
+    if (!stmt->step()) {
+      return Error::bad_input(
+          fmt::format("'{}' is not an ingero-bench trace DB: table '{}' is missing", db.path(), table),
+          kOpenHint);
+    }
+  }
+  return {};
+}
+
+RunRecord read_run_row(const Statement& row) {
+  RunRecord run;
+  run.run_id = row.column_int(0);
+  run.label = row.column_text(1);
+  run.kind = row.column_text(2);
+  run.status = row.column_text(3);
+  run.config = parse_json_or_null(row.column_optional_text(4));
+  run.result = parse_json_or_null(row.column_optional_text(5));
+  run.machine = parse_json_or_null(row.column_optional_text(6));
+  if (!run.machine.is_object()) run.machine = nlohmann::json::object();
+  run.start_ns = row.column_int(7);
+  run.end_ns = row.column_optional_int(8);
+  run.root_pid = row.column_optional_int(9);
+  run.traced = row.column_int(10) != 0;
+  return run;
+}
+
+constexpr const char* kRunColumns =
+    "SELECT run_id, label, kind, status, config_json, result_json, machine_json, start_ns, end_ns, "
+    "root_pid, traced FROM runs";
+
+// Maps op codes to positions in EventSet::ops; codes are small in practice, so a
+// flat table keeps the per-row lookup of the scan cheap.
+class OpIndex {
+ public:
+  explicit OpIndex(const std::vector<OpInfo>& ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].code >= 0 && ops[i].code < kFlatLimit) {
+        if (flat_.size() <= static_cast<size_t>(ops[i].code)) flat_.resize(ops[i].code + 1, -1);
+        flat_[ops[i].code] = static_cast<int>(i);
+      } else {
+        sparse_[ops[i].code] = static_cast<int>(i);
+      }
+    }
+  }
+  int find(int64_t code) const {
+    if (code >= 0 && static_cast<size_t>(code) < flat_.size()) return flat_[code];
+    auto it = sparse_.find(code);
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  static constexpr int64_t kFlatLimit = 1 << 16;
+  std::vector<int> flat_;
+  std::unordered_map<int64_t, int> sparse_;
+};
+
+struct ScanSlice {
+  int64_t first_rowid = 0;
+  int64_t last_rowid = 0;
+};
+
+// One connection per slice: SQLite decodes rows on the calling thread, so
+// separate connections over disjoint rowid ranges use separate cores.
+Status scan_slice(const std::string& path, int64_t run_id, bool whole_table, const ScanSlice& slice,
+                  const OpIndex& index, std::vector<std::vector<Event>>& out) {
+  auto db = Database::open(path, Database::Mode::read_only);
+  if (!db) return db.error();
+  (void)(*db)->execute("PRAGMA mmap_size = 17179869184");
+  const char* sql = whole_table
+                        ? "SELECT op, ts_ns, dur_ns, tid FROM events WHERE rowid BETWEEN ?1 AND ?2"
+                        : "SELECT op, ts_ns, dur_ns, tid FROM events "
+                          "WHERE rowid BETWEEN ?1 AND ?2 AND +run_id = ?3";
+  auto stmt = (*db)->prepare(sql);
+  if (!stmt) return stmt.error();
+  stmt->bind(1, slice.first_rowid).bind(2, slice.last_rowid);
+  if (!whole_table) stmt->bind(3, run_id);
+  while (stmt->step()) {
+    const int position = index.find(stmt->column_int(0));
+    if (position < 0) continue;  // an op code missing from ops: nothing can name it
+    out[position].push_back(Event{stmt->column_int(1), stmt->column_int(2), stmt->column_int(3)});
+  }
+  if (stmt->failed()) return query_failed(**db, "events");
+  return {};
+}
+
+// Share of the scanned rowid range holding each op of the run, from point lookups
+// at evenly spaced rowids. Reserving from it keeps the scan from regrowing (and
+// re-faulting) vectors of millions of events; a wrong guess only costs regrowth.
+std::vector<double> estimate_op_shares(const Database& db, int64_t run_id, int64_t first, int64_t last,
+                                       const OpIndex& index, size_t op_count) {
+  constexpr int kSamples = 2000;
+  std::vector<double> shares(op_count, 0.0);
+  auto stmt = db.prepare("SELECT op, run_id FROM events WHERE rowid >= ? ORDER BY rowid LIMIT 1");
+  if (!stmt) return shares;
+  const double step = static_cast<double>(last - first + 1) / kSamples;
+  for (int i = 0; i < kSamples; ++i) {
+    stmt->reset();
+    stmt->bind(1, first + static_cast<int64_t>(i * step));
+    if (!stmt->step() || stmt->column_int(1) != run_id) continue;
+    const int position = index.find(stmt->column_int(0));
+    if (position >= 0) shares[position] += 1.0 / kSamples;
+  }
+  return shares;
+}
+
+size_t reserve_for(double share, int64_t rows) {
+  const double margin = 0.002 + 0.1 * share;
+  return static_cast<size_t>(std::min(1.0, share + margin) * static_cast<double>(rows)) + 1024;
+}
+
+std::vector<ScanSlice> split_rowids(int64_t first, int64_t last, int parts) {
+  std::vector<ScanSlice> slices;
+  const int64_t span = last - first + 1;
+  const int64_t step = std::max<int64_t>(1, (span + parts - 1) / parts);
+  for (int64_t lo = first; lo <= last; lo += step) {
+    slices.push_back({lo, std::min(last, lo + step - 1)});
+  }
+  return slices;
+}
+
+}  // namespace
+
+const std::vector<Event>& EventSet::of(const std::string& op_name) const {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].name == op_name) return by_op[i];
+  }
+  return kNoEvents;
+}
+
+std::vector<Event>* EventSet::find(const std::string& op_name) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].name == op_name) return &by_op[i];
+  }
+  return nullptr;
+}
+
+int64_t EventSet::total() const {
+  int64_t total = 0;
+  for (const auto& events : by_op) total += static_cast<int64_t>(events.size());
+  return total;
+}
+
+Result<std::unique_ptr<TraceFile>> TraceFile::open(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) {
+    return Error::bad_input(fmt::format("trace database '{}' does not exist or is not a file", path),
+                            kOpenHint);
+  }
+  auto db = Database::open(path, Database::Mode::read_only);
+  if (!db) return db.error();
+  auto version = (*db)->query_int("PRAGMA user_version");
+  if (!version) {
+    return Error::bad_input(fmt::format("'{}' is not a SQLite trace database ({})", path,
+                                        (*db)->last_error()),
+                            kOpenHint);
+  }
+  const int64_t found = version->value_or(0);
+  if (found != kTraceSchemaVersion) {
+    return Error::bad_input(
+        fmt::format("'{}' has trace schema version {} (PRAGMA user_version); this build reads "
+                    "version {}",
+                    path, found, kTraceSchemaVersion),
+        found == 0 ? kOpenHint
+                   : "re-record the trace, or analyse it with the ingero-bench release that wrote it");
+  }
+  if (auto tables = check_tables(**db); !tables) return tables.error();
+  return std::unique_ptr<TraceFile>(new TraceFile(std::move(db.value())));
+}
+
+Result<std::vector<OpInfo>> TraceFile::ops() const {
+  auto stmt = db_->prepare("SELECT op, name, category FROM ops ORDER BY op");
+  if (!stmt) return stmt.error();
+  std::vector<OpInfo> ops;
+  while (stmt->step()) ops.push_back({stmt->column_int(0), stmt->column_text(1), stmt->column_text(2)});
+  if (stmt->failed()) return query_failed(*db_, "ops");
+  return ops;
+}
+
+Result<std::vector<RunRecord>> TraceFile::runs() const {
+  auto stmt = db_->prepare(std::string(kRunColumns) + " ORDER BY run_id");
+  if (!stmt) return stmt.error();
+  std::vector<RunRecord> runs;
+  while (stmt->step()) runs.push_back(read_run_row(*stmt));
+  if (stmt->failed()) return query_failed(*db_, "runs");
+  return runs;
+}
+
+std::string TraceFile::run_id_list() const {
+  auto stmt = db_->prepare("SELECT group_concat(run_id, ', ') FROM (SELECT run_id FROM runs ORDER BY run_id)");
+  if (!stmt || !stmt->step() || stmt->column_is_null(0)) return "none";
+  return stmt->column_text(0);
+}
+
+Result<bool> TraceFile::run_has_events(int64_t run_id) const {
+  auto stmt = db_->prepare("SELECT 1 FROM events WHERE run_id = ? LIMIT 1");
+  if (!stmt) return stmt.error();
+  stmt->bind(1, run_id);
+  const bool found = stmt->step();
+  if (stmt->failed()) return query_failed(*db_, "events");
+  return found;
+}
+
+Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
+  auto stmt = db_->prepare(std::string(kRunColumns) +
+                           (run_id ? " WHERE run_id = ?" : " ORDER BY run_id DESC LIMIT 1"));
+  if (!stmt) return stmt.error();
+  if (run_id) stmt->bind(1, *run_id);
+  if (!stmt->step()) {
+    if (stmt->failed()) return query_failed(*db_, "runs");
+    if (!run_id) {
+      return Error::bad_input(fmt::format("'{}' holds no runs", path()),
+                              "record one with 'ingero-bench run --db " + path() + "'");
+    }
+    return Error::bad_input(fmt::format("run {} is not in '{}'", *run_id, path()),
+                            fmt::format("pass one of the run ids it holds: {}", run_id_list()));
+  }
+  RunRecord run = read_run_row(*stmt);
+  auto has_events = run_has_events(run.run_id);
+  if (!has_events) return has_events.error();
+  if (!*has_events && run.result.is_null()) {
+    return Error::bad_input(
+        fmt::format("run {} in '{}' is empty: no events and no result record (status '{}')",
+                    run.run_id, path(), run.status),
+        "pick a finished run with --run ID, or re-record it (a run that is still 'running' has "
+        "nothing to analyse yet)");
+  }
+  return run;
+}
+
+Result<RunContext> TraceFile::context(const RunRecord& run) const {
+  RunContext context;
+  context.run = run;
+  auto threads = db_->prepare(
+      "SELECT tid, pid, ppid, comm, role, start_ns, exit_ns FROM threads WHERE run_id = ? "
+      "ORDER BY pid, tid");
+  if (!threads) return threads.error();
+  threads->bind(1, run.run_id);
+  while (threads->step()) {
+    context.threads.push_back({threads->column_int(0), threads->column_int(1),
+                               threads->column_optional_int(2), threads->column_text(3),
+                               threads->column_text(4), threads->column_optional_int(5),
+                               threads->column_optional_int(6)});
+  }
+  if (threads->failed()) return query_failed(*db_, "threads");
+
+  auto stats = db_->prepare(
+      "SELECT tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, "
+      "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults "
+      "FROM thread_stats WHERE run_id = ? ORDER BY pid, tid");
+  if (!stats) return stats.error();
+  stats->bind(1, run.run_id);
+  while (stats->step()) {
+    ThreadStatsRecord s;
+    int64_t* fields[] = {&s.tid, &s.pid, &s.voluntary_switches, &s.involuntary_switches,
+                         &s.oncpu_ns, &s.offcpu_ns, &s.offcpu_max_ns, &s.runq_count, &s.runq_ns,
+                         &s.page_allocs, &s.page_alloc_bytes, &s.page_faults};
+    for (int i = 0; i < 12; ++i) *fields[i] = stats->column_int(i);
+    context.thread_stats.push_back(s);
+  }
+  if (stats->failed()) return query_failed(*db_, "thread_stats");
+
+  auto histograms = db_->prepare(
+      "SELECT metric, pid, slot, count FROM histograms WHERE run_id = ? AND slot >= 0 AND slot < 64");
+  if (!histograms) return histograms.error();
+  histograms->bind(1, run.run_id);
+  while (histograms->step()) {
+    auto& slots = context.histograms[histograms->column_text(0)][histograms->column_int(1)];
+    const auto slot = static_cast<size_t>(histograms->column_int(2));
+    if (slots.size() <= slot) slots.resize(slot + 1, 0);
+    slots[slot] += histograms->column_int(3);
+  }
+  if (histograms->failed()) return query_failed(*db_, "histograms");
+
+  auto settings = db_->prepare("SELECT key, value FROM run_settings WHERE run_id = ?");
+  if (!settings) return settings.error();
+  settings->bind(1, run.run_id);
+  while (settings->step()) context.settings[settings->column_text(0)] = settings->column_text(1);
+  if (settings->failed()) return query_failed(*db_, "run_settings");
+
+  auto losses = db_->prepare("SELECT source, dropped FROM losses WHERE run_id = ?");
+  if (!losses) return losses.error();
+  losses->bind(1, run.run_id);
+  while (losses->step()) context.losses[losses->column_text(0)] = losses->column_int(1);
+  if (losses->failed()) return query_failed(*db_, "losses");
+  return context;
+}
+
+Result<EventSet> TraceFile::events(int64_t run_id, int threads) const {
+  auto ops = this->ops();
+  if (!ops) return ops.error();
+  EventSet set;
+  set.ops = std::move(ops.value());
+  set.by_op.resize(set.ops.size());
+
+  // A file holding only this run is scanned without decoding run_id; otherwise
+  // each row is filtered on it (a table scan still beats an index walk that
+  // fetches every row by rowid).
+  auto first_run = db_->query_int("SELECT run_id FROM events ORDER BY run_id LIMIT 1");
+  auto last_run = db_->query_int("SELECT run_id FROM events ORDER BY run_id DESC LIMIT 1");
+  auto first_rowid = db_->query_int("SELECT min(rowid) FROM events");
+  auto last_rowid = db_->query_int("SELECT max(rowid) FROM events");
+  for (auto* r : {&first_run, &last_run, &first_rowid, &last_rowid}) {
+    if (!*r) return r->error();
+  }
+  if (!first_rowid->has_value()) return set;
+  const bool whole_table = **first_run == run_id && **last_run == run_id;
+
+  const OpIndex index(set.ops);
+  const auto slices = split_rowids(**first_rowid, **last_rowid, std::max(1, threads));
+  std::vector<std::vector<std::vector<Event>>> partial(slices.size(),
+                                                       std::vector<std::vector<Event>>(set.ops.size()));
+  const auto shares = estimate_op_shares(*db_, run_id, **first_rowid, **last_rowid, index, set.ops.size());
+  const int64_t all_rows = **last_rowid - **first_rowid + 1;
+  for (size_t op = 0; op < set.ops.size(); ++op) {
+    if (shares[op] <= 0) continue;
+    // The first slice's vectors receive the others' events: room for the whole run.
+    partial[0][op].reserve(reserve_for(shares[op], all_rows));
+    for (size_t i = 1; i < slices.size(); ++i) {
+      partial[i][op].reserve(reserve_for(shares[op], slices[i].last_rowid - slices[i].first_rowid + 1));
+    }
+  }
+  std::vector<Status> outcome(slices.size());
+  std::vector<std::thread> workers;
+  for (size_t i = 1; i < slices.size(); ++i) {
+    workers.emplace_back([&, i] {
+      outcome[i] = scan_slice(path(), run_id, whole_table, slices[i], index, partial[i]);
+    });
+  }
+  outcome[0] = scan_slice(path(), run_id, whole_table, slices[0], index, partial[0]);
+  for (auto& worker : workers) worker.join();
+  for (const auto& status : outcome) {
+    if (!status) return status.error();
+  }
+  for (size_t op = 0; op < set.ops.size(); ++op) {
+    auto& target = set.by_op[op];
+    target = std::move(partial[0][op]);
+    for (size_t i = 1; i < partial.size(); ++i) {
+      target.insert(target.end(), partial[i][op].begin(), partial[i][op].end());
+      std::vector<Event>().swap(partial[i][op]);
+    }
+  }
+  return set;
+}
+
+}  // namespace ingero::reports

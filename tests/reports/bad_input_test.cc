@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "reports/commands.h"
+#include "tests/reports/scenario.h"
+
+namespace ingero::reports::testing {
+namespace {
+
+Error explain_error(const std::string& path, std::optional<int64_t> run = std::nullopt,
+                    std::optional<double> since = std::nullopt) {
+  std::ostringstream out;
+  ExplainOptions options;
+  options.db = path;
+  options.run = run;
+  options.since_s = since;
+  const Status status = explain(options, out);
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(out.str().empty());
+  return status.ok() ? Error{} : status.error();
+}
+
+void expect_bad_input(const Error& error, const std::string& words) {
+  EXPECT_EQ(error.exit_code, kExitBadInput) << error.message;
+  EXPECT_NE(error.message.find(words), std::string::npos) << error.message;
+  EXPECT_FALSE(error.hint.empty()) << error.message;
+}
+
+TEST(BadInput, MissingFile) {
+  expect_bad_input(explain_error("/tmp/ingero-reports-test-does-not-exist.db"), "does not exist");
+}
+
+TEST(BadInput, NotASqliteFile) {
+  const std::string path = temp_db_path("text");
+  std::ofstream(path) << "this is not a database, just some text that is long enough to have a header\n";
+  expect_bad_input(explain_error(path), "not a SQLite trace database");
+}
+
+TEST(BadInput, WrongSchemaVersion) {
+  const std::string path = temp_db_path("version");
+  {
+    auto db = TraceFixture::create(path);
+    ASSERT_TRUE(db->db().execute("PRAGMA user_version = 7").ok());
+  }
+  expect_bad_input(explain_error(path), "schema version 7");
+}
+
+TEST(BadInput, SqliteFileWithoutTraceTables) {
+  const std::string path = temp_db_path("other-sqlite");
+  std::remove(path.c_str());
+  {
+    auto db = Database::open(path, Database::Mode::read_write);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->execute("CREATE TABLE notes(x); PRAGMA user_version = 1").ok());
+  }
+  expect_bad_input(explain_error(path), "is not an ingero-bench trace DB");
+}
+
+TEST(BadInput, UnknownRunAndEmptyRun) {
+  const std::string path = temp_db_path("runs");
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec empty;
+    empty.status = "running";
+    db->add_run(empty);
+  }
+  const Error unknown = explain_error(path, 42);
+  expect_bad_input(unknown, "run 42 is not in");
+  EXPECT_NE(unknown.hint.find("1"), std::string::npos);
+  expect_bad_input(explain_error(path), "is empty: no events and no result record");
+}
+
+TEST(BadInput, NoRunsAtAll) {
+  const std::string path = temp_db_path("no-runs");
+  TraceFixture::create(path);
+  expect_bad_input(explain_error(path), "holds no runs");
+}
+
+TEST(BadInput, NonPositiveSince) {
+  const std::string path = temp_db_path("since");
+  TraceFixture::create(path);
+  expect_bad_input(explain_error(path, std::nullopt, -3.0), "--since");
+}
+
+TEST(BadInput, CompareAndRecommendReportTheSameProblems) {
+  std::ostringstream out;
+  CompareOptions compare_options;
+  compare_options.db = "/tmp/ingero-reports-test-does-not-exist.db";
+  const Status compared = compare(compare_options, out);
+  ASSERT_FALSE(compared.ok());
+  EXPECT_EQ(compared.error().exit_code, kExitBadInput);
+
+  const std::string path = temp_db_path("recommend-empty");
+  TraceFixture::create(path);
+  RecommendOptions recommend_options;
+  recommend_options.db = path;
+  const Status recommended = recommend(recommend_options, out);
+  ASSERT_FALSE(recommended.ok());
+  EXPECT_EQ(recommended.error().exit_code, kExitBadInput);
+}
+
+}  // namespace
+}  // namespace ingero::reports::testing

@@ -1,0 +1,265 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/commands.h"
+#include "reports/run_analysis.h"
+#include "tests/reports/scenario.h"
+
+namespace ingero::reports::testing {
+namespace {
+
+// Fast synchronisations every millisecond on the main thread, one in 200 slow.
+void add_sync_calls(TraceFixture& db, int64_t run, int count, int64_t slow_every, int64_t slow_ns) {
+  for (int i = 0; i < count; ++i) {
+    const int64_t ts = 10 * kMs + i * kMs;
+    const bool slow = slow_every > 0 && i % slow_every == slow_every - 1;
+    db.add_event(run, "cudaStreamSynchronize", ts, slow ? slow_ns : 20 * kUs, kMain, kMain);
+  }
+}
+
+RunAnalysis analyze_path(const std::string& path, std::optional<double> since_s = std::nullopt) {
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok()) << trace.error().message;
+  auto run = (*trace)->run(std::nullopt);
+  EXPECT_TRUE(run.ok());
+  auto analysis = analyze_run(**trace, *run, since_s, WaitSelection::slow_or_input_bound);
+  EXPECT_TRUE(analysis.ok());
+  return std::move(analysis.value());
+}
+
+const CausalChain* find_chain(const RunAnalysis& a, const std::string& victim, const std::string& cause) {
+  for (const auto& c : a.chains.chains) {
+    if (c.victim == victim && c.cause.code() == cause) return &c;
+  }
+  return nullptr;
+}
+
+TEST(CausalChains, PreemptionOfTheCallingThreadExplainsTheSlowCall) {
+  const std::string path = temp_db_path("self-stall");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 1000, 0, 0);
+    // One 30 ms call at 1,500 ms, preempted for 20 ms of it.
+    db->add_event(run, "cudaStreamSynchronize", 1500 * kMs, 30 * kMs, kMain, kMain);
+    db->add_event(run, "offcpu_preempted", 1505 * kMs, 20 * kMs, kMain, kMain);
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* chain = find_chain(a, "cudaStreamSynchronize", "main.cpu_wait");
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(chain->lost_ns, 20 * kMs);
+  EXPECT_EQ(chain->calls_explained, 1);
+  EXPECT_EQ(chain->victim_calls, 1);
+  EXPECT_EQ(chain->evidence.context_switches, 1);
+  EXPECT_EQ(chain->rank, 1);
+  EXPECT_NEAR(chain->share_of_victim, 20.0 / 30.0, 1e-9);
+  EXPECT_FALSE(chain->root_cause.empty());
+  EXPECT_FALSE(chain->recommendation.empty());
+  ASSERT_EQ(chain->timeline.size(), 4u);
+  EXPECT_EQ(chain->timeline[2].rfind("[CUDA] cudaStreamSynchronize p99=", 0), 0u) << chain->timeline[2];
+}
+
+TEST(CausalChains, StallOnAnUnrelatedThreadIsNotBlamed) {
+  const std::string path = temp_db_path("unrelated-stall");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 1000, 0, 0);
+    db->add_event(run, "cudaStreamSynchronize", 1500 * kMs, 30 * kMs, kMain, kMain);
+    db->add_event(run, "offcpu_preempted", 1505 * kMs, 20 * kMs, kMain, kOther);
+    db->add_event(run, "offcpu_blocked", 1505 * kMs, 20 * kMs, kWorkerA, kWorkerA);
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  for (const auto& chain : a.chains.chains) {
+    EXPECT_NE(chain.cause.kind, CauseKind::cpu_wait) << chain.summary;
+    EXPECT_NE(chain.cause.kind, CauseKind::blocked) << chain.summary;
+    EXPECT_EQ(chain.evidence.context_switches, 0) << chain.summary;
+  }
+  // The call's time is the calling thread's own on-CPU time: nothing else is claimed.
+  const CausalChain* on_cpu = find_chain(a, "cudaStreamSynchronize", "main.on_cpu");
+  ASSERT_NE(on_cpu, nullptr);
+  EXPECT_EQ(on_cpu->lost_ns, 30 * kMs);
+}
+
+// 20 batches: the main thread waits 10 ms (blocked) then computes 10 ms.
+void add_batches(TraceFixture& db, int64_t run, int batches) {
+  for (int b = 0; b < batches; ++b) {
+    const int64_t start = 10 * kMs + b * 20 * kMs;
+    db.add_event(run, "batch_wait", start, 10 * kMs, kMain, kMain, std::nullopt, b);
+    db.add_event(run, "offcpu_blocked", start, 10 * kMs, kMain, kMain);
+    db.add_event(run, "batch_compute", start + 10 * kMs, 10 * kMs, kMain, kMain, std::nullopt, b);
+  }
+}
+
+TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
+  const std::string path = temp_db_path("producer");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 500 * kMs);
+    db->begin();
+    add_batches(*db, run, 20);
+    for (int b = 0; b < 20; ++b) {
+      const int64_t start = 10 * kMs + b * 20 * kMs;
+      db->add_event(run, "offcpu_preempted", start, 10 * kMs, kWorkerA, kWorkerA);  // runnable, no CPU
+      db->add_event(run, "page_fault", start + kMs, 0, kWorkerB, kWorkerB, 4096);   // B runs and faults
+      db->add_event(run, "offcpu_blocked", start, 10 * kMs, kPin, kPin);            // pin thread idle
+    }
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  EXPECT_EQ(a.metrics.verdict, InputBound::highly);
+  const CausalChain* preempted = find_chain(a, "batch_wait", "worker.cpu_wait");
+  const CausalChain* working = find_chain(a, "batch_wait", "worker.on_cpu");
+  ASSERT_NE(preempted, nullptr);
+  ASSERT_NE(working, nullptr);
+  // Both workers were active: the main thread's 200 ms of waiting splits evenly.
+  EXPECT_EQ(preempted->lost_ns, 100 * kMs);
+  EXPECT_EQ(working->lost_ns, 100 * kMs);
+  EXPECT_EQ(preempted->calls_explained, 20);
+  EXPECT_EQ(working->evidence.page_faults, 20);
+  EXPECT_EQ(preempted->severity, "HIGH");
+  EXPECT_EQ(find_chain(a, "batch_wait", "pin.on_cpu"), nullptr);
+  ASSERT_EQ(a.chains.victims.size(), 1u);
+  EXPECT_EQ(a.chains.victims[0].count, 20);
+}
+
+TEST(CausalChains, WorkerStartUpAndPinnedAllocationAreSeparateCauses) {
+  const std::string path = temp_db_path("startup");
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec spec;
+    spec.config_json = loader_config(1);
+    spec.end_ns = 500 * kMs;
+    const int64_t run = db->add_run(spec);
+    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs});
+    db->add_thread(run, {kPin, kMain, std::nullopt, "ib-pin", "pin", 0, 500 * kMs});
+    // The worker is forked 2 ms into the first wait.
+    db->add_thread(run, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 12 * kMs, 500 * kMs});
+    db->begin();
+    add_batches(*db, run, 20);
+    db->add_event(run, "fork", 12 * kMs, 0, kMain, kMain, std::nullopt, kWorkerA);
+    db->add_event(run, "offcpu_blocked", 0, 10 * kMs, kPin, kPin);
+    db->add_event(run, "cudaHostAlloc", 10 * kMs, 2 * kMs, kMain, kPin);
+    db->add_event(run, "offcpu_blocked", 12 * kMs, 488 * kMs, kPin, kPin);
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* startup = find_chain(a, "batch_wait", "worker.startup");
+  const CausalChain* alloc = find_chain(a, "batch_wait", "pin.pinned_alloc");
+  ASSERT_NE(startup, nullptr);
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ(alloc->lost_ns, 2 * kMs);
+  EXPECT_EQ(startup->lost_ns, 8 * kMs);  // from the fork to the end of the first wait
+  EXPECT_EQ(startup->evidence.forks, 1);
+  EXPECT_NE(startup->recommendation.find("persistent_workers=True"), std::string::npos);
+}
+
+TEST(CausalChains, CleanTraceHasNoChain) {
+  const std::string path = temp_db_path("clean");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 1000, 0, 0);
+    for (int b = 0; b < 100; ++b) {  // 0.1 ms of waiting per 20 ms batch: not input-bound
+      db->add_event(run, "batch_wait", 10 * kMs + b * 20 * kMs, 100 * kUs, kMain, kMain);
+      db->add_event(run, "batch_compute", 10 * kMs + b * 20 * kMs + 100 * kUs, 19900 * kUs, kMain, kMain);
+    }
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  EXPECT_EQ(a.metrics.verdict, InputBound::not_input_bound);
+  EXPECT_TRUE(a.chains.chains.empty());
+  EXPECT_TRUE(a.chains.victims.empty());
+}
+
+TEST(CausalChains, RepeatedCausesMergeIntoOneChain) {
+  const std::string path = temp_db_path("merge");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 12000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 10000, 200, 40 * kMs);  // 50 slow calls
+    for (int i = 199; i < 10000; i += 200) {
+      db->add_event(run, "offcpu_preempted", 10 * kMs + i * kMs + kMs, 30 * kMs, kMain, kMain);
+    }
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  int preemption_chains = 0;
+  for (const auto& c : a.chains.chains) preemption_chains += c.cause.code() == "main.cpu_wait" ? 1 : 0;
+  EXPECT_EQ(preemption_chains, 1);
+  const CausalChain* chain = find_chain(a, "cudaStreamSynchronize", "main.cpu_wait");
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(chain->calls_explained, 50);
+  EXPECT_EQ(chain->victim_calls, 50);
+  EXPECT_EQ(chain->lost_ns, 50 * 30 * kMs);
+  EXPECT_EQ(chain->evidence.context_switches, 50);
+}
+
+TEST(CausalChains, SinceWindowKeepsOnlyTheEnd) {
+  const std::string path = temp_db_path("since");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 1900, 0, 0);
+    db->add_event(run, "cudaStreamSynchronize", 100 * kMs, 30 * kMs, kMain, kMain);
+    db->add_event(run, "offcpu_preempted", 105 * kMs, 20 * kMs, kMain, kMain);
+    db->commit();
+  }
+  EXPECT_NE(find_chain(analyze_path(path), "cudaStreamSynchronize", "main.cpu_wait"), nullptr);
+  EXPECT_EQ(find_chain(analyze_path(path, 1.0), "cudaStreamSynchronize", "main.cpu_wait"), nullptr);
+}
+
+TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
+  const std::string path = temp_db_path("explain-json");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_sync_calls(*db, run, 1000, 0, 0);
+    db->add_event(run, "cudaStreamSynchronize", 1500 * kMs, 30 * kMs, kMain, kMain);
+    db->add_event(run, "offcpu_preempted", 1505 * kMs, 20 * kMs, kMain, kMain);
+    db->add_thread_stats(run, {kMain, kMain, 10, 1, 900 * kMs, 100 * kMs, 20 * kMs, 5, kMs, 3, 12288, 7});
+    db->add_histogram(run, kMain, "runq_us", 3, 10);
+    db->commit();
+  }
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    std::ostringstream out;
+    ExplainOptions options;
+    options.db = path;
+    options.json = true;
+    options.per_process = true;
+    ASSERT_TRUE(explain(options, out).ok());
+    const auto doc = nlohmann::json::parse(out.str());
+    EXPECT_EQ(doc["run"]["run_id"], 1);
+    EXPECT_EQ(doc["causal_chains"][0]["cause"], "main.cpu_wait");
+    EXPECT_EQ(doc["processes"][0]["role"], "main");
+    EXPECT_EQ(doc["processes"][0]["runq_p50_bucket_us"]["lower_us"], 8.0);
+    EXPECT_TRUE(doc["chain_thresholds"].contains("severity"));
+  }
+  auto db = Database::open(path, Database::Mode::read_only);
+  ASSERT_TRUE(db.ok());
+  auto rows = (*db)->query_int("SELECT count(*) FROM causal_chains WHERE run_id = 1");
+  ASSERT_TRUE(rows.ok());
+  auto chains = (*db)->query_int("SELECT count(DISTINCT cause) FROM causal_chains WHERE run_id = 1");
+  EXPECT_EQ(**rows, **chains);  // the second explain replaced the first one's rows
+
+  std::ostringstream text;
+  ExplainOptions options;
+  options.db = path;
+  ASSERT_TRUE(explain(options, text).ok());
+  EXPECT_NE(text.str().find("VERDICT"), std::string::npos);
+  EXPECT_NE(text.str().find("#1 [LOW] cudaStreamSynchronize"), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace ingero::reports::testing

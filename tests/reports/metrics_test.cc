@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/commands.h"
+#include "reports/format.h"
+#include "reports/stats.h"
+#include "tests/reports/scenario.h"
+
+namespace ingero::reports::testing {
+namespace {
+
+TEST(Stats, NearestRankPercentilesOverEveryValue) {
+  std::vector<int64_t> values;
+  for (int64_t v = 100; v >= 1; --v) values.push_back(v);
+  const LatencyStats s = latency_stats(values);
+  EXPECT_EQ(s.count, 100);
+  EXPECT_EQ(s.p50_ns, 50);
+  EXPECT_EQ(s.p90_ns, 90);
+  EXPECT_EQ(s.p99_ns, 99);
+  EXPECT_EQ(s.max_ns, 100);
+  EXPECT_EQ(s.total_ns, 5050);
+  std::vector<int64_t> none;
+  EXPECT_EQ(latency_stats(none).count, 0);
+}
+
+TEST(Stats, HistogramQuantilesAreBucketBounds) {
+  const std::vector<int64_t> slots = {10, 0, 0, 80, 0, 0, 0, 0, 0, 0, 10};  // µs buckets
+  auto p50 = histogram_quantile(slots, 0.5);
+  auto p99 = histogram_quantile(slots, 0.99);
+  ASSERT_TRUE(p50 && p99);
+  EXPECT_EQ(p50->lower_us, 8);
+  EXPECT_EQ(p50->upper_us, 16);
+  EXPECT_EQ(p99->lower_us, 1024);
+  EXPECT_EQ(histogram_quantile(slots, 0.05)->lower_us, 0);
+  EXPECT_FALSE(histogram_quantile({}, 0.5));
+}
+
+TEST(Format, HumanUnits) {
+  EXPECT_EQ(format_count(1880), "1,880");
+  EXPECT_EQ(format_count(191000), "191,000");
+  EXPECT_EQ(format_duration_ns(25'000), "25 µs");
+  EXPECT_EQ(format_duration_ns(42'000'000), "42 ms");
+  EXPECT_EQ(format_duration_ns(21e9), "21.00 s");
+  EXPECT_EQ(format_ratio(1638.2), "1,638×");
+  EXPECT_EQ(format_percent(0.213), "21.3 %");
+  EXPECT_EQ(format_bytes(2.8e9), "2.8 GB");
+}
+
+// direct vs loader: the loader run waits, the direct run does not.
+std::string write_direct_vs_loader(const std::string& name) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  auto result = [](double epoch, double wait, double compute) {
+    return nlohmann::json{{"status", "ok"}, {"epoch_seconds", {epoch}}, {"epoch_median_s", epoch},
+                          {"epoch_min_s", epoch}, {"epoch_max_s", epoch}, {"samples_per_s", 7e6 / epoch},
+                          {"h2d_bytes_per_epoch", 2.8e9}, {"h2d_gbps", 2.8 / epoch},
+                          {"wait", {{"total_s", wait}}}, {"compute", {{"total_s", compute}}},
+                          {"wait_fraction", wait / epoch}}.dump();
+  };
+  RunSpec direct;
+  direct.label = "direct";
+  direct.config_json = loader_config(0, 2, false, false, "direct-shuffled");
+  direct.result_json = result(0.4, 0.01, 0.38);
+  direct.end_ns = 400 * kMs;
+  const int64_t a = db->add_run(direct);
+  db->add_thread(a, {kMain, kMain, 1, "python3", "main", 0, 400 * kMs});
+  RunSpec loader;
+  loader.label = "loader w2";
+  loader.config_json = loader_config(2);
+  loader.result_json = result(40.0, 39.0, 0.5);
+  loader.start_ns = 0;
+  loader.end_ns = 40'000 * kMs;
+  const int64_t b = db->add_run(loader);
+  db->add_thread(b, {kMain, kMain, 1, "python3", "main", 0, 40'000 * kMs});
+  db->add_thread(b, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 0, 40'000 * kMs});
+  db->begin();
+  for (int i = 0; i < 10; ++i) {
+    db->add_event(a, "batch_wait", i * 40 * kMs, kMs, kMain, kMain);
+    db->add_event(b, "batch_wait", i * 4000 * kMs, 3900 * kMs, kMain, kMain);
+    db->add_event(b, "offcpu_blocked", i * 4000 * kMs, 3900 * kMs, kMain, kMain);
+  }
+  db->commit();
+  db->add_thread_stats(b, {kWorkerA, kWorkerA, 40000, 5000, 39 * 1000 * kMs, kMs, kMs, 1, 1, 60000, 60000 * 4096, 9});
+  return path;
+}
+
+TEST(CompareCommand, ExplainsTheRatioByComponents) {
+  const std::string path = write_direct_vs_loader("compare");
+  std::ostringstream out;
+  CompareOptions options;
+  options.db = path;
+  options.run_a = 1;
+  options.run_b = 2;
+  options.json = true;
+  ASSERT_TRUE(compare(options, out).ok());
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_NEAR(doc["timings"][0]["ratio_b_over_a"].get<double>(), 100.0, 1e-9);
+  // Waiting accounts for (39 - 0.01) of the 39.6 s difference.
+  const auto& wait = doc["components"][0];
+  EXPECT_EQ(wait["name"], "waiting for data");
+  EXPECT_NEAR(wait["share_of_delta"].get<double>(), (39.0 - 0.01) / 39.6, 1e-9);
+  // Within the wait: the worker ran the whole time.
+  EXPECT_EQ(doc["components"][1]["name"], "workers on CPU (per-sample fetch and collate)");
+  EXPECT_NEAR(doc["components"][1]["b_s"].get<double>(), 39.0, 1e-6);
+  std::ostringstream text;
+  options.json = false;
+  ASSERT_TRUE(compare(options, text).ok());
+  EXPECT_NE(text.str().find("100×"), std::string::npos) << text.str();
+}
+
+TEST(ExplainCommand, MetricsComeFromTheResultRecord) {
+  const std::string path = write_direct_vs_loader("metrics");
+  std::ostringstream out;
+  ExplainOptions options;
+  options.db = path;
+  options.json = true;
+  ASSERT_TRUE(explain(options, out).ok());
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["run"]["run_id"], 2);  // the last run by default
+  EXPECT_EQ(doc["metrics"]["verdict"], "HIGHLY input-bound");
+  EXPECT_EQ(doc["metrics"]["wait_fraction_source"], "result record");
+  EXPECT_NEAR(doc["metrics"]["h2d_gbps"].get<double>(), 0.07, 1e-9);
+  EXPECT_EQ(doc["metrics"]["batch_wait"]["count"], 10);
+  EXPECT_EQ(doc["roles"][1]["role"], "worker");
+  EXPECT_EQ(doc["roles"][1]["page_allocs"], 60000);
+}
+
+}  // namespace
+}  // namespace ingero::reports::testing

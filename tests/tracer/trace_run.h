@@ -1,0 +1,49 @@
+// Runs a function or a program as a traced child, the way the harness does:
+// start the tracer, fork the child paused, enroll it, release it, poll while it
+// runs, stop. Then the DB can be queried.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+#include "tracer/sqlite_db.h"
+#include "tracer/tracer.h"
+
+namespace ingero::tracer::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct TracedRun {
+  int64_t run_id = 0;
+  pid_t root_pid = 0;
+  int wait_status = 0;
+  TraceSummary summary;
+  sql::Connection db;
+
+  int64_t query_int(const std::string& sql) const;  // first column of the first row; -1 if no row
+  std::string where() const { return " run_id = " + std::to_string(run_id) + " "; }
+};
+
+// `child` runs in the forked process; its return value is the exit code. The DB is
+// dir/trace.db, or db_path.
+Result<TracedRun> run_traced(const std::string& db_path, const TraceOptions& opts, const std::function<int()>& child);
+inline Result<TracedRun> run_traced(const TempDir& dir, const TraceOptions& opts, const std::function<int()>& child) {
+  return run_traced(dir.file("trace.db"), opts, child);
+}
+
+// Counts this process's open BPF objects and perf events (from /proc/self/fd).
+int count_own_bpf_fds();
+// Counts BPF programs and links loaded in the whole system.
+int count_system_bpf_objects();
+
+}  // namespace ingero::tracer::testing

@@ -1,0 +1,372 @@
+// The tracer against the real kernel: CUDA uprobes on the toolkit's libcudart,
+// scheduler, process tree, memory, losses and clean-up. Needs root (CAP_BPF).
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "tests/tracer/cuda_calls.h"
+#include "tests/tracer/trace_run.h"
+#include "tracer/trace_db.h"
+
+namespace ingero::tracer::testing {
+namespace {
+
+#define REQUIRE_ROOT()                                                                              \
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for eBPF: run the tracer tests as root (sudo ctest)"
+
+#define REQUIRE_CUDART()                                                                             \
+  if (access(INGERO_CUDART, R_OK) != 0 || access(INGERO_CUDA_CALLS, X_OK) != 0)                      \
+  GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"
+
+#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
+
+using Clock = std::chrono::steady_clock;
+
+void spin_for(std::chrono::milliseconds d) {
+  auto end = Clock::now() + d;
+  volatile uint64_t x = 0;
+  while (Clock::now() < end) x = x + 1;
+}
+
+int wait_all_children() {
+  int status = 0, worst = 0;
+  while (wait(&status) > 0)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) worst = 1;
+  return worst;
+}
+
+// A process outside the traced tree that keeps switching until it is killed.
+pid_t spawn_outsider() {
+  pid_t pid = fork();
+  if (pid == 0)
+    for (;;) usleep(1000);
+  return pid;
+}
+
+std::string op_is(const std::string& name) { return " op = (SELECT op FROM ops WHERE name = '" + name + "') "; }
+
+void expect_cuda_calls_traced(const TracedRun& run) {
+  auto count = [&](const std::string& name, const std::string& extra = "") {
+    return run.query_int("SELECT count(*) FROM events WHERE" + run.where() + "AND" + op_is(name) + extra);
+  };
+  EXPECT_EQ(count("cudaMalloc"), kMallocCalls);
+  EXPECT_EQ(count("cudaMalloc", "AND bytes = " + std::to_string(kMallocBytes)), kMallocCalls);
+  EXPECT_EQ(count("cudaMemcpyAsync"), kMemcpyAsyncCalls);
+  EXPECT_EQ(count("cudaMemcpyAsync", "AND bytes = " + std::to_string(kMemcpyBytes) +
+                                          " AND arg = " + std::to_string(kMemcpyKindHostToDevice) +
+                                          " AND stream = " + std::to_string(kStream)),
+            kMemcpyAsyncCalls);
+  EXPECT_EQ(count("cudaStreamSynchronize", "AND stream = " + std::to_string(kStream)), kStreamSyncCalls);
+  EXPECT_EQ(count("cudaLaunchKernel", "AND stream = " + std::to_string(kLaunchStream)), kLaunchCalls);
+  EXPECT_EQ(count("cudaDeviceSynchronize"), kDeviceSyncCalls);
+  EXPECT_EQ(count("cudaFree"), kFreeCalls);
+  std::string cuda = "AND op IN (SELECT op FROM ops WHERE category = 'cuda_runtime')";
+  int64_t total = kMallocCalls + kMemcpyAsyncCalls + kStreamSyncCalls + kLaunchCalls + kDeviceSyncCalls + kFreeCalls;
+  EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda), total);
+  // No GPU here: every call fails, and the failure code is recorded.
+  EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda + " AND (ret IS NULL OR ret = 0)"),
+            0);
+  EXPECT_GT(run.query_int("SELECT min(dur_ns) FROM events WHERE" + run.where() + cuda), 0);
+  EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda + " AND pid != " +
+                          std::to_string(run.root_pid)),
+            0);
+  EXPECT_TRUE(run.summary.cuda_traced);
+  EXPECT_EQ(run.query_int("SELECT cuda_probes LIKE '%cudaMemcpyAsync%' FROM runs WHERE" + run.where()), 1);
+}
+
+int exec_cuda_calls(const char* delay_ms) {
+  execl(INGERO_CUDA_CALLS, INGERO_CUDA_CALLS, "--delay-ms", delay_ms, static_cast<char*>(nullptr));
+  return 127;
+}
+
+TEST(TracerBpf, CudaCallsWithExplicitLibrary) {
+  REQUIRE_ROOT();
+  REQUIRE_CUDART();
+  TempDir dir;
+  TraceOptions opts;
+  opts.cudart_paths = {INGERO_CUDART};
+  auto run = run_traced(dir, opts, [] { return exec_cuda_calls("0"); });
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  expect_cuda_calls_traced(*run);
+  EXPECT_EQ(run->summary.cuda_libraries.size(), 1u);
+}
+
+TEST(TracerBpf, CudaCallsWithLibraryDiscoveredFromMaps) {
+  REQUIRE_ROOT();
+  REQUIRE_CUDART();
+  TempDir dir;
+  // The delay gives poll() (every 20 ms) time to see the mapped library before the first call.
+  auto run = run_traced(dir, TraceOptions{}, [] { return exec_cuda_calls("500"); });
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  expect_cuda_calls_traced(*run);
+  ASSERT_EQ(run->summary.cuda_libraries.size(), 1u);
+  EXPECT_NE(run->summary.cuda_libraries[0].find("libcudart.so"), std::string::npos);
+}
+
+TEST(TracerBpf, NoCudaLibraryStillTracesHost) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    usleep(20'000);
+    return 0;
+  });
+  ASSERT_RUN(run);
+  EXPECT_FALSE(run->summary.cuda_traced);
+  EXPECT_GT(run->query_int("SELECT voluntary_switches FROM thread_stats WHERE" + run->where() +
+                           "AND tid = " + std::to_string(run->root_pid)),
+            0);
+}
+
+TEST(TracerBpf, SleepingChildIsOffCpuForItsSleeps) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  constexpr int kSleeps = 20;
+  constexpr int64_t kSleepNs = 10'000'000;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    for (int i = 0; i < kSleeps; ++i) usleep(kSleepNs / 1000);
+    return 0;
+  });
+  ASSERT_RUN(run);
+  std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  EXPECT_GE(run->query_int("SELECT voluntary_switches " + me), kSleeps);
+  int64_t offcpu = run->query_int("SELECT offcpu_ns " + me);
+  EXPECT_GE(offcpu, kSleeps * kSleepNs);
+  EXPECT_LT(offcpu, kSleeps * kSleepNs * 3 / 2);
+  EXPECT_GE(run->query_int("SELECT offcpu_max_ns " + me), kSleepNs);
+  EXPECT_GE(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("offcpu_blocked") +
+                           "AND dur_ns >= " + std::to_string(kSleepNs)),
+            kSleeps);
+  EXPECT_GE(run->query_int("SELECT sum(count) FROM histograms WHERE" + run->where() + "AND metric = 'offcpu_us'"),
+            kSleeps);
+  EXPECT_EQ(run->summary.events_dropped, 0u);
+}
+
+TEST(TracerBpf, ThreeSpinnersOnTwoCpusArePreemptedAndWait) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(0, &cpus);
+    CPU_SET(1, &cpus);
+    for (int i = 0; i < 3; ++i)
+      if (fork() == 0) {
+        sched_setaffinity(0, sizeof cpus, &cpus);
+        spin_for(std::chrono::milliseconds(700));
+        _exit(0);
+      }
+    return wait_all_children();
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  std::string spinners = "FROM thread_stats WHERE" + run->where() + "AND pid != " + std::to_string(run->root_pid);
+  EXPECT_EQ(run->query_int("SELECT count(*) " + spinners), 3);
+  EXPECT_EQ(run->query_int("SELECT count(*) " + spinners + " AND involuntary_switches > 0"), 3);
+  EXPECT_EQ(run->query_int("SELECT count(*) " + spinners + " AND runq_count > 0 AND runq_ns > 0"), 3);
+  EXPECT_EQ(run->query_int("SELECT count(DISTINCT pid) FROM histograms WHERE" + run->where() +
+                           "AND metric = 'runq_us' AND pid != " + std::to_string(run->root_pid)),
+            3);
+  EXPECT_GT(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("runq_wait")), 0);
+}
+
+TEST(TracerBpf, ProcessTreeIsEnrolledAndOutsidersAreNot) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  pid_t outsider = spawn_outsider();
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    pid_t child = fork();
+    if (child == 0) {
+      pid_t grandchild = fork();
+      if (grandchild == 0) {
+        usleep(50'000);
+        _exit(4);
+      }
+      waitpid(grandchild, nullptr, 0);
+      _exit(3);
+    }
+    waitpid(child, nullptr, 0);
+    return 0;
+  });
+  kill(outsider, SIGKILL);
+  waitpid(outsider, nullptr, 0);
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("fork")), 2);
+  EXPECT_EQ(run->query_int("SELECT count(DISTINCT pid) FROM threads WHERE" + run->where()), 3);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM threads WHERE" + run->where() + "AND exit_code = 3"), 1);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM threads g JOIN threads c ON g.ppid = c.pid AND c.run_id = g.run_id "
+                           "WHERE g.run_id = " + std::to_string(run->run_id) +
+                           " AND g.exit_code = 4 AND c.exit_code = 3 AND c.ppid = " + std::to_string(run->root_pid)),
+            1);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM threads WHERE" + run->where() + "AND role = 'main' AND tid = " +
+                           std::to_string(run->root_pid)),
+            1);
+  EXPECT_EQ(run->query_int("SELECT count(DISTINCT pid) FROM thread_stats WHERE" + run->where()), 3);
+  std::string o = std::to_string(outsider);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM thread_stats WHERE" + run->where() + "AND pid = " + o), 0);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND pid = " + o), 0);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM threads WHERE" + run->where() + "AND pid = " + o), 0);
+}
+
+TEST(TracerBpf, SystemWideTracesProcessesOutsideTheTree) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  pid_t outsider = spawn_outsider();
+  TraceOptions opts;
+  opts.system_wide = true;
+  auto run = run_traced(dir, opts, [] {
+    usleep(100'000);
+    return 0;
+  });
+  kill(outsider, SIGKILL);
+  waitpid(outsider, nullptr, 0);
+  ASSERT_RUN(run);
+  EXPECT_GT(run->query_int("SELECT voluntary_switches FROM thread_stats WHERE" + run->where() + "AND pid = " +
+                           std::to_string(outsider)),
+            0);
+  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'system_wide'"), 1);
+}
+
+TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  constexpr size_t kBytes = 256u << 20;
+  constexpr int64_t kPages = kBytes / 4096;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    auto* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return 1;
+    madvise(p, kBytes, MADV_NOHUGEPAGE);  // one fault per 4 KiB page
+    for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+    return 0;
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  EXPECT_GE(run->query_int("SELECT page_faults " + me), kPages);
+  EXPECT_GE(run->query_int("SELECT page_allocs " + me), kPages);
+  EXPECT_GE(run->query_int("SELECT page_alloc_bytes " + me), int64_t(kBytes));
+}
+
+TEST(TracerBpf, TinyRingBufferReportsEveryDrop) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  TraceOptions opts;
+  opts.ringbuf_bytes = 4096;
+  opts.offcpu_min_ns = 0;  // every switch becomes an event: a storm
+  opts.runq_min_ns = 0;
+  auto run = run_traced(dir, opts, [] {
+    int ping[2], pong[2];
+    if (pipe(ping) || pipe(pong)) return 1;
+    char c = 0;
+    if (fork() == 0) {
+      while (read(ping[0], &c, 1) == 1 && c) write(pong[1], &c, 1);
+      _exit(0);
+    }
+    for (int i = 0; i < 30'000; ++i) {
+      c = 1;
+      if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) return 1;
+    }
+    c = 0;
+    write(ping[1], &c, 1);
+    return wait_all_children();
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  EXPECT_GT(run->summary.events_dropped, 0u);
+  std::string losses = "FROM losses WHERE" + run->where();
+  EXPECT_GT(run->query_int("SELECT dropped " + losses + "AND source = 'sched'"), 0);
+  for (const char* ring : {"cuda", "sched", "proc", "queue"})
+    EXPECT_EQ(run->query_int(std::string("SELECT count(*) ") + losses + "AND source = '" + ring + "'"), 1) << ring;
+  // Nothing vanishes: what each ring was offered is either in the DB or counted as dropped.
+  std::string sched_rows = "(SELECT count(*) FROM events WHERE" + run->where() +
+                           "AND op IN (SELECT op FROM ops WHERE category = 'sched'))";
+  EXPECT_EQ(run->query_int("SELECT offered - dropped - " + sched_rows + " " + losses + "AND source = 'sched'"), 0);
+  std::string proc_rows = "(SELECT count(*) FROM events WHERE" + run->where() +
+                          "AND op IN (SELECT op FROM ops WHERE category IN ('process', 'io')))";
+  EXPECT_EQ(run->query_int("SELECT offered - dropped - " + proc_rows + " " + losses + "AND source = 'proc'"), 0);
+  uint64_t offered = 0, dropped = 0;
+  for (const TraceLoss& loss : run->summary.losses)
+    if (loss.source == "cuda" || loss.source == "sched" || loss.source == "proc") {
+      offered += loss.offered.value_or(0);
+      dropped += loss.dropped;
+    }
+  EXPECT_EQ(offered, run->summary.events_written + dropped);
+}
+
+void expect_no_bpf_left(int own_fds_before, int system_before) {
+  EXPECT_EQ(count_own_bpf_fds(), own_fds_before);
+  // Programs and links are freed after an RCU grace period.
+  int system_after = count_system_bpf_objects();
+  for (int i = 0; i < 100 && system_after != system_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    system_after = count_system_bpf_objects();
+  }
+  EXPECT_EQ(system_after, system_before);
+}
+
+TEST(TracerBpf, NothingLeftAfterStopOrChildCrash) {
+  REQUIRE_ROOT();
+  int own = count_own_bpf_fds(), system = count_system_bpf_objects();
+  TempDir dir;
+  TraceOptions opts;
+  if (access(INGERO_CUDART, R_OK) == 0) opts.cudart_paths = {INGERO_CUDART};
+  auto run = run_traced(dir, opts, [] {
+    raise(SIGSEGV);
+    return 0;
+  });
+  ASSERT_RUN(run);
+  EXPECT_TRUE(WIFSIGNALED(run->wait_status));
+  EXPECT_EQ(run->query_int("SELECT exit_code FROM threads WHERE" + run->where() + "AND tid = " +
+                           std::to_string(run->root_pid)),
+            128 + SIGSEGV);
+  expect_no_bpf_left(own, system);
+}
+
+TEST(TracerBpf, NothingLeftAfterDestroyWithoutStop) {
+  REQUIRE_ROOT();
+  int own = count_own_bpf_fds(), system = count_system_bpf_objects();
+  {
+    TempDir dir;
+    auto db = TraceDb::open(dir.file("t.db"));
+    ASSERT_TRUE(db.ok());
+    TraceOptions opts;
+    if (access(INGERO_CUDART, R_OK) == 0) opts.cudart_paths = {INGERO_CUDART};
+    auto tracer = Tracer::start(opts, dir.file("t.db"), 1);
+    ASSERT_RUN(tracer);
+    EXPECT_GT(count_own_bpf_fds(), own);
+    ASSERT_TRUE((*tracer)->enroll(getpid()).ok());
+    (*tracer)->poll();
+    usleep(10'000);
+  }
+  expect_no_bpf_left(own, system);
+}
+
+TEST(TracerBpf, WithoutPrivilegesStartFailsNamingWhatIsMissing) {
+  REQUIRE_ROOT();
+  int fds = count_own_bpf_fds();
+  pid_t child = fork();
+  if (child == 0) {
+    // An unprivileged user: no CAP_BPF, no CAP_PERFMON.
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(10);
+    auto tracer = Tracer::start(TraceOptions{}, "/tmp/ingero-unprivileged-never-created.db", 1);
+    if (tracer.ok()) _exit(11);
+    bool names_it = tracer.error().message.find("root") != std::string::npos &&
+                    tracer.error().hint.find("--no-trace") != std::string::npos;
+    _exit(names_it ? (count_own_bpf_fds() == fds ? 0 : 13) : 12);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace ingero::tracer::testing

@@ -1,0 +1,118 @@
+// The tracer's one writer thread: a bounded queue of decoded events drained into
+// the trace DB over its own SQLite connection, in batched transactions.
+//
+// push() never blocks the ring-buffer consumer: a full queue drops the event and
+// counts it (loss source 'queue'). Normal rates are inserted straight into the
+// indexed events table. A burst larger than kDirectInsertMax is first persisted as
+// packed records (table event_batches, one row per kRecordsPerBatch events), which
+// costs a fraction of an indexed insert, and moved into events as the writer
+// catches up; finish() moves whatever is left.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpf/events.h"
+#include "common/result.h"
+#include "tracer/sqlite_db.h"
+
+namespace ingero::tracer {
+
+// One events row, packed (the layout of event_batches.records).
+struct EventRecord {
+  uint64_t ts_ns;
+  uint64_t dur_ns;
+  uint32_t pid;
+  uint32_t tid;
+  uint16_t op;
+  uint16_t flags;  // IB_EVENT_HAS_*: which of ret/bytes/arg/stream are present
+  uint32_t pad;
+  int64_t ret;
+  uint64_t bytes;
+  int64_t arg;
+  uint64_t stream;
+};
+static_assert(sizeof(EventRecord) == 64);
+
+class EventWriter {
+ public:
+  static constexpr size_t kDirectInsertMax = 8192;
+  static constexpr size_t kRecordsPerBatch = 16384;
+
+  static Result<std::unique_ptr<EventWriter>> start(const std::string& db_path, int64_t run_id,
+                                                    size_t queue_capacity);
+  ~EventWriter();
+
+  // False when the queue is full: the event is counted in dropped() and discarded.
+  bool push(const ib_event& event);
+
+  // Drains the queue and the staged batches, stops the thread; the first write
+  // error, if any. Idempotent.
+  Status finish();
+
+  // Events stored in the DB (in events, or staged in event_batches until finish()).
+  uint64_t written() const { return written_.load(std::memory_order_relaxed); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Events the writer could not store (SQLite errors); not counted in written().
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Most events waiting in event_batches at any time (0: the writer always kept up).
+  uint64_t peak_staged() const { return peak_staged_.load(std::memory_order_relaxed); }
+
+  // The writer's connection; only for use after finish() (the thread no longer touches it).
+  sqlite3* connection() const { return db_.get(); }
+
+ private:
+  struct Statements {
+    sql::Statement insert_event;
+    sql::Statement insert_batch;
+    sql::Statement select_batch;
+    sql::Statement delete_batch;
+  };
+  struct StagedBatch {
+    int64_t seq;
+    size_t count;
+  };
+
+  EventWriter(sql::Connection db, Statements statements, int64_t run_id, size_t capacity);
+  void run();
+  void write(const std::vector<EventRecord>& batch);
+  Status insert_events(const EventRecord* records, size_t count);  // in its own transaction
+  Status insert_rows(const EventRecord* records, size_t count);    // in the caller's
+  Status stage(const std::vector<EventRecord>& batch);
+  Status unstage_oldest();
+  void record_error(const Error& error);
+
+  sql::Connection db_;
+  Statements sql_;
+  const int64_t run_id_;
+  const size_t capacity_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<EventRecord> pending_;
+  bool stopping_ = false;
+  std::optional<Error> error_;
+
+  // Writer thread only.
+  std::deque<StagedBatch> staged_;
+  uint64_t staged_events_ = 0;
+  int64_t next_seq_ = 0;
+
+  std::atomic<uint64_t> written_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> peak_staged_{0};
+  std::thread thread_;
+};
+
+}  // namespace ingero::tracer
