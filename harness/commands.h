@@ -38,4 +38,7 @@ Result<int> run_workload_command(const WorkloadFlags& flags);
 // ingero-bench trace [--db FILE] -- COMMAND [ARGS...]; passes the command's exit status through.
 Result<int> run_trace_command(const TraceFlags& flags, const std::vector<std::string>& command);
 
+// ingero-bench runs --db FILE [--report FILE]: every run in the DB as one table.
+Result<int> run_runs_command(const std::string& db_path, const std::string& report_path);
+
 }  // namespace ingero::harness

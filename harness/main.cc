@@ -99,6 +99,11 @@ int main(int argc, char** argv) {
   trace_cmd->add_option("command", command, "The command and its arguments, after --")->required();
   trace_cmd->prefix_command();
 
+  auto* runs_cmd = app.add_subcommand("runs", "List the runs in a trace DB as one results table");
+  std::string runs_db, runs_report;
+  runs_cmd->add_option("--db", runs_db, "Trace database")->required();
+  runs_cmd->add_option("--report", runs_report, "Also write the table as Markdown to this file");
+
   auto* explain_cmd = app.add_subcommand("explain", "Explain a traced run: metrics, per-process breakdown, causal chains");
   ingero::reports::ExplainOptions explain;
   bool explain_last = false;
@@ -136,6 +141,7 @@ int main(int argc, char** argv) {
 
   ingero::harness::install_interrupt_handlers();
   if (*trace_cmd) return finish(ingero::harness::run_trace_command(trace_flags, command));
+  if (*runs_cmd) return finish(ingero::harness::run_runs_command(runs_db, runs_report));
   if (*explain_cmd) {
     if (*run_opt) explain.run = explain_run;
     if (*since_opt) explain.since_s = since_s;
