@@ -15,7 +15,7 @@ namespace ingero::workloads {
 
 struct Batch {
   torch::Tensor data;     // B x F, on the host (maybe pinned) or already on the device
-  torch::Tensor indices;  // B sample ids (int64, CPU): which rows of the dataset these are
+  torch::Tensor indices;  // B sample ids (int64, on the data's device): which rows of the dataset these are
 };
 
 // A loader worker died or reported an error; the run fails with this message.

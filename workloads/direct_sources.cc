@@ -51,22 +51,18 @@ class GatherSource final : public BatchSource {
  public:
   GatherSource(const WorkloadConfig& config, torch::Tensor dataset)
       : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
-  void begin_epoch(int epoch) override {
-    auto order = epoch_order(config_, epoch);
-    order_on_data_ = order.to(dataset_.device());
-    batches_.reset(std::move(order));
-  }
+  void begin_epoch(int epoch) override { batches_.reset(epoch_order(config_, epoch, dataset_.device())); }
+  // The sample ids stay where the data is: a resident pipeline never copies them back.
   std::optional<Batch> next() override {
     auto r = batches_.take();
     if (!r) return std::nullopt;
-    auto idx = order_on_data_.narrow(0, r->start, r->count);
-    return Batch{dataset_.index_select(0, idx), batches_.order().narrow(0, r->start, r->count)};
+    auto idx = batches_.order().narrow(0, r->start, r->count);
+    return Batch{dataset_.index_select(0, idx), idx};
   }
 
  private:
   WorkloadConfig config_;
   torch::Tensor dataset_;
-  torch::Tensor order_on_data_;
   OrderedBatches batches_;
 };
 

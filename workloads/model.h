@@ -15,8 +15,8 @@ torch::Tensor make_dataset(const WorkloadConfig& config);
 torch::nn::Sequential make_model(const WorkloadConfig& config);
 
 // The order samples are visited in one epoch: a permutation seeded by (seed, epoch)
-// when shuffling, 0..N-1 otherwise. int64, on the CPU.
-torch::Tensor epoch_order(const WorkloadConfig& config, int epoch);
+// when shuffling, 0..N-1 otherwise; int64, made on `device`.
+torch::Tensor epoch_order(const WorkloadConfig& config, int epoch, const torch::Device& device = torch::kCPU);
 
 // [start, start+count) of batch b within an epoch order, honouring drop_last.
 struct BatchRange {

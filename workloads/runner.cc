@@ -143,7 +143,7 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
         torch::Tensor out = step.run(*batch, &checksum, &h2d);
         const uint64_t c1 = monotonic_ns();
         samples += batch->indices.size(0);
-        if (hooks.on_batch) hooks.on_batch(epoch, batch->indices, out.to(torch::kCPU));
+        if (hooks.on_batch) hooks.on_batch(epoch, batch->indices.to(torch::kCPU), out.to(torch::kCPU));
         if (!measured) continue;
         if (result.batches.size() < kMaxBatchRecords) {
           result.batches.push_back(BatchTiming{epoch, index, w0, w1 - w0, c1 - w1});
