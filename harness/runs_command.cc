@@ -65,9 +65,11 @@ Result<int> run_runs_command(const std::string& db_path, const std::string& repo
     auto j = nlohmann::json::parse(r.result_json, nullptr, false);
     auto summary = j.is_discarded() ? Result<workloads::ResultSummary>(Error::bad_input("no record"))
                                     : workloads::summary_from_json(j);
-    if (summary) {
+    if (summary && summary->status == "ok") {
       row.summary = *summary;
       if (!r.traced) row.summary.label += " (untraced)";
+    } else if (summary) {
+      row.failure = summary->error.empty() || summary->error == r.status ? r.status : r.status + ": " + summary->error;
     } else {
       row.failure = r.status == "ok" ? "no workload record" : r.status;
     }

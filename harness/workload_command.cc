@@ -65,14 +65,14 @@ RunRequest workload_request(const workloads::WorkloadConfig& config, const std::
   return req;
 }
 
-void report_trace(const RunOutcome& o) {
+void report_trace(const RunOutcome& o, bool expects_cuda) {
   if (!o.trace) return;
   const auto& t = *o.trace;
   if (t.events_dropped > 0) {
     std::fprintf(stderr, "  WARNING: run %lld lost %llu trace events (see the losses table)\n",
                  static_cast<long long>(o.run_id), static_cast<unsigned long long>(t.events_dropped));
   }
-  if (!t.cuda_traced) std::fprintf(stderr, "  note: no CUDA library was mapped by the workload; CUDA calls were not traced\n");
+  if (expects_cuda && !t.cuda_traced) std::fprintf(stderr, "  note: no CUDA library was mapped by the workload; CUDA calls were not traced\n");
 }
 
 }  // namespace
@@ -136,7 +136,7 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     auto outcome = execute_run(workload_request(config, python, index++), **db, trace, machine);
     if (!outcome) return outcome.error();
     row.run_id = outcome->run_id;
-    report_trace(*outcome);
+    report_trace(*outcome, cuda);
     if (outcome->result) {
       auto summary = workloads::summary_from_json(*outcome->result);
       if (summary) row.summary = *summary;

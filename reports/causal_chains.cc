@@ -1,8 +1,12 @@
 #include "reports/causal_chains.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -93,7 +97,8 @@ void select_cuda_victims(const ChainInputs& in, const ChainThresholds& limits,
 
 void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
                          std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
-  std::vector<Event> waits = in.events.of("batch_wait");
+  const EventColumn& recorded = in.events.of("batch_wait");
+  EventList waits(recorded.begin(), recorded.end());
   std::sort(waits.begin(), waits.end(), [](const Event& a, const Event& b) {
     return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns);
   });
@@ -120,31 +125,119 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
   ops.push_back({"batch_wait", true, selection, threshold});
 }
 
-// Intervals of the threads that matter, bucketed by tid in one pass per op.
-std::unordered_map<int64_t, ThreadIntervals> collect_intervals(const EventSet& events,
-                                                               const std::unordered_set<int64_t>& tids) {
-  std::unordered_map<int64_t, ThreadIntervals> by_tid;
-  for (int64_t tid : tids) by_tid[tid];
+// Which recorded intervals of a thread an op contributes to its activity.
+enum class IntervalKind { none, preempted, blocked, runq, pinned_alloc, page_fault };
+
+IntervalKind interval_kind(const std::string& op_name) {
+  if (op_name == "offcpu_preempted") return IntervalKind::preempted;
+  if (op_name == "offcpu_blocked") return IntervalKind::blocked;
+  if (op_name == "runq_wait") return IntervalKind::runq;
+  if (kPinnedAllocOps.count(op_name)) return IntervalKind::pinned_alloc;
+  if (op_name == "page_fault") return IntervalKind::page_fault;
+  return IntervalKind::none;
+}
+
+IntervalList& interval_list(ThreadIntervals& intervals, IntervalKind kind) {
+  switch (kind) {
+    case IntervalKind::preempted: return intervals.preempted;
+    case IntervalKind::blocked: return intervals.blocked;
+    case IntervalKind::runq: return intervals.runq;
+    default: return intervals.pinned_alloc;
+  }
+}
+
+// Position of a thread among the analysed ones, -1 for the others. Consecutive
+// events mostly come from one thread, so the previous answer is tried first.
+class ThreadSlots {
+ public:
+  explicit ThreadSlots(const std::vector<int64_t>& tids) {
+    for (size_t i = 0; i < tids.size(); ++i) slot_of_[tids[i]] = static_cast<int>(i);
+  }
+  int find(int64_t tid) {
+    if (has_previous_ && tid == previous_tid_) return previous_slot_;
+    auto it = slot_of_.find(tid);
+    has_previous_ = true;
+    previous_tid_ = tid;
+    previous_slot_ = it == slot_of_.end() ? -1 : it->second;
+    return previous_slot_;
+  }
+
+ private:
+  std::unordered_map<int64_t, int> slot_of_;
+  bool has_previous_ = false;
+  int64_t previous_tid_ = 0;
+  int previous_slot_ = -1;
+};
+
+constexpr size_t kIntervalKinds = 6;
+using KindCounts = std::array<size_t, kIntervalKinds>;
+
+// Intervals of the threads that matter, bucketed by tid, each list in the order of
+// its op's events. The lists are sized exactly first: a busy thread has millions
+// of intervals, and growing them by doubling would copy each several times.
+using TidIntervals = std::pair<int64_t, ThreadIntervals>;
+
+std::vector<TidIntervals> collect_intervals(const EventSet& events, const std::unordered_set<int64_t>& tids) {
+  const std::vector<int64_t> tid_list(tids.begin(), tids.end());
+  ThreadSlots slots(tid_list);
+  std::vector<IntervalKind> kinds(events.ops.size());
+  for (size_t i = 0; i < events.ops.size(); ++i) kinds[i] = interval_kind(events.ops[i].name);
+
+  std::vector<KindCounts> counts(tid_list.size(), KindCounts{});
   for (size_t i = 0; i < events.ops.size(); ++i) {
-    const std::string& name = events.ops[i].name;
-    std::vector<Event> ThreadIntervals::*target = nullptr;
-    if (name == "offcpu_preempted") target = &ThreadIntervals::preempted;
-    if (name == "offcpu_blocked") target = &ThreadIntervals::blocked;
-    if (name == "runq_wait") target = &ThreadIntervals::runq;
-    if (kPinnedAllocOps.count(name)) target = &ThreadIntervals::pinned_alloc;
-    const bool faults = name == "page_fault";
-    if (!target && !faults) continue;
+    if (kinds[i] == IntervalKind::none) continue;
+    const auto kind = static_cast<size_t>(kinds[i]);
     for (const auto& e : events.by_op[i]) {
-      auto it = by_tid.find(e.tid);
-      if (it == by_tid.end()) continue;
-      if (faults) {
-        it->second.fault_ts.push_back(e.ts_ns);
+      const int slot = slots.find(e.tid);
+      if (slot >= 0) ++counts[slot][kind];
+    }
+  }
+  std::vector<ThreadIntervals> lists(tid_list.size());
+  for (size_t slot = 0; slot < lists.size(); ++slot) {
+    for (auto kind : {IntervalKind::preempted, IntervalKind::blocked, IntervalKind::runq,
+                      IntervalKind::pinned_alloc}) {
+      interval_list(lists[slot], kind).reserve(counts[slot][static_cast<size_t>(kind)]);
+    }
+    lists[slot].fault_ts.reserve(counts[slot][static_cast<size_t>(IntervalKind::page_fault)]);
+  }
+  for (size_t i = 0; i < events.ops.size(); ++i) {
+    if (kinds[i] == IntervalKind::none) continue;
+    for (const auto& e : events.by_op[i]) {
+      const int slot = slots.find(e.tid);
+      if (slot < 0) continue;
+      if (kinds[i] == IntervalKind::page_fault) {
+        lists[slot].fault_ts.push_back(e.ts_ns);
       } else {
-        (it->second.*target).push_back(e);
+        interval_list(lists[slot], kinds[i]).push_back(Interval{e.ts_ns, e.end_ns()});
       }
     }
   }
+  std::vector<TidIntervals> by_tid;
+  by_tid.reserve(lists.size());
+  for (size_t slot = 0; slot < lists.size(); ++slot) by_tid.emplace_back(tid_list[slot], std::move(lists[slot]));
   return by_tid;
+}
+
+size_t interval_count(const ThreadIntervals& t) {
+  return t.preempted.size() + t.blocked.size() + t.runq.size() + t.pinned_alloc.size() + t.fault_ts.size();
+}
+
+// Runs task(i) for every i < count on up to two threads, in index order (the
+// caller puts the largest first). Two, as for the event scan: building timelines
+// is bound by memory, and more threads would mostly compete for it.
+template <class Task>
+void run_on_two_threads(size_t count, const Task& task) {
+  std::atomic<size_t> next{0};
+  auto drain = [&] {
+    for (size_t i = next++; i < count; i = next++) task(i);
+  };
+  if (count < 2) {
+    drain();
+    return;
+  }
+  std::thread helper(drain);
+  drain();
+  helper.join();
 }
 
 struct Producer {
@@ -268,7 +361,7 @@ void add_evidence(ChainAccumulator& chain, int64_t tid, const ThreadEvidence& e)
   chain.evidence.page_faults += e.faults;
 }
 
-int64_t forks_between(const std::vector<Event>& forks, int64_t from, int64_t to) {
+int64_t forks_between(const EventList& forks, int64_t from, int64_t to) {
   return std::lower_bound(forks.begin(), forks.end(), to,
                           [](const Event& e, int64_t t) { return e.ts_ns < t; }) -
          std::lower_bound(forks.begin(), forks.end(), from,
@@ -293,7 +386,8 @@ class ChainBuilder {
     analysis.thresholds = limits_;
     if (victims_.empty()) return analysis;
     build_activities();
-    forks_ = in_.events.of("fork");
+    const EventColumn& forks = in_.events.of("fork");
+    forks_.assign(forks.begin(), forks.end());
     std::sort(forks_.begin(), forks_.end(), [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
     op_totals_.assign(ops_.size(), {});
     for (const auto& v : victims_) attribute_one(v);
@@ -310,10 +404,21 @@ class ChainBuilder {
     if (any_wait) {
       for (int64_t tid : directory_.producers()) tids.insert(tid);
     }
+    // Threads' timelines are independent: built in parallel, busiest first so
+    // that the two threads finish together.
     auto intervals = collect_intervals(in_.events, tids);
-    for (auto& [tid, list] : intervals) {
+    std::sort(intervals.begin(), intervals.end(), [](const TidIntervals& a, const TidIntervals& b) {
+      return interval_count(a.second) > interval_count(b.second);
+    });
+    std::vector<std::optional<ThreadActivity>> built(intervals.size());
+    run_on_two_threads(intervals.size(), [&](size_t i) {
+      const int64_t tid = intervals[i].first;
       auto [start, end] = directory_.alive(tid, in_.context.run.start_ns);
-      activities_.emplace(tid, ThreadActivity(tid, start, end, std::move(list)));
+      built[i].emplace(tid, start, end, std::move(intervals[i].second));
+    });
+    for (auto& activity : built) {
+      const int64_t tid = activity->tid();
+      activities_.emplace(tid, std::move(*activity));
     }
     if (any_wait) {
       for (int64_t tid : directory_.producers()) producer_tids_.push_back(tid);
@@ -438,7 +543,7 @@ class ChainBuilder {
   std::vector<Victim> victims_;
   std::unordered_map<int64_t, ThreadActivity> activities_;
   std::vector<int64_t> producer_tids_;
-  std::vector<Event> forks_;
+  EventList forks_;
   std::vector<OpTotals> op_totals_;
   std::map<std::pair<size_t, Cause>, ChainAccumulator> chains_;
 };

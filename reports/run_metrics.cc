@@ -27,13 +27,13 @@ T json_value(const nlohmann::json& object, const char* key, T fallback) {
   }
 }
 
-LatencyStats window_stats(const std::vector<Event>& events, const TimeWindow& window) {
-  std::vector<int64_t> durations;
+LatencyStats window_stats(const EventColumn& events, const TimeWindow& window) {
+  LargeVector<int64_t> durations;
   durations.reserve(events.size());
   for (const auto& e : events) {
     if (window.contains_start(e)) durations.push_back(e.dur_ns);
   }
-  return latency_stats(durations);
+  return latency_stats(durations.data(), durations.data() + durations.size());
 }
 
 std::vector<int64_t> merged_histogram(const RunContext& context, const std::set<int64_t>& pids) {

@@ -15,19 +15,24 @@ size_t nearest_rank_index(size_t n, double p) {
 }  // namespace
 
 LatencyStats latency_stats(std::vector<int64_t>& values) {
+  return latency_stats(values.data(), values.data() + values.size());
+}
+
+LatencyStats latency_stats(int64_t* first, int64_t* last) {
   LatencyStats stats;
-  stats.count = static_cast<int64_t>(values.size());
-  if (values.empty()) return stats;
-  stats.total_ns = std::accumulate(values.begin(), values.end(), int64_t{0});
+  const auto n = static_cast<size_t>(last - first);
+  stats.count = static_cast<int64_t>(n);
+  if (n == 0) return stats;
+  stats.total_ns = std::accumulate(first, last, int64_t{0});
   // Ascending selection: each nth_element works on the tail left by the previous one.
-  auto begin = values.begin();
+  int64_t* begin = first;
   for (auto [p, out] : {std::pair{0.50, &stats.p50_ns}, {0.90, &stats.p90_ns}, {0.99, &stats.p99_ns}}) {
-    auto nth = values.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(values.size(), p));
-    std::nth_element(begin, nth, values.end());
+    int64_t* nth = first + nearest_rank_index(n, p);
+    std::nth_element(begin, nth, last);
     *out = *nth;
     begin = nth;
   }
-  stats.max_ns = *std::max_element(begin, values.end());
+  stats.max_ns = *std::max_element(begin, last);
   return stats;
 }
 

@@ -20,6 +20,8 @@ struct LatencyStats {
 // Nearest-rank percentiles (the smallest value with at least p·n values at or
 // below it) over every value. Reorders `values`.
 LatencyStats latency_stats(std::vector<int64_t>& values);
+// The same over [first, last), for buffers that are not a std::vector.
+LatencyStats latency_stats(int64_t* first, int64_t* last);
 
 // [lower, upper) in microseconds of the log2 bucket holding a quantile.
 struct BucketBounds {

@@ -6,21 +6,72 @@
 namespace ingero::reports {
 namespace {
 
-struct Edge {
-  int64_t t;
-  int layer;
-  int delta;
-};
-
 constexpr int kLayers = 3;  // cpu_wait, pinned_alloc, blocked: ThreadState's first three values
 
-void add_edges(const std::vector<Event>& intervals, int layer, std::vector<Edge>& edges) {
-  for (const auto& e : intervals) {
-    if (e.dur_ns <= 0) continue;
-    edges.push_back({e.ts_ns, layer, +1});
-    edges.push_back({e.end_ns(), layer, -1});
+bool starts_before(const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; }
+
+// The times at which one layer's depth changes by `delta`: the starts (or ends) of
+// a list of intervals, ascending, empty intervals left out. A thread's intervals
+// are recorded in time order, so the times are usually read in place; otherwise
+// they are copied and sorted.
+class EdgeStream {
+ public:
+  EdgeStream(const IntervalList& intervals, bool at_end, int layer, int delta)
+      : intervals_(intervals), at_end_(at_end), layer_(layer), delta_(delta) {
+    if (!ascending()) {
+      for (const auto& e : intervals_) {
+        if (!e.empty()) sorted_.push_back(time_of(e));
+      }
+      std::sort(sorted_.begin(), sorted_.end());
+      in_place_ = false;
+    }
+    settle();
   }
-}
+
+  bool done() const { return done_; }
+  int64_t time() const { return time_; }
+  void pop() {
+    ++next_;
+    settle();
+  }
+  int layer() const { return layer_; }
+  int delta() const { return delta_; }
+
+ private:
+  int64_t time_of(const Interval& e) const { return at_end_ ? e.end_ns : e.start_ns; }
+
+  bool ascending() const {
+    int64_t previous = INT64_MIN;
+    for (const auto& e : intervals_) {
+      if (e.empty()) continue;
+      if (time_of(e) < previous) return false;
+      previous = time_of(e);
+    }
+    return true;
+  }
+
+  // Moves past empty intervals and caches the next time, read many times per edge.
+  void settle() {
+    if (in_place_) {
+      while (next_ < intervals_.size() && intervals_[next_].empty()) ++next_;
+      done_ = next_ >= intervals_.size();
+      if (!done_) time_ = time_of(intervals_[next_]);
+    } else {
+      done_ = next_ >= sorted_.size();
+      if (!done_) time_ = sorted_[next_];
+    }
+  }
+
+  const IntervalList& intervals_;
+  bool at_end_;
+  int layer_;
+  int delta_;
+  bool in_place_ = true;
+  size_t next_ = 0;
+  bool done_ = false;
+  int64_t time_ = 0;
+  LargeVector<int64_t> sorted_;
+};
 
 ThreadState top_state(const std::array<int, kLayers>& depth) {
   for (int layer = 0; layer < kLayers; ++layer) {
@@ -34,41 +85,89 @@ ThreadState top_state(const std::array<int, kLayers>& depth) {
 ThreadActivity::ThreadActivity(int64_t tid, int64_t alive_start_ns, int64_t alive_end_ns,
                                ThreadIntervals intervals)
     : tid_(tid), alive_start_(alive_start_ns), alive_end_(alive_end_ns) {
-  build_segments(intervals);
-  offcpu_ = std::move(intervals.preempted);
-  offcpu_.insert(offcpu_.end(), intervals.blocked.begin(), intervals.blocked.end());
-  std::sort(offcpu_.begin(), offcpu_.end(),
-            [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
-  offcpu_max_end_.reserve(offcpu_.size());
-  int64_t max_end = INT64_MIN;
-  for (const auto& e : offcpu_) {
-    max_end = std::max(max_end, e.end_ns());
-    offcpu_max_end_.push_back(max_end);
-  }
+  build_segments(intervals);  // before the lists move on
+  preempted_ = OffCpuList(std::move(intervals.preempted));
+  blocked_ = OffCpuList(std::move(intervals.blocked));
   fault_ts_ = std::move(intervals.fault_ts);
-  std::sort(fault_ts_.begin(), fault_ts_.end());
+  if (!std::is_sorted(fault_ts_.begin(), fault_ts_.end())) std::sort(fault_ts_.begin(), fault_ts_.end());
 }
 
-// Sweep over interval edges; each maximal stretch with one top state becomes a segment.
+// Sweep over interval edges in time order; each maximal stretch with one top
+// state becomes a segment. All edges at one instant are applied before the state
+// is read, so the order among them does not matter.
 void ThreadActivity::build_segments(const ThreadIntervals& intervals) {
-  std::vector<Edge> edges;
-  add_edges(intervals.preempted, 0, edges);
-  add_edges(intervals.runq, 0, edges);
-  add_edges(intervals.pinned_alloc, 1, edges);
-  add_edges(intervals.blocked, 2, edges);
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  constexpr size_t kStreams = 8;  // a start and an end stream for each of the four lists
+  std::vector<EdgeStream> streams;
+  streams.reserve(kStreams);  // no reallocation: `active` below points into it
+  auto add_layer = [&](const IntervalList& list, int layer) {
+    streams.emplace_back(list, /*at_end=*/false, layer, +1);
+    streams.emplace_back(list, /*at_end=*/true, layer, -1);
+  };
+  add_layer(intervals.preempted, 0);
+  add_layer(intervals.runq, 0);
+  add_layer(intervals.pinned_alloc, 1);
+  add_layer(intervals.blocked, 2);
+  // Each segment ends at a distinct edge, so this bounds their number; room that
+  // stays unused is never touched and costs no memory.
+  segments_.reserve(2 * (intervals.preempted.size() + intervals.runq.size() + intervals.pinned_alloc.size() +
+                         intervals.blocked.size()));
   std::array<int, kLayers> depth{};
   ThreadState current = ThreadState::on_cpu;
   int64_t since = 0;
-  for (size_t i = 0; i < edges.size();) {
-    const int64_t t = edges[i].t;
-    for (; i < edges.size() && edges[i].t == t; ++i) depth[edges[i].layer] += edges[i].delta;
+  std::vector<EdgeStream*> active;  // streams with edges left
+  for (auto& stream : streams) {
+    if (!stream.done()) active.push_back(&stream);
+  }
+  auto finished = [](const EdgeStream* stream) { return stream->done(); };
+  while (!active.empty()) {
+    int64_t t = active[0]->time();
+    for (size_t i = 1; i < active.size(); ++i) t = std::min(t, active[i]->time());
+    bool any_finished = false;
+    for (auto* stream : active) {
+      for (; !stream->done() && stream->time() == t; stream->pop()) depth[stream->layer()] += stream->delta();
+      any_finished |= stream->done();
+    }
+    if (any_finished) active.erase(std::remove_if(active.begin(), active.end(), finished), active.end());
     const ThreadState next = top_state(depth);
     if (next == current) continue;
     if (current != ThreadState::on_cpu && t > since) segments_.push_back({since, t, current});
     current = next;
     since = t;
   }
+}
+
+ThreadActivity::OffCpuList::OffCpuList(IntervalList intervals) : intervals_(std::move(intervals)) {
+  if (!std::is_sorted(intervals_.begin(), intervals_.end(), starts_before)) {
+    std::sort(intervals_.begin(), intervals_.end(), starts_before);
+  }
+  max_end_.reserve(intervals_.size());
+  int64_t max_end = INT64_MIN;
+  for (const auto& e : intervals_) {
+    max_end = std::max(max_end, e.end_ns);
+    max_end_.push_back(max_end);
+  }
+}
+
+// Every interval before this one ends at or before t.
+size_t ThreadActivity::OffCpuList::first_ending_after(int64_t t) const {
+  return static_cast<size_t>(std::upper_bound(max_end_.begin(), max_end_.end(), t) - max_end_.begin());
+}
+
+int64_t ThreadActivity::OffCpuList::count_overlapping(int64_t from, int64_t to) const {
+  int64_t count = 0;
+  for (size_t i = first_ending_after(from); i < intervals_.size() && intervals_[i].start_ns < to; ++i) {
+    count += intervals_[i].end_ns > from ? 1 : 0;
+  }
+  return count;
+}
+
+int64_t ThreadActivity::OffCpuList::overlap_ns(int64_t from, int64_t to) const {
+  int64_t covered = 0;
+  for (size_t i = first_ending_after(from); i < intervals_.size() && intervals_[i].start_ns < to; ++i) {
+    const Interval& e = intervals_[i];
+    covered += std::max<int64_t>(0, std::min(to, e.end_ns) - std::max(from, e.start_ns));
+  }
+  return covered;
 }
 
 std::pair<size_t, size_t> ThreadActivity::segments_overlapping(int64_t from, int64_t to) const {
@@ -92,24 +191,11 @@ int64_t ThreadActivity::faults_in(int64_t from, int64_t to) const {
 }
 
 int64_t ThreadActivity::switches_in(int64_t from, int64_t to) const {
-  // Intervals starting before `to` whose (running max) end passes `from`.
-  auto first = std::upper_bound(offcpu_max_end_.begin(), offcpu_max_end_.end(), from) -
-               offcpu_max_end_.begin();
-  int64_t count = 0;
-  for (auto i = static_cast<size_t>(first); i < offcpu_.size() && offcpu_[i].ts_ns < to; ++i) {
-    count += offcpu_[i].end_ns() > from ? 1 : 0;
-  }
-  return count;
+  return preempted_.count_overlapping(from, to) + blocked_.count_overlapping(from, to);
 }
 
 int64_t ThreadActivity::offcpu_overlap_ns(int64_t from, int64_t to) const {
-  auto first = std::upper_bound(offcpu_max_end_.begin(), offcpu_max_end_.end(), from) -
-               offcpu_max_end_.begin();
-  int64_t covered = 0;
-  for (auto i = static_cast<size_t>(first); i < offcpu_.size() && offcpu_[i].ts_ns < to; ++i) {
-    covered += std::max<int64_t>(0, std::min(to, offcpu_[i].end_ns()) - std::max(from, offcpu_[i].ts_ns));
-  }
-  return covered;
+  return preempted_.overlap_ns(from, to) + blocked_.overlap_ns(from, to);
 }
 
 }  // namespace ingero::reports

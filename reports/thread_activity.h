@@ -22,12 +22,23 @@ struct StateSegment {
   ThreadState state = ThreadState::on_cpu;
 };
 
+// A recorded interval of one thread, [start, start + dur). The thread is implied,
+// which keeps the per-thread copies of millions of intervals a third smaller.
+struct Interval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool empty() const { return end_ns <= start_ns; }
+};
+using IntervalList = LargeVector<Interval>;
+
+// One thread's recorded intervals, each list in any order (time order per list,
+// the usual case, is read without sorting).
 struct ThreadIntervals {
-  std::vector<Event> preempted;     // offcpu_preempted
-  std::vector<Event> blocked;       // offcpu_blocked
-  std::vector<Event> runq;          // runq_wait
-  std::vector<Event> pinned_alloc;  // cudaHostAlloc & co. called by this thread
-  std::vector<int64_t> fault_ts;    // page_fault timestamps
+  IntervalList preempted;           // offcpu_preempted
+  IntervalList blocked;             // offcpu_blocked
+  IntervalList runq;                // runq_wait
+  IntervalList pinned_alloc;        // cudaHostAlloc & co. called by this thread
+  LargeVector<int64_t> fault_ts;    // page_fault timestamps
 };
 
 class ThreadActivity {
@@ -37,7 +48,7 @@ class ThreadActivity {
   int64_t tid() const { return tid_; }
   int64_t alive_start_ns() const { return alive_start_; }
   int64_t alive_end_ns() const { return alive_end_; }
-  const std::vector<StateSegment>& segments() const { return segments_; }
+  const LargeVector<StateSegment>& segments() const { return segments_; }
 
   // Segments (not on-CPU) overlapping [from, to), as index range into segments().
   std::pair<size_t, size_t> segments_overlapping(int64_t from, int64_t to) const;
@@ -50,15 +61,32 @@ class ThreadActivity {
   int64_t offcpu_overlap_ns(int64_t from, int64_t to) const;
 
  private:
+  // One kind of recorded off-CPU interval (preempted or blocked), sorted by start.
+  class OffCpuList {
+   public:
+    OffCpuList() = default;
+    explicit OffCpuList(IntervalList intervals);
+    // Intervals overlapping [from, to) and the time they cover in it.
+    int64_t count_overlapping(int64_t from, int64_t to) const;
+    int64_t overlap_ns(int64_t from, int64_t to) const;
+
+   private:
+    size_t first_ending_after(int64_t t) const;
+    IntervalList intervals_;
+    LargeVector<int64_t> max_end_;  // running max of ends, for overlap search
+  };
+
   void build_segments(const ThreadIntervals& intervals);
 
   int64_t tid_;
   int64_t alive_start_;
   int64_t alive_end_;
-  std::vector<StateSegment> segments_;
-  std::vector<Event> offcpu_;        // preempted ∪ blocked, sorted by start
-  std::vector<int64_t> offcpu_max_end_;  // running max of ends, for overlap search
-  std::vector<int64_t> fault_ts_;
+  LargeVector<StateSegment> segments_;
+  // Kept apart rather than merged: the queries are sums over intervals, and a
+  // merged copy would be one more buffer of millions of intervals to fault in.
+  OffCpuList preempted_;
+  OffCpuList blocked_;
+  LargeVector<int64_t> fault_ts_;        // sorted
 };
 
 }  // namespace ingero::reports

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "reports/event_column.h"
 #include "reports/sqlite_db.h"
 
 namespace ingero::reports {
@@ -69,26 +70,20 @@ struct RunContext {
   std::map<std::string, int64_t> losses;
 };
 
-struct Event {
-  int64_t ts_ns = 0;
-  int64_t dur_ns = 0;
-  int64_t tid = 0;
-  int64_t end_ns() const { return ts_ns + dur_ns; }
-};
-
 struct OpInfo {
   int64_t code = 0;
   std::string name;
   std::string category;
 };
 
-// A run's events, one vector per op (unordered within a vector unless sorted by the caller).
+// A run's events, one column per op, each in table (rowid) order: the order the
+// writer stored them, which is time order per thread in practice but not guaranteed.
 struct EventSet {
   std::vector<OpInfo> ops;
-  std::vector<std::vector<Event>> by_op;  // parallel to ops
+  std::vector<EventColumn> by_op;  // parallel to ops
 
-  const std::vector<Event>& of(const std::string& op_name) const;
-  std::vector<Event>* find(const std::string& op_name);
+  const EventColumn& of(const std::string& op_name) const;
+  EventColumn* find(const std::string& op_name);
   int64_t total() const;
 };
 
@@ -106,7 +101,9 @@ class TraceFile {
   // and no result record is bad input.
   Result<RunRecord> run(std::optional<int64_t> run_id) const;
   Result<RunContext> context(const RunRecord& run) const;
-  // Events of the run, read with one table scan split over up to `threads` connections.
+  // Events of the run, read in one pass over the table's rowid range split into up
+  // to `threads` slices, each read through SQL on its own read-only connection and
+  // thread (SQLite decodes rows on the calling thread).
   Result<EventSet> events(int64_t run_id, int threads = 2) const;
   Result<std::vector<OpInfo>> ops() const;
 

@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS runs (
 --   sched:        offcpu_preempted (thread switched out while runnable; dur = time until it ran again)
 --                 offcpu_blocked   (thread switched out sleeping/blocked; dur = time until it ran again)
 --                 runq_wait        (woken/preempted -> running; dur = run-queue latency)
---   mm:           page_fault (user page fault; bytes = 4096)
+--   mm:           page_fault (user page fault; counted per thread in thread_stats.page_faults,
+--                 no individual events are recorded)
 --   io:           block_io (issue -> complete; bytes = request size)
 --   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
 --                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
@@ -60,7 +61,9 @@ CREATE TABLE IF NOT EXISTS events (
   op      INTEGER NOT NULL REFERENCES ops(op),
   ret     INTEGER,            -- return code (CUDA), exit code (exit)
   bytes   INTEGER,            -- bytes moved / allocated where the op has a size
-  arg     INTEGER,            -- op-specific: memcpy kind, event handle, child pid, batch index
+  arg     INTEGER,            -- op-specific: memcpy kind (cudaMemcpy*), kernel function (launches),
+                              -- pointer (frees), flags (host alloc/register), event handle,
+                              -- child pid (fork), batch index (workload)
   stream  INTEGER             -- CUDA stream handle where the call takes one (0 = default stream)
 );
 CREATE INDEX IF NOT EXISTS events_run_op_ts  ON events(run_id, op, ts_ns);

@@ -3,7 +3,7 @@
 // but the probes fire all the same.
 //
 //   cuda_calls [--delay-ms N]   N: wait before the first call (lets a tracer discover the library)
-#include <cuda_runtime_api.h>
+#include "tests/tracer/cuda_runtime_decls.h"
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kMemcpyAsyncCalls; ++i)
     cudaMemcpyAsync(device, host, kMemcpyBytes, cudaMemcpyHostToDevice, reinterpret_cast<cudaStream_t>(kStream));
   for (int i = 0; i < kStreamSyncCalls; ++i) cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(kStream));
-  dim3 grid(1, 2, 3), block(4, 5, 6);
+  dim3 grid{1, 2, 3}, block{4, 5, 6};
   for (int i = 0; i < kLaunchCalls; ++i)
     cudaLaunchKernel(reinterpret_cast<const void*>(&main), grid, block, nullptr, 64,
                      reinterpret_cast<cudaStream_t>(kLaunchStream));

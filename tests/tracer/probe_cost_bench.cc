@@ -5,7 +5,7 @@
 // instructions). Needs root.
 //
 //   ingero_probe_cost_bench [--calls N] [--db PATH]
-#include <cuda_runtime_api.h>
+#include "tests/tracer/cuda_runtime_decls.h"
 #include <unistd.h>
 
 #include <chrono>
@@ -52,19 +52,21 @@ int main(int argc, char** argv) {
   int device = 0;
   cudaError_t init = cudaGetDevice(&device);  // loads and initialises the runtime
   printf("cudaGetDevice: %d (%s)\n", init, cudaGetErrorString(init));
-  auto libraries = ingero::tracer::mapped_cuda_libraries(getpid());
-  if (libraries.empty()) {
+  std::string runtime;
+  for (const std::string& path : ingero::tracer::mapped_cuda_libraries(getpid()))
+    if (ingero::tracer::classify_cuda_library(path) == ingero::tracer::CudaLibrary::runtime) runtime = path;
+  if (runtime.empty()) {
     fprintf(stderr, "no libcudart mapped by this process\n");
     return 1;
   }
-  printf("library: %s\n", libraries[0].c_str());
+  printf("library: %s\n", runtime.c_str());
 
   measure(calls / 10);  // warm-up
   Timings untraced = measure(calls);
 
   std::filesystem::remove(db);
   ingero::tracer::TraceOptions opts;
-  opts.cudart_paths = {libraries[0]};
+  opts.cudart_paths = {runtime};
   auto tracer = ingero::tracer::Tracer::start(opts, db, 1);
   if (!tracer) {
     fprintf(stderr, "%s (%s)\n", tracer.error().message.c_str(), tracer.error().hint.c_str());

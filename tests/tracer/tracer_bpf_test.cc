@@ -23,7 +23,9 @@ namespace {
 
 #define REQUIRE_CUDART()                                                                             \
   if (access(INGERO_CUDART, R_OK) != 0 || access(INGERO_CUDA_CALLS, X_OK) != 0)                      \
-  GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"
+    GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"; \
+  if (access("/dev/nvidiactl", F_OK) == 0)                                                           \
+    GTEST_SKIP() << "a GPU is present: cuda_calls passes made-up stream handles, meant for machines without one"
 
 #define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
 
@@ -48,6 +50,25 @@ pid_t spawn_outsider() {
   if (pid == 0)
     for (;;) usleep(1000);
   return pid;
+}
+
+// Two processes passing a byte back and forth: two context switches per round trip.
+int ping_pong(int round_trips) {
+  int ping[2], pong[2];
+  if (pipe(ping) || pipe(pong)) return 1;
+  char c = 0;
+  if (fork() == 0) {
+    while (read(ping[0], &c, 1) == 1 && c)
+      if (write(pong[1], &c, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  for (int i = 0; i < round_trips; ++i) {
+    c = 1;
+    if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) return 1;
+  }
+  c = 0;
+  if (write(ping[1], &c, 1) != 1) return 1;
+  return wait_all_children();
 }
 
 std::string op_is(const std::string& name) { return " op = (SELECT op FROM ops WHERE name = '" + name + "') "; }
@@ -140,7 +161,7 @@ TEST(TracerBpf, SleepingChildIsOffCpuForItsSleeps) {
   EXPECT_GE(run->query_int("SELECT voluntary_switches " + me), kSleeps);
   int64_t offcpu = run->query_int("SELECT offcpu_ns " + me);
   EXPECT_GE(offcpu, kSleeps * kSleepNs);
-  EXPECT_LT(offcpu, kSleeps * kSleepNs * 3 / 2);
+  EXPECT_LT(offcpu, kSleeps * kSleepNs * 2);  // wake-up and run-queue delays on a busy machine
   EXPECT_GE(run->query_int("SELECT offcpu_max_ns " + me), kSleepNs);
   EXPECT_GE(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("offcpu_blocked") +
                            "AND dur_ns >= " + std::to_string(kSleepNs)),
@@ -150,14 +171,19 @@ TEST(TracerBpf, SleepingChildIsOffCpuForItsSleeps) {
   EXPECT_EQ(run->summary.events_dropped, 0u);
 }
 
-TEST(TracerBpf, ThreeSpinnersOnTwoCpusArePreemptedAndWait) {
+TEST(TracerBpf, ThreeSpinnersSharingACpuArePreemptedAndWait) {
   REQUIRE_ROOT();
   TempDir dir;
   auto run = run_traced(dir, TraceOptions{}, [] {
-    cpu_set_t cpus;
+    // All three on one CPU: with two, the balancer may leave one spinner alone on its CPU.
+    cpu_set_t allowed, cpus;
+    sched_getaffinity(0, sizeof allowed, &allowed);
     CPU_ZERO(&cpus);
-    CPU_SET(0, &cpus);
-    CPU_SET(1, &cpus);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed)) {
+        CPU_SET(cpu, &cpus);
+        break;
+      }
     for (int i = 0; i < 3; ++i)
       if (fork() == 0) {
         sched_setaffinity(0, sizeof cpus, &cpus);
@@ -262,20 +288,10 @@ TEST(TracerBpf, TinyRingBufferReportsEveryDrop) {
   opts.ringbuf_bytes = 4096;
   opts.offcpu_min_ns = 0;  // every switch becomes an event: a storm
   opts.runq_min_ns = 0;
+  // Three ping-pong pairs on two CPUs: more switches than the reader can take from a 4 KiB ring.
   auto run = run_traced(dir, opts, [] {
-    int ping[2], pong[2];
-    if (pipe(ping) || pipe(pong)) return 1;
-    char c = 0;
-    if (fork() == 0) {
-      while (read(ping[0], &c, 1) == 1 && c) write(pong[1], &c, 1);
-      _exit(0);
-    }
-    for (int i = 0; i < 30'000; ++i) {
-      c = 1;
-      if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) return 1;
-    }
-    c = 0;
-    write(ping[1], &c, 1);
+    for (int pair = 0; pair < 3; ++pair)
+      if (fork() == 0) _exit(ping_pong(20'000));
     return wait_all_children();
   });
   ASSERT_RUN(run);
@@ -346,6 +362,19 @@ TEST(TracerBpf, NothingLeftAfterDestroyWithoutStop) {
     (*tracer)->poll();
     usleep(10'000);
   }
+  expect_no_bpf_left(own, system);
+}
+
+TEST(TracerBpf, FailedStartLeavesNothingAttached) {
+  REQUIRE_ROOT();
+  int own = count_own_bpf_fds(), system = count_system_bpf_objects();
+  TempDir dir;
+  TraceOptions opts;
+  opts.cudart_paths = {"/nonexistent/libcudart.so.13"};  // fails after the programs are attached
+  auto tracer = Tracer::start(opts, dir.file("t.db"), 1);
+  ASSERT_FALSE(tracer.ok());
+  EXPECT_EQ(tracer.error().exit_code, kExitBadInput);
+  EXPECT_NE(tracer.error().message.find("/nonexistent/libcudart.so.13"), std::string::npos);
   expect_no_bpf_left(own, system);
 }
 
