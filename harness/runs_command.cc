@@ -1,15 +1,13 @@
 // ingero-bench runs --db FILE: every run in a trace DB as one results table, so the
 // runs of several invocations (a sweep split over calls) read side by side.
-#include <sqlite3.h>
-
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/sqlite.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
-#include "tracer/sqlite_db.h"
 
 namespace ingero::harness {
 
@@ -25,29 +23,20 @@ struct RunRow {
 };
 
 Result<std::vector<RunRow>> read_runs(const std::string& path) {
-  sqlite3* raw = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(raw);
-    return Error::bad_input(fmt::format("cannot open trace DB {}", path), "check the --db path");
-  }
-  tracer::sql::Connection db(raw);
-  auto st = tracer::sql::Statement::prepare(
-      db.get(), "SELECT run_id, label, status, traced, coalesce(result_json, ''), machine_json FROM runs ORDER BY run_id");
+  auto db = sql::open(path, sql::Mode::read_only, 0);
+  if (!db) return Error::bad_input(fmt::format("cannot open trace DB {}", path), "check the --db path");
+  auto st = db->prepare(
+      "SELECT run_id, label, status, traced, coalesce(result_json, ''), machine_json FROM runs ORDER BY run_id");
   if (!st) {
     return Error::bad_input(fmt::format("{} is not an ingero-bench trace DB", path),
                             "give the file written by ingero-bench --db");
   }
   std::vector<RunRow> rows;
-  for (;;) {
-    auto more = st->step();
-    if (!more) return more.error();
-    if (!*more) break;
-    auto text = [&](int i) {
-      const unsigned char* t = sqlite3_column_text(st->handle(), i);
-      return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-    };
-    rows.push_back({st->column_int(0), text(1), text(2), st->column_int(3) != 0, text(4), text(5)});
-  }
+  Status read = st->for_each_row([&](const sql::Statement& row) {
+    rows.push_back({row.column_int(0), row.column_text(1), row.column_text(2), row.column_int(3) != 0,
+                    row.column_text(4), row.column_text(5)});
+  });
+  if (!read) return read.error();
   return rows;
 }
 

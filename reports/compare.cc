@@ -86,12 +86,6 @@ double process_count(const RunContext& c) {
   return static_cast<double>(pids.size());
 }
 
-int64_t sum_stats(const RunContext& c, int64_t ThreadStatsRecord::*field) {
-  int64_t total = 0;
-  for (const auto& s : c.thread_stats) total += s.*field;
-  return total;
-}
-
 std::vector<CompareRow> timing_rows(const RunMetrics& a, const RunMetrics& b) {
   return {
       {"epoch median", "s", a.epoch_median_s, b.epoch_median_s},
@@ -107,9 +101,10 @@ std::vector<CompareRow> timing_rows(const RunMetrics& a, const RunMetrics& b) {
 }
 
 std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& b) {
-  auto stat = [&](const char* name, const char* unit, int64_t ThreadStatsRecord::*field) {
-    return CompareRow{name, unit, static_cast<double>(sum_stats(a.context, field)),
-                      static_cast<double>(sum_stats(b.context, field))};
+  const ThreadCounters totals_a = total_counters(a.context.thread_stats);
+  const ThreadCounters totals_b = total_counters(b.context.thread_stats);
+  auto stat = [&](const char* name, const char* unit, int64_t ThreadCounters::*field) {
+    return CompareRow{name, unit, static_cast<double>(totals_a.*field), static_cast<double>(totals_b.*field)};
   };
   auto runq_p99 = [](const RunAnalysis& r) -> std::optional<double> {
     auto bounds = run_queue_quantile(r.context, 0.99);
@@ -117,15 +112,15 @@ std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& 
   };
   std::vector<CompareRow> rows = {
       {"processes", "count", process_count(a.context), process_count(b.context)},
-      stat("voluntary context switches", "count", &ThreadStatsRecord::voluntary_switches),
-      stat("involuntary context switches", "count", &ThreadStatsRecord::involuntary_switches),
-      stat("on-CPU time", "ns", &ThreadStatsRecord::oncpu_ns),
-      stat("off-CPU time", "ns", &ThreadStatsRecord::offcpu_ns),
-      stat("run-queue time", "ns", &ThreadStatsRecord::runq_ns),
+      stat("voluntary context switches", "count", &ThreadCounters::voluntary_switches),
+      stat("involuntary context switches", "count", &ThreadCounters::involuntary_switches),
+      stat("on-CPU time", "ns", &ThreadCounters::oncpu_ns),
+      stat("off-CPU time", "ns", &ThreadCounters::offcpu_ns),
+      stat("run-queue time", "ns", &ThreadCounters::runq_ns),
       {"run-queue p99 (bucket upper bound)", "µs", runq_p99(a), runq_p99(b)},
-      stat("page allocations", "count", &ThreadStatsRecord::page_allocs),
-      stat("page allocation bytes", "bytes", &ThreadStatsRecord::page_alloc_bytes),
-      stat("page faults", "count", &ThreadStatsRecord::page_faults),
+      stat("page allocations", "count", &ThreadCounters::page_allocs),
+      stat("page allocation bytes", "bytes", &ThreadCounters::page_alloc_bytes),
+      stat("page faults", "count", &ThreadCounters::page_faults),
   };
   for (const auto& ra : a.cuda) {
     for (const auto& rb : b.cuda) {

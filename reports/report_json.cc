@@ -50,13 +50,14 @@ json to_json(const RunMetrics& m) {
 }
 
 json to_json(const ProcessRow& r) {
+  const ThreadCounters& c = r.counters;
   return {{"role", r.role}, {"name", r.name}, {"pid", r.pid}, {"processes", r.processes},
-          {"threads", r.threads}, {"voluntary_switches", r.voluntary_switches},
-          {"involuntary_switches", r.involuntary_switches}, {"oncpu_ns", r.oncpu_ns},
-          {"offcpu_ns", r.offcpu_ns}, {"offcpu_max_ns", r.offcpu_max_ns}, {"runq_count", r.runq_count},
-          {"runq_ns", r.runq_ns}, {"runq_p50_bucket_us", to_json(r.runq_p50)},
-          {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", r.page_allocs},
-          {"page_alloc_bytes", r.page_alloc_bytes}, {"page_faults", r.page_faults},
+          {"threads", r.threads}, {"voluntary_switches", c.voluntary_switches},
+          {"involuntary_switches", c.involuntary_switches}, {"oncpu_ns", c.oncpu_ns},
+          {"offcpu_ns", c.offcpu_ns}, {"offcpu_max_ns", c.offcpu_max_ns}, {"runq_count", c.runq_count},
+          {"runq_ns", c.runq_ns}, {"runq_p50_bucket_us", to_json(r.runq_p50)},
+          {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", c.page_allocs},
+          {"page_alloc_bytes", c.page_alloc_bytes}, {"page_faults", c.page_faults},
           {"lifetime_ns", optional_json(r.lifetime_ns)}};
 }
 

@@ -73,11 +73,12 @@ void render_process_rows(const std::vector<ProcessRow>& rows, const std::string&
   for (const auto& r : rows) {
     const std::string who = r.pid ? fmt::format("{} {} ({})", r.role, r.pid, r.name)
                                   : fmt::format("{} ×{}", r.role, r.processes);
+    const ThreadCounters& c = r.counters;
     fmt::print(out, "{:<22} {:>4} {:>9} {:>9} {:>9} {:>9} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}\n", who, r.threads,
-               format_count(r.voluntary_switches), format_count(r.involuntary_switches), ns_text(r.offcpu_ns),
-               ns_text(r.offcpu_max_ns), bucket_text(r.runq_p50), bucket_text(r.runq_p99),
-               format_count(r.page_allocs), format_bytes(static_cast<double>(r.page_alloc_bytes)),
-               format_count(r.page_faults), ns_text(r.oncpu_ns));
+               format_count(c.voluntary_switches), format_count(c.involuntary_switches), ns_text(c.offcpu_ns),
+               ns_text(c.offcpu_max_ns), bucket_text(r.runq_p50), bucket_text(r.runq_p99),
+               format_count(c.page_allocs), format_bytes(static_cast<double>(c.page_alloc_bytes)),
+               format_count(c.page_faults), ns_text(c.oncpu_ns));
   }
   fmt::print(out, "(run-queue quantiles are log2 bucket bounds per process, from the kernel histograms)\n");
 }

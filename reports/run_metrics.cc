@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
 
 namespace ingero::reports {
@@ -46,19 +45,6 @@ std::vector<int64_t> merged_histogram(const RunContext& context, const std::set<
     for (size_t i = 0; i < slots.size(); ++i) merged[i] += slots[i];
   }
   return merged;
-}
-
-void add_stats(ProcessRow& row, const ThreadStatsRecord& s) {
-  row.voluntary_switches += s.voluntary_switches;
-  row.involuntary_switches += s.involuntary_switches;
-  row.oncpu_ns += s.oncpu_ns;
-  row.offcpu_ns += s.offcpu_ns;
-  row.offcpu_max_ns = std::max(row.offcpu_max_ns, s.offcpu_max_ns);
-  row.runq_count += s.runq_count;
-  row.runq_ns += s.runq_ns;
-  row.page_allocs += s.page_allocs;
-  row.page_alloc_bytes += s.page_alloc_bytes;
-  row.page_faults += s.page_faults;
 }
 
 struct Lifetime {
@@ -179,10 +165,7 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& events
   m.verdict = classify_wait_share(m.wait_fraction);
 
   m.cores = usable_cores(run);
-  const int64_t oncpu = std::accumulate(context.thread_stats.begin(), context.thread_stats.end(),
-                                        int64_t{0}, [](int64_t sum, const ThreadStatsRecord& s) {
-                                          return sum + s.oncpu_ns;
-                                        });
+  const int64_t oncpu = total_counters(context.thread_stats).oncpu_ns;
   if (m.cores && window.whole_run && window.length_ns() > 0 && !context.thread_stats.empty()) {
     m.cpu_busy_share = static_cast<double>(oncpu) / (static_cast<double>(window.length_ns()) * *m.cores);
   }
@@ -241,9 +224,9 @@ std::vector<ProcessRow> process_table(const RunContext& context) {
     if (it == thread_by_tid.end()) {
       auto& row = group_of(s.pid, "other", "?");
       ++row.threads;
-      add_stats(row, s);
+      row.counters += s.counters;
     } else {
-      add_stats(groups[{it->second->pid, it->second->role}], s);
+      groups[{it->second->pid, it->second->role}].counters += s.counters;
     }
   }
   std::vector<ProcessRow> rows;
@@ -267,16 +250,7 @@ std::vector<ProcessRow> role_totals(const RunContext& context, const std::vector
     total.name = row.role;
     total.threads += row.threads;
     pids[row.role].insert(row.pid);
-    total.voluntary_switches += row.voluntary_switches;
-    total.involuntary_switches += row.involuntary_switches;
-    total.oncpu_ns += row.oncpu_ns;
-    total.offcpu_ns += row.offcpu_ns;
-    total.offcpu_max_ns = std::max(total.offcpu_max_ns, row.offcpu_max_ns);
-    total.runq_count += row.runq_count;
-    total.runq_ns += row.runq_ns;
-    total.page_allocs += row.page_allocs;
-    total.page_alloc_bytes += row.page_alloc_bytes;
-    total.page_faults += row.page_faults;
+    total.counters += row.counters;
     if (row.lifetime_ns) {
       total.lifetime_ns = std::max(total.lifetime_ns.value_or(0), *row.lifetime_ns);
     }

@@ -82,18 +82,9 @@ struct ProcessRow {
   int64_t pid = 0;  // 0 in role totals
   int processes = 0;
   int threads = 0;
-  int64_t voluntary_switches = 0;
-  int64_t involuntary_switches = 0;
-  int64_t oncpu_ns = 0;
-  int64_t offcpu_ns = 0;
-  int64_t offcpu_max_ns = 0;
-  int64_t runq_count = 0;
-  int64_t runq_ns = 0;
+  ThreadCounters counters;               // summed over the row's threads
   std::optional<BucketBounds> runq_p50;  // bucket bounds from the process's log2 histogram
   std::optional<BucketBounds> runq_p99;
-  int64_t page_allocs = 0;
-  int64_t page_alloc_bytes = 0;
-  int64_t page_faults = 0;
   std::optional<int64_t> lifetime_ns;
 };
 std::vector<ProcessRow> process_table(const RunContext& context);

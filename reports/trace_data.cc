@@ -5,8 +5,6 @@
 #include <thread>
 #include <unordered_map>
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
 
 namespace ingero::reports {
@@ -23,17 +21,30 @@ nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
   return parsed.is_discarded() ? nlohmann::json(nullptr) : parsed;
 }
 
-Error query_failed(const Database& db, const char* what) {
+Error query_failed(const sql::Connection& db, const char* what) {
   return Error::failure(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()));
 }
 
-Status check_tables(const Database& db) {
+// Calls on_row for each row of a query whose one parameter is the run id; a failed
+// step is reported as a failure to read table.
+template <class OnRow>
+Status read_run_rows(const sql::Connection& db, const char* table, const char* query, int64_t run_id,
+                     OnRow&& on_row) {
+  auto stmt = db.prepare(query);
+  if (!stmt) return stmt.error();
+  stmt->bind(1, run_id);
+  if (Status read = stmt->for_each_row(on_row); !read) return query_failed(db, table);
+  return {};
+}
+
+Status check_tables(const sql::Connection& db) {
   for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms",
                             "losses", "run_settings"}) {
     auto stmt = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, table);
-    if (!stmt->step()) {
+    auto found = stmt->step();
+    if (!found || !*found) {
       return Error::bad_input(
           fmt::format("'{}' is not an ingero-bench trace DB: table '{}' is missing", db.path(), table),
           kOpenHint);
@@ -42,7 +53,7 @@ Status check_tables(const Database& db) {
   return {};
 }
 
-RunRecord read_run_row(const Statement& row) {
+RunRecord read_run_row(const sql::Statement& row) {
   RunRecord run;
   run.run_id = row.column_int(0);
   run.label = row.column_text(1);
@@ -109,37 +120,18 @@ struct TableScan {
 // page cache (each page is needed once) rather than through a memory map: on the
 // virtual machine measured, the page faults of a mapped 700 MB file made each
 // half of the scan ~10 % slower than copying the pages. Failures only cost speed.
-void tune_for_scan(const Database& db) {
-  (void)db.execute("PRAGMA query_only = ON");
-  (void)db.execute("PRAGMA temp_store = MEMORY");
+void tune_for_scan(const sql::Connection& db) {
+  (void)db.exec("PRAGMA query_only = ON");
+  (void)db.exec("PRAGMA temp_store = MEMORY");
 }
-
-// The scan's own statement, stepped through the C API directly: the loop runs
-// once per event, so it reads just the four columns it keeps (the run filter
-// stays inside SQLite) without any per-row wrapper or allocation.
-class ScanStatement {
- public:
-  ScanStatement() = default;
-  ~ScanStatement() { sqlite3_finalize(stmt_); }
-  ScanStatement(const ScanStatement&) = delete;
-  ScanStatement& operator=(const ScanStatement&) = delete;
-
-  bool prepare(const Database& db, const char* sql) {
-    return sqlite3_prepare_v3(db.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) == SQLITE_OK;
-  }
-  sqlite3_stmt* get() const { return stmt_; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 // One connection per slice: SQLite decodes rows on the calling thread, so
 // separate connections over disjoint rowid ranges use separate cores.
 Status scan_slice(const std::string& path, const TableScan& scan, const ScanSlice& slice,
                   std::vector<EventList>& out) {
-  auto db = Database::open(path, Database::Mode::read_only);
+  auto db = open_database(path, sql::Mode::read_only);
   if (!db) return db.error();
-  tune_for_scan(**db);
+  tune_for_scan(*db);
   // Rowid bounds make SQLite seek to the slice and walk the table b-tree, which
   // yields rowid order by itself: the ORDER BY states the order the caller relies
   // on and costs no sort.
@@ -148,9 +140,12 @@ Status scan_slice(const std::string& path, const TableScan& scan, const ScanSlic
                           "ORDER BY rowid"
                         : "SELECT op, ts_ns, dur_ns, tid FROM events "
                           "WHERE rowid BETWEEN ?1 AND ?2 AND +run_id = ?3 ORDER BY rowid";
-  ScanStatement stmt;
-  if (!stmt.prepare(**db, sql)) return query_failed(**db, "events");
-  sqlite3_stmt* rows = stmt.get();
+  auto stmt = db->prepare(sql);
+  if (!stmt) return query_failed(*db, "events");
+  // The loop runs once per event, so it steps through the C API directly and reads
+  // just the four columns it keeps (the run filter stays inside SQLite), without
+  // any per-row wrapper or allocation.
+  sqlite3_stmt* rows = stmt->handle();
   sqlite3_bind_int64(rows, 1, slice.first_rowid);
   sqlite3_bind_int64(rows, 2, slice.last_rowid);
   if (!scan.whole_table) sqlite3_bind_int64(rows, 3, scan.run_id);
@@ -161,7 +156,7 @@ Status scan_slice(const std::string& path, const TableScan& scan, const ScanSlic
     out[position].push_back(
         Event{sqlite3_column_int64(rows, 1), sqlite3_column_int64(rows, 2), sqlite3_column_int64(rows, 3)});
   }
-  if (rc != SQLITE_DONE) return query_failed(**db, "events");
+  if (rc != SQLITE_DONE) return query_failed(*db, "events");
   return {};
 }
 
@@ -169,7 +164,7 @@ Status scan_slice(const std::string& path, const TableScan& scan, const ScanSlic
 // at evenly spaced rowids. Reserving from it keeps the scan from regrowing (and
 // copying) lists of millions of events; reserved but unused room is never touched,
 // so it costs no memory, and a wrong guess only costs regrowth.
-std::vector<double> estimate_op_shares(const Database& db, const TableScan& scan, const ScanSlice& slice) {
+std::vector<double> estimate_op_shares(const sql::Connection& db, const TableScan& scan, const ScanSlice& slice) {
   constexpr int kSamples = 2000;
   std::vector<double> shares(scan.index.size(), 0.0);
   auto stmt = db.prepare("SELECT op, run_id FROM events WHERE rowid >= ? ORDER BY rowid LIMIT 1");
@@ -178,7 +173,8 @@ std::vector<double> estimate_op_shares(const Database& db, const TableScan& scan
   for (int i = 0; i < kSamples; ++i) {
     stmt->reset();
     stmt->bind(1, slice.first_rowid + static_cast<int64_t>(i * step));
-    if (!stmt->step() || stmt->column_int(1) != scan.run_id) continue;
+    auto row = stmt->step();
+    if (!row || !*row || stmt->column_int(1) != scan.run_id) continue;
     const int position = scan.index.find(stmt->column_int(0));
     if (position >= 0) shares[position] += 1.0 / kSamples;
   }
@@ -202,7 +198,7 @@ std::vector<ScanSlice> split_rowids(int64_t first, int64_t last, int parts) {
 
 // Reads every slice, slice 0 on the calling thread and each other one on its own
 // thread; partial[slice][op] receives the slice's events of that op in rowid order.
-Status read_events(const Database& db, const TableScan& scan, std::vector<std::vector<EventList>>& partial) {
+Status read_events(const sql::Connection& db, const TableScan& scan, std::vector<std::vector<EventList>>& partial) {
   const auto slices = split_rowids(scan.first_rowid, scan.last_rowid, scan.parts);
   partial.assign(slices.size(), std::vector<EventList>(scan.index.size()));
   for (size_t i = 0; i < slices.size(); ++i) {
@@ -227,6 +223,26 @@ Status read_events(const Database& db, const TableScan& scan, std::vector<std::v
 
 }  // namespace
 
+ThreadCounters& ThreadCounters::operator+=(const ThreadCounters& other) {
+  voluntary_switches += other.voluntary_switches;
+  involuntary_switches += other.involuntary_switches;
+  oncpu_ns += other.oncpu_ns;
+  offcpu_ns += other.offcpu_ns;
+  offcpu_max_ns = std::max(offcpu_max_ns, other.offcpu_max_ns);
+  runq_count += other.runq_count;
+  runq_ns += other.runq_ns;
+  page_allocs += other.page_allocs;
+  page_alloc_bytes += other.page_alloc_bytes;
+  page_faults += other.page_faults;
+  return *this;
+}
+
+ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats) {
+  ThreadCounters total;
+  for (const auto& s : thread_stats) total += s.counters;
+  return total;
+}
+
 const EventColumn& EventSet::of(const std::string& op_name) const {
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].name == op_name) return by_op[i];
@@ -247,18 +263,24 @@ int64_t EventSet::total() const {
   return total;
 }
 
+Result<sql::Connection> open_database(const std::string& path, sql::Mode mode) {
+  auto db = sql::open(path, mode, 5000);
+  if (!db) return Error::bad_input(db.error().message, kOpenHint);
+  return db;
+}
+
 Result<std::unique_ptr<TraceFile>> TraceFile::open(const std::string& path) {
   std::error_code ec;
   if (path.empty() || !std::filesystem::is_regular_file(path, ec)) {
     return Error::bad_input(fmt::format("trace database '{}' does not exist or is not a file", path),
                             kOpenHint);
   }
-  auto db = Database::open(path, Database::Mode::read_only);
+  auto db = open_database(path, sql::Mode::read_only);
   if (!db) return db.error();
-  auto version = (*db)->query_int("PRAGMA user_version");
+  auto version = db->query_int("PRAGMA user_version");
   if (!version) {
     return Error::bad_input(fmt::format("'{}' is not a SQLite trace database ({})", path,
-                                        (*db)->last_error()),
+                                        db->last_error()),
                             kOpenHint);
   }
   const int64_t found = version->value_or(0);
@@ -270,50 +292,55 @@ Result<std::unique_ptr<TraceFile>> TraceFile::open(const std::string& path) {
         found == 0 ? kOpenHint
                    : "re-record the trace, or analyse it with the ingero-bench release that wrote it");
   }
-  if (auto tables = check_tables(**db); !tables) return tables.error();
+  if (auto tables = check_tables(*db); !tables) return tables.error();
   return std::unique_ptr<TraceFile>(new TraceFile(std::move(db.value())));
 }
 
 Result<std::vector<OpInfo>> TraceFile::ops() const {
-  auto stmt = db_->prepare("SELECT op, name, category FROM ops ORDER BY op");
+  auto stmt = db_.prepare("SELECT op, name, category FROM ops ORDER BY op");
   if (!stmt) return stmt.error();
   std::vector<OpInfo> ops;
-  while (stmt->step()) ops.push_back({stmt->column_int(0), stmt->column_text(1), stmt->column_text(2)});
-  if (stmt->failed()) return query_failed(*db_, "ops");
+  Status read = stmt->for_each_row([&](const sql::Statement& row) {
+    ops.push_back({row.column_int(0), row.column_text(1), row.column_text(2)});
+  });
+  if (!read) return query_failed(db_, "ops");
   return ops;
 }
 
 Result<std::vector<RunRecord>> TraceFile::runs() const {
-  auto stmt = db_->prepare(std::string(kRunColumns) + " ORDER BY run_id");
+  auto stmt = db_.prepare(std::string(kRunColumns) + " ORDER BY run_id");
   if (!stmt) return stmt.error();
   std::vector<RunRecord> runs;
-  while (stmt->step()) runs.push_back(read_run_row(*stmt));
-  if (stmt->failed()) return query_failed(*db_, "runs");
+  Status read = stmt->for_each_row([&](const sql::Statement& row) { runs.push_back(read_run_row(row)); });
+  if (!read) return query_failed(db_, "runs");
   return runs;
 }
 
 std::string TraceFile::run_id_list() const {
-  auto stmt = db_->prepare("SELECT group_concat(run_id, ', ') FROM (SELECT run_id FROM runs ORDER BY run_id)");
-  if (!stmt || !stmt->step() || stmt->column_is_null(0)) return "none";
+  auto stmt = db_.prepare("SELECT group_concat(run_id, ', ') FROM (SELECT run_id FROM runs ORDER BY run_id)");
+  if (!stmt) return "none";
+  auto row = stmt->step();
+  if (!row || !*row || stmt->column_is_null(0)) return "none";
   return stmt->column_text(0);
 }
 
 Result<bool> TraceFile::run_has_events(int64_t run_id) const {
-  auto stmt = db_->prepare("SELECT 1 FROM events WHERE run_id = ? LIMIT 1");
+  auto stmt = db_.prepare("SELECT 1 FROM events WHERE run_id = ? LIMIT 1");
   if (!stmt) return stmt.error();
   stmt->bind(1, run_id);
-  const bool found = stmt->step();
-  if (stmt->failed()) return query_failed(*db_, "events");
+  auto found = stmt->step();
+  if (!found) return query_failed(db_, "events");
   return found;
 }
 
 Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
-  auto stmt = db_->prepare(std::string(kRunColumns) +
+  auto stmt = db_.prepare(std::string(kRunColumns) +
                            (run_id ? " WHERE run_id = ?" : " ORDER BY run_id DESC LIMIT 1"));
   if (!stmt) return stmt.error();
   if (run_id) stmt->bind(1, *run_id);
-  if (!stmt->step()) {
-    if (stmt->failed()) return query_failed(*db_, "runs");
+  auto found = stmt->step();
+  if (!found) return query_failed(db_, "runs");
+  if (!*found) {
     if (!run_id) {
       return Error::bad_input(fmt::format("'{}' holds no runs", path()),
                               "record one with 'ingero-bench run --db " + path() + "'");
@@ -337,58 +364,50 @@ Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
 Result<RunContext> TraceFile::context(const RunRecord& run) const {
   RunContext context;
   context.run = run;
-  auto threads = db_->prepare(
-      "SELECT tid, pid, ppid, comm, role, start_ns, exit_ns FROM threads WHERE run_id = ? "
-      "ORDER BY pid, tid");
-  if (!threads) return threads.error();
-  threads->bind(1, run.run_id);
-  while (threads->step()) {
-    context.threads.push_back({threads->column_int(0), threads->column_int(1),
-                               threads->column_optional_int(2), threads->column_text(3),
-                               threads->column_text(4), threads->column_optional_int(5),
-                               threads->column_optional_int(6)});
-  }
-  if (threads->failed()) return query_failed(*db_, "threads");
+  Status read = read_run_rows(
+      db_, "threads",
+      "SELECT tid, pid, ppid, comm, role, start_ns, exit_ns FROM threads WHERE run_id = ? ORDER BY pid, tid",
+      run.run_id, [&](const sql::Statement& row) {
+        context.threads.push_back({row.column_int(0), row.column_int(1), row.column_optional_int(2),
+                                   row.column_text(3), row.column_text(4), row.column_optional_int(5),
+                                   row.column_optional_int(6)});
+      });
+  if (!read) return read.error();
 
-  auto stats = db_->prepare(
+  read = read_run_rows(
+      db_, "thread_stats",
       "SELECT tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, "
       "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults "
-      "FROM thread_stats WHERE run_id = ? ORDER BY pid, tid");
-  if (!stats) return stats.error();
-  stats->bind(1, run.run_id);
-  while (stats->step()) {
-    ThreadStatsRecord s;
-    int64_t* fields[] = {&s.tid, &s.pid, &s.voluntary_switches, &s.involuntary_switches,
-                         &s.oncpu_ns, &s.offcpu_ns, &s.offcpu_max_ns, &s.runq_count, &s.runq_ns,
-                         &s.page_allocs, &s.page_alloc_bytes, &s.page_faults};
-    for (int i = 0; i < 12; ++i) *fields[i] = stats->column_int(i);
-    context.thread_stats.push_back(s);
-  }
-  if (stats->failed()) return query_failed(*db_, "thread_stats");
+      "FROM thread_stats WHERE run_id = ? ORDER BY pid, tid",
+      run.run_id, [&](const sql::Statement& row) {
+        ThreadStatsRecord s;
+        ThreadCounters& c = s.counters;
+        int64_t* fields[] = {&s.tid, &s.pid, &c.voluntary_switches, &c.involuntary_switches,
+                             &c.oncpu_ns, &c.offcpu_ns, &c.offcpu_max_ns, &c.runq_count, &c.runq_ns,
+                             &c.page_allocs, &c.page_alloc_bytes, &c.page_faults};
+        for (int i = 0; i < 12; ++i) *fields[i] = row.column_int(i);
+        context.thread_stats.push_back(s);
+      });
+  if (!read) return read.error();
 
-  auto histograms = db_->prepare(
-      "SELECT metric, pid, slot, count FROM histograms WHERE run_id = ? AND slot >= 0 AND slot < 64");
-  if (!histograms) return histograms.error();
-  histograms->bind(1, run.run_id);
-  while (histograms->step()) {
-    auto& slots = context.histograms[histograms->column_text(0)][histograms->column_int(1)];
-    const auto slot = static_cast<size_t>(histograms->column_int(2));
-    if (slots.size() <= slot) slots.resize(slot + 1, 0);
-    slots[slot] += histograms->column_int(3);
-  }
-  if (histograms->failed()) return query_failed(*db_, "histograms");
+  read = read_run_rows(
+      db_, "histograms",
+      "SELECT metric, pid, slot, count FROM histograms WHERE run_id = ? AND slot >= 0 AND slot < 64",
+      run.run_id, [&](const sql::Statement& row) {
+        auto& slots = context.histograms[row.column_text(0)][row.column_int(1)];
+        const auto slot = static_cast<size_t>(row.column_int(2));
+        if (slots.size() <= slot) slots.resize(slot + 1, 0);
+        slots[slot] += row.column_int(3);
+      });
+  if (!read) return read.error();
 
-  auto settings = db_->prepare("SELECT key, value FROM run_settings WHERE run_id = ?");
-  if (!settings) return settings.error();
-  settings->bind(1, run.run_id);
-  while (settings->step()) context.settings[settings->column_text(0)] = settings->column_text(1);
-  if (settings->failed()) return query_failed(*db_, "run_settings");
+  read = read_run_rows(db_, "run_settings", "SELECT key, value FROM run_settings WHERE run_id = ?", run.run_id,
+                       [&](const sql::Statement& row) { context.settings[row.column_text(0)] = row.column_text(1); });
+  if (!read) return read.error();
 
-  auto losses = db_->prepare("SELECT source, dropped FROM losses WHERE run_id = ?");
-  if (!losses) return losses.error();
-  losses->bind(1, run.run_id);
-  while (losses->step()) context.losses[losses->column_text(0)] = losses->column_int(1);
-  if (losses->failed()) return query_failed(*db_, "losses");
+  read = read_run_rows(db_, "losses", "SELECT source, dropped FROM losses WHERE run_id = ?", run.run_id,
+                       [&](const sql::Statement& row) { context.losses[row.column_text(0)] = row.column_int(1); });
+  if (!read) return read.error();
   return context;
 }
 
@@ -402,10 +421,10 @@ Result<EventSet> TraceFile::events(int64_t run_id, int threads) const {
   // A file holding only this run is scanned without decoding run_id; otherwise
   // each row is filtered on it (a table scan still beats an index walk that
   // fetches every row by rowid).
-  auto first_run = db_->query_int("SELECT run_id FROM events ORDER BY run_id LIMIT 1");
-  auto last_run = db_->query_int("SELECT run_id FROM events ORDER BY run_id DESC LIMIT 1");
-  auto first_rowid = db_->query_int("SELECT min(rowid) FROM events");
-  auto last_rowid = db_->query_int("SELECT max(rowid) FROM events");
+  auto first_run = db_.query_int("SELECT run_id FROM events ORDER BY run_id LIMIT 1");
+  auto last_run = db_.query_int("SELECT run_id FROM events ORDER BY run_id DESC LIMIT 1");
+  auto first_rowid = db_.query_int("SELECT min(rowid) FROM events");
+  auto last_rowid = db_.query_int("SELECT max(rowid) FROM events");
   for (auto* r : {&first_run, &last_run, &first_rowid, &last_rowid}) {
     if (!*r) return r->error();
   }
@@ -414,7 +433,7 @@ Result<EventSet> TraceFile::events(int64_t run_id, int threads) const {
                        OpIndex(set.ops), std::max(1, threads)};
 
   std::vector<std::vector<EventList>> partial;
-  if (auto read = read_events(*db_, scan, partial); !read) return read.error();
+  if (auto read = read_events(db_, scan, partial); !read) return read.error();
   // Slices cover ascending rowid ranges, so their lists in slice order keep table order.
   for (size_t op = 0; op < set.ops.size(); ++op) {
     for (auto& slice_events : partial) {

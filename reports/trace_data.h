@@ -14,11 +14,15 @@
 
 #include "common/result.h"
 #include "reports/event_column.h"
-#include "reports/sqlite_db.h"
+#include "common/sqlite.h"
 
 namespace ingero::reports {
 
 inline constexpr int kTraceSchemaVersion = 1;
+
+// Opens a trace DB file; failing to open it is bad input with a hint naming the
+// commands that write one.
+Result<sql::Connection> open_database(const std::string& path, sql::Mode mode);
 
 struct RunRecord {
   int64_t run_id = 0;
@@ -44,20 +48,31 @@ struct ThreadRecord {
   std::optional<int64_t> exit_ns;
 };
 
-struct ThreadStatsRecord {
-  int64_t tid = 0;
-  int64_t pid = 0;
+// The scheduler and memory counters of one thread (the thread_stats columns, in
+// their order), or their sum over a process or a role.
+struct ThreadCounters {
   int64_t voluntary_switches = 0;
   int64_t involuntary_switches = 0;
   int64_t oncpu_ns = 0;
   int64_t offcpu_ns = 0;
-  int64_t offcpu_max_ns = 0;
+  int64_t offcpu_max_ns = 0;  // the longest single off-CPU period
   int64_t runq_count = 0;
   int64_t runq_ns = 0;
   int64_t page_allocs = 0;
   int64_t page_alloc_bytes = 0;
   int64_t page_faults = 0;
+
+  // Adds every counter except offcpu_max_ns, which keeps the larger of the two.
+  ThreadCounters& operator+=(const ThreadCounters& other);
 };
+
+struct ThreadStatsRecord {
+  int64_t tid = 0;
+  int64_t pid = 0;
+  ThreadCounters counters;
+};
+
+ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats);
 
 // Everything about a run except its events.
 struct RunContext {
@@ -93,8 +108,8 @@ class TraceFile {
   // and has the trace tables.
   static Result<std::unique_ptr<TraceFile>> open(const std::string& path);
 
-  const std::string& path() const { return db_->path(); }
-  Database& db() const { return *db_; }
+  const std::string& path() const { return db_.path(); }
+  const sql::Connection& db() const { return db_; }
 
   Result<std::vector<RunRecord>> runs() const;
   // The run with that id, or the last run when id is empty. A run with no events
@@ -108,10 +123,10 @@ class TraceFile {
   Result<std::vector<OpInfo>> ops() const;
 
  private:
-  explicit TraceFile(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  explicit TraceFile(sql::Connection db) : db_(std::move(db)) {}
   Result<bool> run_has_events(int64_t run_id) const;
   std::string run_id_list() const;
-  std::unique_ptr<Database> db_;
+  sql::Connection db_;
 };
 
 }  // namespace ingero::reports

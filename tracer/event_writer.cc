@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "tracer/trace_db.h"
+
 namespace ingero::tracer {
 
 namespace {
@@ -17,7 +19,7 @@ EventRecord to_record(const ib_event& e) {
 
 Result<std::unique_ptr<EventWriter>> EventWriter::start(const std::string& db_path, int64_t run_id,
                                                         size_t queue_capacity) {
-  auto db = sql::open_trace_db(db_path);
+  auto db = open_trace_db(db_path);
   if (!db) return db.error();
   // A large page cache keeps the two event indexes in memory during a run. Without
   // syncs during the run (WAL: a crash of this process still leaves a consistent

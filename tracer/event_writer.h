@@ -24,7 +24,7 @@
 
 #include "bpf/events.h"
 #include "common/result.h"
-#include "tracer/sqlite_db.h"
+#include "common/sqlite.h"
 
 namespace ingero::tracer {
 

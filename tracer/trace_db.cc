@@ -1,14 +1,16 @@
 #include "tracer/trace_db.h"
 
 #include <chrono>
-#include <functional>
 #include <ctime>
+#include <filesystem>
+#include <functional>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tracer/ops.h"
-#include "tracer/sqlite_db.h"
+#include "tracer/schema_sql.h"
 
 namespace ingero::tracer {
 
@@ -31,10 +33,73 @@ Status run_statement(sqlite3* db, std::string_view sql, const std::function<void
   return stmt->run();
 }
 
+Status insert_ops(const sql::Connection& db) {
+  auto stmt = db.prepare("INSERT OR IGNORE INTO ops(op, name, category) VALUES(?, ?, ?)");
+  if (!stmt) return stmt.error();
+  for (const OpInfo& op : kOps) {
+    if (op.code == IB_OP_NONE) continue;
+    if (Status s = stmt->bind(1, int64_t{op.code}).bind(2, op.name).bind(3, op.category).run(); !s) return s;
+  }
+  return {};
+}
+
+// Creates the schema in an empty file, or checks the version of an existing one.
+Status create_or_check_schema(const sql::Connection& db, const std::string& path) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) {
+    if (sqlite3_errcode(db.get()) == SQLITE_NOTADB)
+      return Error::bad_input(fmt::format("{} is not a SQLite database, so not an ingero-bench trace DB", path),
+                              "pass a new file name or an existing trace DB");
+    return version.error();
+  }
+  if (version->value_or(0) == kSchemaVersion) {
+    // Idempotent: adds tables and indexes introduced within this schema version.
+    if (Status s = db.exec(kSchemaSql); !s) return s;
+    return insert_ops(db);
+  }
+  if (version->value_or(0) != 0)
+    return Error::bad_input(
+        fmt::format("{} is a trace DB of schema version {}; this build reads version {}", path, **version,
+                    kSchemaVersion),
+        "use a new --db file, or the ingero-bench build that wrote it");
+  auto tables = db.query_int("SELECT count(*) FROM sqlite_master");
+  if (!tables) return tables.error();
+  if (tables->value_or(0) != 0)
+    return Error::bad_input(fmt::format("{} is a SQLite database but not an ingero-bench trace DB "
+                                        "(no schema version, {} other objects)",
+                                        path, **tables),
+                            "pass a new file name or an existing trace DB");
+  auto txn = sql::Transaction::begin(db.get());
+  if (!txn) return txn.error();
+  // Another connection may have created it between the check and the lock.
+  auto again = db.query_int("PRAGMA user_version");
+  if (!again) return again.error();
+  if (again->value_or(0) == 0) {
+    if (Status s = db.exec(kSchemaSql); !s) return s;
+    if (Status s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;
+  }
+  if (Status s = insert_ops(db); !s) return s;
+  return txn->commit();
+}
+
 }  // namespace
 
+Result<sql::Connection> open_trace_db(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) return Error::bad_input(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
+
+  auto db = sql::open(path, sql::Mode::read_write, 30'000);
+  if (!db) return db.error();
+  if (Status s = create_or_check_schema(*db, path); !s) return s.error();
+  // WAL lets the harness and the writer thread write the same file; NORMAL is durable at checkpoints.
+  if (Status s = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"); !s) return s.error();
+  return db;
+}
+
 Result<std::unique_ptr<TraceDb>> TraceDb::open(const std::string& path) {
-  auto db = sql::open_trace_db(path);
+  auto db = open_trace_db(path);
   if (!db) return db.error();
   return std::unique_ptr<TraceDb>(new TraceDb(path, db->release()));
 }

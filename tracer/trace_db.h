@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "common/result.h"
-
-struct sqlite3;
+#include "common/sqlite.h"
 
 namespace ingero::tracer {
 
 inline constexpr int kSchemaVersion = 1;
+
+// Opens (creating if missing) a trace DB: parent directories, schema, ops table,
+// PRAGMA user_version, WAL. Another schema version or a non-DB file is bad input.
+Result<sql::Connection> open_trace_db(const std::string& path);
 
 struct RunStart {
   std::string label;                        // "loader w4 pf2", "trace: python3 x.py"

@@ -29,7 +29,7 @@
 #include "tracer/cuda_probes.h"
 #include "tracer/event_writer.h"
 #include "tracer/ops.h"
-#include "tracer/sqlite_db.h"
+#include "common/sqlite.h"
 #include "tracer/threads.h"
 
 namespace ingero::tracer {

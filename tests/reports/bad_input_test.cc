@@ -42,7 +42,7 @@ TEST(BadInput, WrongSchemaVersion) {
   const std::string path = temp_db_path("version");
   {
     auto db = TraceFixture::create(path);
-    ASSERT_TRUE(db->db().execute("PRAGMA user_version = 7").ok());
+    ASSERT_TRUE(db->db().exec("PRAGMA user_version = 7").ok());
   }
   expect_bad_input(explain_error(path), "schema version 7");
 }
@@ -51,9 +51,9 @@ TEST(BadInput, SqliteFileWithoutTraceTables) {
   const std::string path = temp_db_path("other-sqlite");
   std::remove(path.c_str());
   {
-    auto db = Database::open(path, Database::Mode::read_write);
+    auto db = open_database(path, sql::Mode::read_write);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->execute("CREATE TABLE notes(x); PRAGMA user_version = 1").ok());
+    ASSERT_TRUE(db->exec("CREATE TABLE notes(x); PRAGMA user_version = 1").ok());
   }
   expect_bad_input(explain_error(path), "is not an ingero-bench trace DB");
 }

@@ -228,7 +228,7 @@ TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
     add_sync_calls(*db, run, 1000, 0, 0);
     db->add_event(run, "cudaStreamSynchronize", 1500 * kMs, 30 * kMs, kMain, kMain);
     db->add_event(run, "offcpu_preempted", 1505 * kMs, 20 * kMs, kMain, kMain);
-    db->add_thread_stats(run, {kMain, kMain, 10, 1, 900 * kMs, 100 * kMs, 20 * kMs, 5, kMs, 3, 12288, 7});
+    db->add_thread_stats(run, {kMain, kMain, {10, 1, 900 * kMs, 100 * kMs, 20 * kMs, 5, kMs, 3, 12288, 7}});
     db->add_histogram(run, kMain, "runq_us", 3, 10);
     db->commit();
   }
@@ -246,11 +246,11 @@ TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
     EXPECT_EQ(doc["processes"][0]["runq_p50_bucket_us"]["lower_us"], 8.0);
     EXPECT_TRUE(doc["chain_thresholds"].contains("severity"));
   }
-  auto db = Database::open(path, Database::Mode::read_only);
+  auto db = open_database(path, sql::Mode::read_only);
   ASSERT_TRUE(db.ok());
-  auto rows = (*db)->query_int("SELECT count(*) FROM causal_chains WHERE run_id = 1");
+  auto rows = db->query_int("SELECT count(*) FROM causal_chains WHERE run_id = 1");
   ASSERT_TRUE(rows.ok());
-  auto chains = (*db)->query_int("SELECT count(DISTINCT cause) FROM causal_chains WHERE run_id = 1");
+  auto chains = db->query_int("SELECT count(DISTINCT cause) FROM causal_chains WHERE run_id = 1");
   EXPECT_EQ(**rows, **chains);  // the second explain replaced the first one's rows
 
   std::ostringstream text;

@@ -49,7 +49,9 @@ void expect_events_match_sql(const std::string& path, int64_t run, int threads =
     stmt->reset();
     stmt->bind(1, run).bind(2, events->ops[i].code);
     std::vector<std::array<int64_t, 3>> expected;
-    while (stmt->step()) expected.push_back({stmt->column_int(0), stmt->column_int(1), stmt->column_int(2)});
+    ASSERT_TRUE(stmt->for_each_row([&](const sql::Statement& row) {
+      expected.push_back({row.column_int(0), row.column_int(1), row.column_int(2)});
+    }).ok());
     std::vector<std::array<int64_t, 3>> got;
     for (const Event& e : events->by_op[i]) got.push_back({e.ts_ns, e.dur_ns, e.tid});
     EXPECT_EQ(got, expected) << events->ops[i].name << " over " << threads << " slices";
@@ -94,7 +96,7 @@ TEST(TraceEvents, RealValueInAnIntegerColumnReadsAsSqliteConvertsIt) {
     db->begin();
     add_varied_events(*db, run, 5'000, 3);
     // A real with a fraction stays a real in an INTEGER column; SQLite reads it as 2.
-    ASSERT_TRUE(db->db().execute(fmt::format("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op) "
+    ASSERT_TRUE(db->db().exec(fmt::format("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op) "
                                              "VALUES ({}, 2.5, 10, {}, {}, {})",
                                              run, kMain, kMain, db->op_code("batch_wait"))).ok());
     db->commit();
@@ -110,7 +112,7 @@ TEST(TraceEvents, ReadsRowsStillInTheWriteAheadLog) {
   add_varied_events(*db, run, 5'000, 5);
   db->commit();
   // The writer stays open, so these rows stay in the log, not in the file.
-  ASSERT_TRUE(db->db().execute("PRAGMA journal_mode = WAL").ok());
+  ASSERT_TRUE(db->db().exec("PRAGMA journal_mode = WAL").ok());
   db->begin();
   add_varied_events(*db, run, 1'000, 6);
   db->commit();

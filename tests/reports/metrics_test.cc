@@ -83,7 +83,7 @@ std::string write_direct_vs_loader(const std::string& name) {
     db->add_event(b, "offcpu_blocked", i * 4000 * kMs, 3900 * kMs, kMain, kMain);
   }
   db->commit();
-  db->add_thread_stats(b, {kWorkerA, kWorkerA, 40000, 5000, 39 * 1000 * kMs, kMs, kMs, 1, 1, 60000, 60000 * 4096, 9});
+  db->add_thread_stats(b, {kWorkerA, kWorkerA, {40000, 5000, 39 * 1000 * kMs, kMs, kMs, 1, 1, 60000, 60000 * 4096, 9}});
   return path;
 }
 

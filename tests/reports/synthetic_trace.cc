@@ -114,12 +114,12 @@ void add_threads(TraceFixture& db, int64_t run_id, int workers, int64_t end_ns) 
     const int64_t pid = kFirstWorkerPid + w;
     db.add_thread(run_id, {pid, pid, kMainPid, fmt::format("ib-worker-{}", w), "worker", 2 * kMs,
                            end_ns});
-    db.add_thread_stats(run_id, {pid, pid, 1000, 5000, end_ns / 2, end_ns / 2, 3 * kMs, 6000,
-                                 end_ns / 4, 50000, 50000 * 4096, 250000});
+    db.add_thread_stats(run_id, {pid, pid, {1000, 5000, end_ns / 2, end_ns / 2, 3 * kMs, 6000,
+                                            end_ns / 4, 50000, 50000 * 4096, 250000}});
     for (int slot = 0; slot < 12; ++slot) db.add_histogram(run_id, pid, "runq_us", slot, 1000 >> (slot / 2));
   }
-  db.add_thread_stats(run_id, {kMainPid, kMainPid, 30000, 300, end_ns / 2, end_ns / 2, 40 * kMs,
-                               30000, end_ns / 100, 2000, 2000 * 4096, 10000});
+  db.add_thread_stats(run_id, {kMainPid, kMainPid, {30000, 300, end_ns / 2, end_ns / 2, 40 * kMs,
+                                                     30000, end_ns / 100, 2000, 2000 * 4096, 10000}});
   db.add_histogram(run_id, kMainPid, "runq_us", 2, 30000);
   db.add_histogram(run_id, kMainPid, "runq_us", 14, 300);
 }
@@ -129,7 +129,7 @@ void add_threads(TraceFixture& db, int64_t run_id, int workers, int64_t end_ns) 
 int64_t write_synthetic_trace(const std::string& path, const SyntheticTraceShape& shape) {
   auto db = TraceFixture::create(path);
   // A generated benchmark input needs no crash safety; this makes writing it several times faster.
-  if (!db->db().execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF").ok()) return 0;
+  if (!db->db().exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF").ok()) return 0;
   const Budget budget = split_budget(shape);
   const int64_t batch_period_estimate = 2300 * kUs;
   const int64_t end_estimate = 10 * kMs + budget.batches * batch_period_estimate;
@@ -151,7 +151,7 @@ int64_t write_synthetic_trace(const std::string& path, const SyntheticTraceShape
                loop_end);
   }
   add_threads(*db, run_id, shape.workers, loop_end + 50 * kMs);
-  if (!db->db().execute(fmt::format("UPDATE runs SET end_ns = {} WHERE run_id = {}",
+  if (!db->db().exec(fmt::format("UPDATE runs SET end_ns = {} WHERE run_id = {}",
                                     loop_end + 100 * kMs, run_id)).ok()) {
     return 0;
   }

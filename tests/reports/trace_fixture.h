@@ -8,7 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "reports/sqlite_db.h"
+#include "common/sqlite.h"
+#include "reports/trace_data.h"
 
 namespace ingero::reports::testing {
 
@@ -26,39 +27,14 @@ struct RunSpec {
   bool traced = true;
 };
 
-struct ThreadSpec {
-  int64_t tid = 0;
-  int64_t pid = 0;
-  std::optional<int64_t> ppid;
-  std::string comm;
-  std::string role = "other";
-  std::optional<int64_t> start_ns;
-  std::optional<int64_t> exit_ns;
-};
-
-struct ThreadStatsSpec {
-  int64_t tid = 0;
-  int64_t pid = 0;
-  int64_t voluntary_switches = 0;
-  int64_t involuntary_switches = 0;
-  int64_t oncpu_ns = 0;
-  int64_t offcpu_ns = 0;
-  int64_t offcpu_max_ns = 0;
-  int64_t runq_count = 0;
-  int64_t runq_ns = 0;
-  int64_t page_allocs = 0;
-  int64_t page_alloc_bytes = 0;
-  int64_t page_faults = 0;
-};
-
 class TraceFixture {
  public:
   // Replaces any file at path with an empty trace DB (schema applied, ops filled).
   static std::unique_ptr<TraceFixture> create(const std::string& path);
 
   int64_t add_run(const RunSpec& run);
-  void add_thread(int64_t run_id, const ThreadSpec& thread);
-  void add_thread_stats(int64_t run_id, const ThreadStatsSpec& stats);
+  void add_thread(int64_t run_id, const ThreadRecord& thread);
+  void add_thread_stats(int64_t run_id, const ThreadStatsRecord& stats);
   void add_histogram(int64_t run_id, int64_t pid, const std::string& metric, int slot, int64_t count);
   void set_setting(int64_t run_id, const std::string& key, const std::string& value);
   void add_loss(int64_t run_id, const std::string& source, int64_t dropped);
@@ -68,16 +44,16 @@ class TraceFixture {
 
   void begin();   // group many inserts in one transaction
   void commit();
-  Database& db() { return *db_; }
+  const sql::Connection& db() const { return db_; }
   int op_code(const std::string& name) const;
 
  private:
-  explicit TraceFixture(std::unique_ptr<Database> db);
+  explicit TraceFixture(sql::Connection db);
   void check(bool ok, const std::string& what) const;
 
-  std::unique_ptr<Database> db_;
+  sql::Connection db_;
   std::map<std::string, int> op_codes_;
-  Statement insert_event_;
+  sql::Statement insert_event_;
 };
 
 }  // namespace ingero::reports::testing

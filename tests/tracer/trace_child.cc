@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   for (const TraceLoss& loss : s.losses)
     printf("loss %-13s dropped %llu offered %s\n", loss.source.c_str(), (unsigned long long)loss.dropped,
            loss.offered ? std::to_string(*loss.offered).c_str() : "-");
-  auto stmt = sql::Statement::prepare(
+  auto stmt = ingero::sql::Statement::prepare(
       run->db.get(),
       "SELECT o.name, count(*), sum(dur_ns), max(dur_ns), sum(coalesce(bytes, 0)), sum(ret != 0), "
       "count(DISTINCT stream) FROM events e JOIN ops o USING(op) GROUP BY o.name ORDER BY count(*) DESC");

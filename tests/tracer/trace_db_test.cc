@@ -10,10 +10,10 @@
 #include <fstream>
 #include <thread>
 
+#include "common/sqlite.h"
 #include "tracer/cuda_probes.h"
 #include "tracer/event_writer.h"
 #include "tracer/ops.h"
-#include "tracer/sqlite_db.h"
 #include "tracer/threads.h"
 #include "tracer/trace_db.h"
 
@@ -167,7 +167,7 @@ TEST(EventWriter, WritesBatchesWithNullsForAbsentFields) {
 TEST(EventWriter, FullQueueDropsAndCounts) {
   TempDir dir;
   std::string path = dir.file("q.db");
-  auto blocker_db = sql::open_trace_db(path);
+  auto blocker_db = open_trace_db(path);
   ASSERT_TRUE(blocker_db.ok());
   auto writer = EventWriter::start(path, 1, 100);
   ASSERT_TRUE(writer.ok());

@@ -70,7 +70,7 @@ Result<TracedRun> run_traced(const std::string& path, const TraceOptions& opts, 
   int exit_code = WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : 128 + WTERMSIG(run.wait_status);
   if (Status s = (*db)->finish_run(*run_id, RunEnd{exit_code, exit_code == 0 ? "ok" : "failed", std::nullopt}); !s)
     return s.error();
-  auto reader = sql::open_trace_db(path);
+  auto reader = open_trace_db(path);
   if (!reader) return reader.error();
   run.db = std::move(*reader);
   return run;

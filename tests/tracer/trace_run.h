@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "tracer/sqlite_db.h"
+#include "common/sqlite.h"
 #include "tracer/tracer.h"
 
 namespace ingero::tracer::testing {
