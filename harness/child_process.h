@@ -33,8 +33,4 @@ class PausedChild {
   std::string command_;
 };
 
-// Exit status as a shell reports it: the code, or 128 + signal.
-int shell_exit_code(int wait_status);
-std::string describe_wait_status(int wait_status);
-
 }  // namespace ingero::harness

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/signals.h"
 #include "workloads/result.h"

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "common/wait_status.h"
 #include "workloads/ipc.h"
 #include "workloads/model.h"
 
@@ -33,14 +34,6 @@ namespace ingero::workloads {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  }
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return "stopped unexpectedly";
-}
 
 // Waits up to `timeout` for pid; SIGKILLs it after that. Returns the wait status.
 int reap(pid_t pid, std::chrono::milliseconds timeout) {
@@ -126,7 +119,7 @@ class ArrivalQueue {
     cv_.notify_one();
   }
   // Waits in slices so a stop request is seen.
-  std::optional<Arrival> pop() {
+  Arrival pop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (items_.empty()) {
       if (stop_requested()) throw Interrupted();
@@ -252,7 +245,7 @@ class ProcessLoader final : public BatchSource {
         ready_.erase(it);
         return t;
       }
-      Arrival a = pin_ ? *arrivals_.pop() : receive_one();
+      Arrival a = pin_ ? arrivals_.pop() : receive_one();
       if (a.failure) std::rethrow_exception(a.failure);
       ready_.emplace(a.batch, std::move(a.data));
     }
@@ -282,7 +275,7 @@ class ProcessLoader final : public BatchSource {
 
   [[noreturn]] void throw_worker_gone(const Worker& w) {
     int status = reap(w.pid, std::chrono::milliseconds(500));
-    throw WorkerFailure(fmt::format("loader worker {} (pid {}) {}", w.id, w.pid, describe_exit(status)));
+    throw WorkerFailure(fmt::format("loader worker {} (pid {}) {}", w.id, w.pid, describe_wait_status(status)));
   }
 
   void start_pin_thread() {

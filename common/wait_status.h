@@ -1,0 +1,13 @@
+// How a child process ended, in the words every report uses.
+#pragma once
+
+#include <string>
+
+namespace ingero {
+
+// Exit status as a shell reports it: the code, or 128 + signal.
+int shell_exit_code(int wait_status);
+// "exited with status N" | "was killed by signal N (Name)" | "stopped".
+std::string describe_wait_status(int wait_status);
+
+}  // namespace ingero
