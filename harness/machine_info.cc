@@ -47,7 +47,7 @@ nlohmann::json nvidia_driver() {
 
 }  // namespace
 
-nlohmann::json machine_info(bool cuda_available) {
+nlohmann::json machine_info(std::optional<bool> cuda_available) {
   utsname u{};
   uname(&u);
   char host[256] = {};
@@ -62,7 +62,7 @@ nlohmann::json machine_info(bool cuda_available) {
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.machine},
       {"gpu", nvidia_gpu()},
       {"driver", nvidia_driver()},
-      {"cuda_available", cuda_available},
+      {"cuda_available", cuda_available ? nlohmann::json(*cuda_available) : nlohmann::json()},
       {"torch_version", TORCH_VERSION},
   };
 }

@@ -20,7 +20,7 @@ Result<int> run_trace_command(const TraceFlags& flags, const std::vector<std::st
   req.label = "trace:";
   for (const auto& a : command) req.label += " " + a;
   // CUDA availability is not probed here: the traced command owns the GPU.
-  auto outcome = execute_run(req, **db, flags.settings(), machine_info(false).dump());
+  auto outcome = execute_run(req, **db, flags.settings(), machine_info(std::nullopt).dump());
   if (!outcome) return outcome.error();
   std::fprintf(stderr, "ingero-bench: run %lld: '%s' %s; trace database: %s\n", static_cast<long long>(outcome->run_id),
                command.front().c_str(), outcome->child_exit.c_str(), (*db)->path().c_str());
