@@ -112,8 +112,9 @@ struct Timeline {
   std::vector<Lane> lanes;
   std::vector<Category> categories;  // legend order and colour order
   std::string caption;
-  // Spans of one category closer than a pixel are merged; if a lane still has more than this many
-  // shapes, the merge gap doubles until it fits, so a trace of millions of events stays drawable.
+  // Spans of one category closer than a pixel are merged and drawn pixel column by column, paler
+  // where they cover less of the column; if a lane still needs more shapes than this, the columns
+  // widen until it fits, so a trace of millions of events stays drawable. A note says how many merged.
   size_t max_spans_per_lane = 1500;
 };
 

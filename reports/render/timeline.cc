@@ -2,6 +2,7 @@
 // of different categories (a CUDA call inside a batch wait) never hide each other.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -25,21 +26,29 @@ constexpr double kLabelW = 170;
 constexpr double kLeft = 12 + kLabelW + 12;
 constexpr double kRight = kWidth - 20;
 
-// One shape to draw: a span as given, or several spans of one category merged.
+// One shape to draw: a span as given, or the spans of one category over a run of pixel columns
+// that they cover to a similar degree.
 struct Shape {
   int64_t start = 0;
   int64_t end = 0;
   size_t category = 0;
-  size_t count = 1;      // spans it stands for
-  int64_t sum_ns = 0;    // their summed durations
-  std::string tooltip;   // of the first span
+  int level = 4;                         // coverage level, 4 = solid (see coverage_level)
+  size_t spans = 1;                      // spans that start inside the shape
+  int64_t covered_ns = 0;                // time inside spans
+  const std::string* tooltip = nullptr;  // a single span's own text
+};
+
+struct Clipped {
+  int64_t start;
+  int64_t end;
+  const std::string* tooltip;
 };
 
 struct LaneShapes {
   std::vector<Shape> shapes;
   size_t spans = 0;    // inside the window
   size_t outside = 0;  // left out: entirely outside the window or inverted
-  int64_t gap_ns = 0;  // the merge gap that was needed
+  double bin_ns = 0;   // a pixel column, or wider where the cap needed it
 };
 
 // The given categories, then any name a span uses that is not among them, in order of first use.
@@ -61,50 +70,128 @@ size_t category_index(const std::vector<Category>& cats, const std::string& name
   return 0;
 }
 
-// Joins shapes of one category whose gap is below gap_ns; the input is sorted by category, then start.
-std::vector<Shape> merge(const std::vector<Shape>& sorted, int64_t gap_ns) {
-  std::vector<Shape> out;
-  for (const Shape& s : sorted) {
-    if (!out.empty() && out.back().category == s.category && s.start - out.back().end < gap_ns) {
-      Shape& last = out.back();
-      last.end = std::max(last.end, s.end);
-      last.count += s.count;
-      last.sum_ns += s.sum_ns;
-    } else {
-      out.push_back(s);
-    }
+// Four steps from "a trace of a span" to solid: enough to tell a busy stretch from a sprinkle of
+// short events, few enough that equal neighbours join into one shape.
+int coverage_level(double share, bool any_span) {
+  if (share >= 0.999) return 4;
+  if (share >= 0.5) return 3;
+  if (share >= 0.15) return 2;
+  return share > 0 || any_span ? 1 : 0;
+}
+
+double level_opacity(int level) {
+  static constexpr double kOpacity[] = {0, 0.3, 0.55, 0.8, 1};
+  return kOpacity[std::clamp(level, 0, 4)];
+}
+
+// Time is binned in columns of bin_ns from the window's start.
+struct Bins {
+  int64_t origin;
+  double bin_ns;
+  int64_t of(int64_t t) const { return static_cast<int64_t>(std::floor(static_cast<double>(t - origin) / bin_ns)); }
+  int64_t start_of(int64_t bin) const { return origin + static_cast<int64_t>(std::llround(static_cast<double>(bin) * bin_ns)); }
+  int64_t last_of(const Clipped& s) const { return of(std::max(s.end - 1, s.start)); }
+};
+
+// Spans of one category closer together than a column, drawn column by column as runs of equal
+// coverage: 1,000 page faults of 20 µs over a second are a pale strip, a second asleep a solid one.
+void add_density_runs(const Clipped* first, const Clipped* last, const Bins& bins, size_t category,
+                      std::vector<Shape>& out) {
+  const int64_t b0 = bins.of(first->start);
+  int64_t b1 = b0;
+  int64_t group_end = first->end;
+  for (const Clipped* s = first; s != last; ++s) {
+    b1 = std::max(b1, bins.last_of(*s));
+    group_end = std::max(group_end, s->end);
   }
-  return out;
+  const size_t n = static_cast<size_t>(b1 - b0 + 1);
+  std::vector<int64_t> covered(n, 0);
+  std::vector<size_t> starts(n, 0);
+  // Spans that fill whole columns are counted with a difference array, so that long, overlapping
+  // spans cost O(1) each rather than a loop over every column they cross.
+  std::vector<int64_t> full(n + 1, 0);
+  for (const Clipped* s = first; s != last; ++s) {
+    const auto i = static_cast<size_t>(bins.of(s->start) - b0);
+    const auto j = static_cast<size_t>(bins.last_of(*s) - b0);
+    ++starts[i];
+    if (i == j) {
+      covered[i] += s->end - s->start;
+      continue;
+    }
+    covered[i] += bins.start_of(b0 + static_cast<int64_t>(i) + 1) - s->start;
+    covered[j] += s->end - bins.start_of(b0 + static_cast<int64_t>(j));
+    ++full[i + 1];
+    --full[j];
+  }
+  int64_t spanning = 0;
+  for (size_t i = 0; i < n; ++i) {
+    spanning += full[i];
+    const int64_t b = b0 + static_cast<int64_t>(i);
+    covered[i] += spanning * (bins.start_of(b + 1) - bins.start_of(b));
+  }
+  std::optional<Shape> run;
+  auto close = [&] {
+    if (run) out.push_back(*run);
+    run.reset();
+  };
+  for (int64_t b = b0; b <= b1; ++b) {
+    const size_t i = static_cast<size_t>(b - b0);
+    const int64_t column_start = std::max(first->start, bins.start_of(b));
+    const int64_t column_end = std::min(group_end, bins.start_of(b + 1));
+    const double share = static_cast<double>(covered[i]) / static_cast<double>(std::max<int64_t>(column_end - column_start, 1));
+    const int level = coverage_level(share, starts[i] > 0);
+    if (level == 0 || !run || run->level != level) close();
+    if (level == 0) continue;
+    if (!run) run = Shape{column_start, column_end, category, level, 0, 0, nullptr};
+    run->end = column_end;
+    run->spans += starts[i];
+    run->covered_ns += covered[i];
+  }
+  close();
+}
+
+// Shapes for one category's spans, sorted by start: a span alone stays itself (with its tooltip),
+// spans closer than a column to each other become density runs.
+void add_category_shapes(const std::vector<Clipped>& sorted, const Bins& bins, size_t category, std::vector<Shape>& out) {
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i + 1;
+    int64_t end = sorted[i].end;
+    while (j < sorted.size() && static_cast<double>(sorted[j].start - end) < bins.bin_ns) end = std::max(end, sorted[j++].end);
+    if (j == i + 1) {
+      const Clipped& s = sorted[i];
+      out.push_back(Shape{s.start, s.end, category, 4, 1, s.end - s.start, s.tooltip});
+    } else {
+      add_density_runs(&sorted[i], sorted.data() + j, bins, category, out);
+    }
+    i = j;
+  }
 }
 
 LaneShapes lane_shapes(const Lane& lane, const Timeline& t, const std::vector<Category>& cats, double ns_per_px) {
   LaneShapes out;
-  std::vector<Shape> clipped;
+  std::vector<std::vector<Clipped>> by_category(cats.size());
   for (const Span& span : lane.spans) {
     if (span.end_ns < span.start_ns || span.end_ns < t.start_ns || span.start_ns > t.end_ns) {
       ++out.outside;
       continue;
     }
-    Shape s;
-    s.start = std::max(span.start_ns, t.start_ns);
-    s.end = std::min(span.end_ns, t.end_ns);
-    s.category = category_index(cats, span.category);
-    s.sum_ns = s.end - s.start;
-    s.tooltip = span.tooltip;
-    clipped.push_back(std::move(s));
+    by_category[category_index(cats, span.category)].push_back(
+        {std::max(span.start_ns, t.start_ns), std::min(span.end_ns, t.end_ns), &span.tooltip});
+    ++out.spans;
   }
-  out.spans = clipped.size();
-  std::stable_sort(clipped.begin(), clipped.end(), [](const Shape& a, const Shape& b) {
-    return std::tie(a.category, a.start, a.end) < std::tie(b.category, b.start, b.end);
-  });
-  // "Closer than one pixel" is invisible anyway; merging it loses nothing a reader could see.
-  out.gap_ns = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ns_per_px)));
-  out.shapes = merge(clipped, out.gap_ns);
+  for (auto& spans : by_category) {
+    std::stable_sort(spans.begin(), spans.end(), [](const Clipped& a, const Clipped& b) {
+      return std::tie(a.start, a.end) < std::tie(b.start, b.end);
+    });
+  }
+  // Columns of one pixel lose nothing a reader could see; wider ones only when the cap asks for them.
   const size_t cap = std::max(t.max_spans_per_lane, cats.size());
-  const int64_t range = t.end_ns - t.start_ns;
-  while (out.shapes.size() > cap && out.gap_ns <= range) {
-    out.gap_ns *= 2;
-    out.shapes = merge(out.shapes, out.gap_ns);
+  const double range = static_cast<double>(t.end_ns - t.start_ns);
+  for (out.bin_ns = std::max(ns_per_px, 1.0);; out.bin_ns *= 2) {
+    out.shapes.clear();
+    const Bins bins{t.start_ns, out.bin_ns};
+    for (size_t c = 0; c < by_category.size(); ++c) add_category_shapes(by_category[c], bins, c, out.shapes);
+    if (out.shapes.size() <= cap || out.bin_ns >= range) break;
   }
   return out;
 }
@@ -123,14 +210,14 @@ TimeUnit time_unit(int64_t range_ns) {
 
 std::string shape_tooltip(const Shape& s, const std::vector<Category>& cats, int64_t origin) {
   const std::string& category = cats[s.category].name;
+  const std::string length = format_duration_ns(static_cast<double>(s.end - s.start));
   const std::string at = " from " + format_duration_ns(static_cast<double>(s.start - origin));
-  if (s.count == 1) {
-    const std::string what = s.tooltip.empty() ? category : category + ": " + s.tooltip;
-    return what + " — " + format_duration_ns(static_cast<double>(s.end - s.start)) + at;
+  if (s.tooltip != nullptr) {
+    return (s.tooltip->empty() ? category : category + ": " + *s.tooltip) + " — " + length + at;
   }
-  return category + " — " + format_count(static_cast<int64_t>(s.count)) + " spans merged over " +
-         format_duration_ns(static_cast<double>(s.end - s.start)) + " (" +
-         format_duration_ns(static_cast<double>(s.sum_ns)) + " in spans)" + at;
+  const double share = static_cast<double>(s.covered_ns) / static_cast<double>(std::max<int64_t>(s.end - s.start, 1));
+  const std::string starting = s.spans > 0 ? format_count(static_cast<int64_t>(s.spans)) + " spans starting here; " : "";
+  return category + " — " + starting + "spans cover " + format_percent(std::min(share, 1.0)) + " of " + length + at;
 }
 
 struct LaneGeometry {
@@ -158,23 +245,27 @@ void add_lane(Element& root, const Lane& lane, const LaneShapes& shapes, const L
     const double y = g.top + 4 + g.band_h * static_cast<double>(s.category);
     Element r = rect(x0, y, w, g.band_h - 1, palette[s.category % palette.size()]);
     r.attr("data-role", "span");
+    if (s.level < 4) r.attr("fill-opacity", level_opacity(s.level));
     r.add(tooltip(shape_tooltip(s, cats, origin)));
     group.add(std::move(r));
   }
   root.add(std::move(group));
 }
 
-std::string merge_note(size_t spans, size_t shapes, size_t outside, int64_t max_gap_ns, double ns_per_px) {
+std::string merge_note(size_t spans, size_t shapes, size_t outside, double bin_ns, double ns_per_px) {
   std::string note;
   if (shapes < spans) {
-    note = fmt::format("{} spans drawn as {} shapes: spans of one category less than {} apart are merged",
-                       format_count(static_cast<int64_t>(spans)), format_count(static_cast<int64_t>(shapes)),
-                       format_duration_ns(static_cast<double>(max_gap_ns)));
-    note += static_cast<double>(max_gap_ns) > ns_per_px * 1.5 ? " (to keep the drawing small)." : " (one pixel).";
+    const double columns = std::round(bin_ns / ns_per_px);
+    note = fmt::format(
+        "{} spans drawn as {} shapes: where spans of one category are less than {} ({}) apart, they are "
+        "drawn column by column, paler where they cover less of the column's time.",
+        format_count(static_cast<int64_t>(spans)), format_count(static_cast<int64_t>(shapes)), format_duration_ns(bin_ns),
+        columns <= 1 ? std::string("a pixel") : fmt::format("{:.0f} pixels, to keep the drawing small", columns));
   }
   if (outside > 0) {
     if (!note.empty()) note += " ";
-    note += fmt::format("{} spans outside the time window are left out.", format_count(static_cast<int64_t>(outside)));
+    note += format_count(static_cast<int64_t>(outside)) +
+            (outside == 1 ? " span outside the time window is left out." : " spans outside the time window are left out.");
   }
   return note;
 }
@@ -218,24 +309,27 @@ std::string timeline(const Timeline& t) {
 
   const Scale x{0, static_cast<double>(range), kLeft, kRight};
   size_t spans = 0, shapes = 0, outside = 0;
-  int64_t max_gap = 0;
+  double widest_bin = 0;
   for (size_t i = 0; i < t.lanes.size(); ++i) {
     const LaneShapes s = lane_shapes(t.lanes[i], t, cats, ns_per_px);
     spans += s.spans;
     shapes += s.shapes.size();
     outside += s.outside;
-    max_gap = std::max(max_gap, s.gap_ns);
+    widest_bin = std::max(widest_bin, s.bin_ns);
     const LaneGeometry g{plot_top + lane_h * static_cast<double>(i), lane_h, band_h};
     add_lane(content, t.lanes[i], s, g, x, cats, origin);
   }
 
   double bottom = plot_bottom + 2 + 52;
-  const std::string note = merge_note(spans, shapes, outside, max_gap, ns_per_px);
+  const std::string note = merge_note(spans, shapes, outside, widest_bin, ns_per_px);
   if (!note.empty()) {
+    Element lines("g");
+    lines.attr("data-role", "note");
     for (const auto& l : parts::wrap_text(note, kWidth - 24, kSmallPx)) {
-      content.add(text(12, bottom, l).attr("font-size", kSmallPx).attr("fill", kMuted).attr("data-role", "note"));
+      lines.add(text(12, bottom, l).attr("font-size", kSmallPx).attr("fill", kMuted));
       bottom += 15;
     }
+    content.add(std::move(lines));
     bottom += 4;
   }
   const double caption_h = t.caption.empty() ? 0 : 15.0 * parts::wrap_text(t.caption, kWidth - 24, kSmallPx).size();

@@ -462,7 +462,7 @@ TEST(Timeline, ManySpansAreMergedAndBounded) {
   EXPECT_LE(count(svg, "data-role=\"span\""), 3u * 50u);
   EXPECT_EQ(count(svg, "data-role=\"note\""), 1u);
   EXPECT_NE(svg.find("200,031 spans drawn as"), std::string::npos);
-  EXPECT_NE(svg.find("spans merged over"), std::string::npos);
+  EXPECT_NE(svg.find("spans cover 7.7 % of"), std::string::npos);  // 2 µs in every 26 µs, per category
   EXPECT_LT(svg.size(), 200'000u);
 }
 
@@ -480,13 +480,31 @@ TEST(Timeline, CapForcesWiderMerges) {
   EXPECT_NE(svg.find("to keep the drawing small"), std::string::npos);
 }
 
+TEST(Timeline, SparseStretchesArePalerThanBusyOnes) {
+  Timeline t = small_timeline();
+  Lane worker{"ib-worker-0", "", {}};
+  // A second asleep, then a second of 20 µs page faults every 500 µs: merged, but not alike.
+  worker.spans.push_back({t.start_ns, t.start_ns + 1'000'000'000, "off-CPU", "idle"});
+  for (int64_t s = t.start_ns + 1'000'000'000; s < t.start_ns + 2'000'000'000; s += 500'000) {
+    worker.spans.push_back({s, s + 20'000, "off-CPU", "page fault"});
+  }
+  // Long overlapping spans of one category count once per column, never above 100 %.
+  for (int i = 0; i < 1000; ++i) worker.spans.push_back({t.start_ns + 2'000'000'000 + i, t.end_ns, "batch wait", ""});
+  t.lanes = {worker};
+  const std::string svg = timeline(t);
+  EXPECT_LE(count(svg, "data-role=\"span\""), 6u);
+  EXPECT_NE(svg.find("spans cover 4.0 % of"), std::string::npos);
+  EXPECT_NE(svg.find("fill-opacity=\"0.3\""), std::string::npos);
+  EXPECT_NE(svg.find("1,000 spans starting here; spans cover 100.0 % of"), std::string::npos);
+}
+
 TEST(Timeline, SpansOutsideTheWindowAndUnknownCategories) {
   Timeline t = small_timeline();
   t.lanes[1].spans.push_back({t.start_ns - 50, t.start_ns - 10, "off-CPU", ""});
   t.lanes[1].spans.push_back({t.end_ns - 10, t.end_ns + 1'000'000'000, "page fault", ""});
   const std::string svg = timeline(t);
   EXPECT_EQ(count(svg, "data-role=\"span\""), 32u);
-  EXPECT_NE(svg.find("1 spans outside the time window are left out."), std::string::npos);
+  EXPECT_NE(svg.find("1 span outside the time window is left out."), std::string::npos);
   EXPECT_EQ(count(svg, "data-role=\"legend-entry\""), 4u);
   EXPECT_NE(svg.find(">page fault<"), std::string::npos);
 }
