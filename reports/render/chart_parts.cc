@@ -131,6 +131,7 @@ std::vector<std::string> tick_labels(const Ticks& ticks) {
 
 std::string format_value(double value, bool whole_numbers) {
   if (!std::isfinite(value)) return "—";
+  if (value == 0) return "0";
   const double magnitude = std::fabs(value);
   if (magnitude >= 1e4) {
     const Magnitude m = magnitude_of(magnitude);
@@ -207,10 +208,13 @@ std::string with_unit(const std::string& title, const std::string& unit) {
   return unit.empty() ? title : title + " (" + unit + ")";
 }
 
-Element label(double x, double y, const std::string& full, double max_px, double font_px, std::string_view anchor) {
-  const std::string shown = fit_text(full, max_px, font_px);
+Element label(double x, double y, const std::string& full, double max_px, double font_px, std::string_view anchor,
+              bool bold) {
+  // Bold glyphs run about a tenth wider than the regular ones text_width estimates.
+  const std::string shown = fit_text(full, bold ? max_px / 1.12 : max_px, font_px);
   Element e = text(x, y, shown, anchor);
   if (font_px != kLabelPx) e.attr("font-size", font_px);
+  if (bold) e.attr("font-weight", "bold");
   if (shown != full) e.add(tooltip(full));
   return e;
 }
@@ -250,7 +254,7 @@ Element chart_root(std::string_view kind, double width, double height, const std
   root.add(tooltip(title));
   if (!caption.empty()) root.add(Element("desc").text(caption));
   root.add(rect(0, 0, std::ceil(width), std::ceil(height), "#ffffff"));
-  root.add(label(12, kTitleBaseline, title, width - 24, kTitlePx).attr("font-weight", "bold"));
+  root.add(label(12, kTitleBaseline, title, width - 24, kTitlePx, "start", true));
   return root;
 }
 
@@ -330,6 +334,10 @@ double add_legend(Element& root, const std::vector<LegendItem>& items, double x,
   }
   root.add(std::move(legend));
   return baseline;
+}
+
+Element empty_notice(double x, double y) {
+  return text(x, y, "no data", "middle").attr("fill", kMuted).attr("font-style", "italic").attr("data-role", "empty");
 }
 
 void add_hatch(Element& group, double x, double y, double width, double height, double spacing,

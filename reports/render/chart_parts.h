@@ -31,7 +31,7 @@ std::string with_unit(const std::string& title, const std::string& unit);
 
 // Text cut to max_px; the full text becomes its tooltip when it had to be cut.
 Element label(double x, double y, const std::string& full, double max_px, double font_px,
-              std::string_view anchor = "start");
+              std::string_view anchor = "start", bool bold = false);
 
 // Greedy word wrap on estimated widths; a word longer than a line is cut.
 std::vector<std::string> wrap_text(const std::string& text, double max_px, double font_px);
@@ -64,6 +64,9 @@ struct LegendItem {
 
 // Items in a row starting at (x, y baseline), wrapping at max_x; returns the baseline of the last row.
 double add_legend(Element& root, const std::vector<LegendItem>& items, double x, double y, double max_x);
+
+// "no data" centred at (x, y), for a chart drawn from empty input.
+Element empty_notice(double x, double y);
 
 // Diagonal lines filling a rectangle, clipped by hand so that no <pattern> id can clash with another
 // chart on the same page.

@@ -92,7 +92,12 @@ HeatLayout heat_layout(const HeatMap& c, bool any_mark) {
   std::vector<std::string> texts;
   for (double v : values) texts.push_back(format_value(v, l.whole_numbers));
   const double wanted = std::max(widest(c.x_labels, kLabelPx) + 10, widest(texts, 13) + 14);
-  l.cell_w = std::clamp(wanted, 64.0, 120.0);
+  // Wide sweeps shrink their cells (labels are cut, with tooltips) rather than the whole chart,
+  // which the page would scale down until every text is too small to read.
+  constexpr double kMaxWidth = 960;
+  const double columns = std::max<double>(1, static_cast<double>(c.x_labels.size()));
+  const double room = (kMaxWidth - l.left - 28 - 150) / columns;
+  l.cell_w = std::clamp(wanted, std::min(64.0, std::max(room, 48.0)), std::clamp(room, 48.0, 120.0));
   l.cell_h = any_mark ? 46 : 38;
   l.legend_x = l.left + l.cell_w * static_cast<double>(c.x_labels.size()) + 28;
   l.width = std::max(l.legend_x + 150, 480.0);
@@ -147,7 +152,20 @@ void add_best_outline(Element& root, const HeatLayout& l, const Cell& best) {
 double add_colour_legend(Element& root, const HeatMap& c, const HeatLayout& l, const Ticks& ticks, double bar_h) {
   Element legend("g");
   legend.attr("data-role", "colour-scale");
-  legend.add(label(l.legend_x, l.grid_top - 8, with_unit(c.value_title, c.unit), l.width - l.legend_x - 8, kLabelPx));
+  // Up to two lines above the bar, in the rows of the axis titles; the rest is cut, with a tooltip.
+  const std::string title = with_unit(c.value_title, c.unit);
+  const double title_w = l.width - l.legend_x - 8;
+  std::vector<std::string> lines = parts::wrap_text(title, title_w, kLabelPx);
+  if (lines.size() > 2) {
+    std::string rest;
+    for (size_t i = 1; i < lines.size(); ++i) rest += (i > 1 ? " " : "") + lines[i];
+    lines = {lines[0], fit_text(rest, title_w, kLabelPx)};
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    Element line_text = text(l.legend_x, l.grid_top - 8 - 18.0 * static_cast<double>(lines.size() - 1 - i), lines[i]);
+    if (lines.size() > 1 || lines[0] != title) line_text.add(tooltip(title));
+    legend.add(std::move(line_text));
+  }
   constexpr int kSteps = 48;
   const double top = l.grid_top;
   for (int i = 0; i < kSteps; ++i) {
@@ -200,10 +218,9 @@ std::string heat_map(const HeatMap& c) {
   Element root = chart_root("heat-map", l.width, body_bottom + caption_h + 8, c.title, c.caption);
 
   const double grid_w = l.cell_w * static_cast<double>(c.x_labels.size());
-  root.add(label(l.left + grid_w / 2, 48, c.x_title, grid_w + 40, kLabelPx, "middle")
-               .attr("font-weight", "bold").attr("data-role", "axis-title"));
-  root.add(label(l.left - 10, 66, c.y_title, l.left - 22, kLabelPx, "end")
-               .attr("font-weight", "bold").attr("data-role", "axis-title"));
+  root.add(label(l.left + grid_w / 2, 48, c.x_title, grid_w + 40, kLabelPx, "middle", true)
+               .attr("data-role", "axis-title"));
+  root.add(label(l.left - 10, 66, c.y_title, l.left - 22, kLabelPx, "end", true).attr("data-role", "axis-title"));
   for (size_t col = 0; col < c.x_labels.size(); ++col) {
     const double centre = l.left + l.cell_w * (static_cast<double>(col) + 0.5);
     root.add(label(centre, 66, c.x_labels[col], l.cell_w - 6, kLabelPx, "middle"));
@@ -220,6 +237,7 @@ std::string heat_map(const HeatMap& c) {
   root.add(std::move(grid));
   const auto best = best_cell(c);
   if (best) add_best_outline(root, l, *best);
+  if (c.x_labels.empty() || c.y_labels.empty()) root.add(parts::empty_notice(l.left + 40, l.grid_top + 24));
 
   const double below_bar = add_colour_legend(root, c, l, ticks, bar_h);
   std::vector<LegendItem> entries;
@@ -249,6 +267,8 @@ struct Domain {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
+  // Bars start at zero; with nothing but zeros the axis still needs a length.
+  Ticks ticks(int max_count) const { return nice_ticks(lo, hi == lo ? lo + 1 : hi, max_count); }
 };
 
 std::string interval_text(const IntervalBar& b, const std::string& unit, bool whole) {
@@ -285,7 +305,7 @@ void add_interval_row(Element& root, const IntervalBars& c, const IntervalBar& b
   text_x += 8;
   const std::string value_text = interval_text(b, c.unit, whole);
   const double room = right_edge - text_x;
-  root.add(label(text_x, cy + 4, value_text, room, kSmallPx).attr("font-weight", b.highlight ? "bold" : "normal"));
+  root.add(label(text_x, cy + 4, value_text, room, kSmallPx, "start", b.highlight));
   const double used = text_width(value_text, kSmallPx) + 10;
   if (!b.note.empty() && room - used > 30) {
     root.add(label(text_x + used, cy + 4, b.note, room - used, kSmallPx).attr("fill", kMuted));
@@ -329,14 +349,15 @@ std::string interval_bars(const IntervalBars& c) {
   if (!legend.empty()) plot_top = add_legend(content, legend, 12, 46, kWidth - 12) + 20;
   if (c.reference && !c.reference->label.empty()) plot_top += 16;
 
-  const Ticks ticks = nice_ticks(d.lo, d.hi, tick_count_for(plot_right - left));
+  const Ticks ticks = d.ticks(tick_count_for(plot_right - left));
   const Scale x{ticks.values.front(), ticks.values.back(), left, plot_right};
-  const double plot_bottom = plot_top + kRowH * static_cast<double>(c.bars.size());
+  // One empty row for no bars, so that the "no data" notice sits above the axis.
+  const double plot_bottom = plot_top + kRowH * static_cast<double>(std::max<size_t>(c.bars.size(), 1));
   add_x_axis(content, x, ticks, plot_bottom + 4, plot_top - 4, with_unit(c.value_title, c.unit));
   for (size_t i = 0; i < c.bars.size(); ++i) {
     const double row_top = plot_top + kRowH * static_cast<double>(i);
-    content.add(label(left - 10, row_top + kRowH / 2 + 4, c.bars[i].label, left - 22, kLabelPx, "end")
-                    .attr("font-weight", c.bars[i].highlight ? "bold" : "normal"));
+    content.add(label(left - 10, row_top + kRowH / 2 + 4, c.bars[i].label, left - 22, kLabelPx, "end",
+                      c.bars[i].highlight));
     add_interval_row(content, c, c.bars[i], x, row_top, kRowH, kWidth - 12, whole);
   }
   if (c.reference) {
@@ -350,6 +371,7 @@ std::string interval_bars(const IntervalBars& c) {
     ref.add(label(lx, plot_top - 12, c.reference->label, kWidth - 24, kSmallPx, "middle"));
     content.add(std::move(ref));
   }
+  if (c.bars.empty()) content.add(parts::empty_notice((left + plot_right) / 2, plot_top + 16));
   const double caption_top = plot_bottom + 4 + 56;
   const double caption_h = c.caption.empty() ? 0 : 15.0 * parts::wrap_text(c.caption, kWidth - 24, kSmallPx).size();
   Element root = chart_root("interval-bars", kWidth, caption_top + caption_h, c.title, c.caption);
@@ -408,7 +430,7 @@ std::optional<double> chart_value(const BarChart& chart, const std::string& labe
 void add_small_chart(Element& root, const BarChart& chart, const SharedRows& s, double x0, double top) {
   Element g("g");
   g.attr("data-role", "small-chart");
-  g.add(label(x0, top + 14, chart.title, kPanelW, kLabelPx).attr("font-weight", "bold"));
+  g.add(label(x0, top + 14, chart.title, kPanelW, kLabelPx, "start", true));
   const double plot_top = top + 26;
   const double plot_w = kPanelW - 46;
   Domain d;
@@ -418,7 +440,7 @@ void add_small_chart(Element& root, const BarChart& chart, const SharedRows& s, 
   }
   for (double v : values) d.include(v);
   const bool whole = all_whole(values);
-  const Ticks ticks = nice_ticks(d.lo, d.hi, 4);
+  const Ticks ticks = d.ticks(4);
   const Scale x{ticks.values.front(), ticks.values.back(), x0, x0 + plot_w};
   const double axis_y = plot_top + kPanelRowH * static_cast<double>(s.labels.size()) + 2;
   add_x_axis(g, x, ticks, axis_y, plot_top - 2, chart.unit.empty() ? "value" : chart.unit, 10);
@@ -470,6 +492,10 @@ std::string bar_panel(const BarPanel& c) {
       add_small_chart(content, c.charts[pr * cols + k], s, first_x + static_cast<double>(k) * (kPanelW + kPanelGap), top);
     }
     top += panel_h;
+  }
+  if (s.labels.empty()) {
+    content.add(parts::empty_notice(width / 2, top + 20));
+    top += 36;
   }
   const double caption_h = c.caption.empty() ? 0 : 15.0 * parts::wrap_text(c.caption, width - 24, kSmallPx).size();
   Element root = chart_root("bar-panel", width, top + caption_h + 4, c.title, c.caption);

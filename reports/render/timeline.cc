@@ -232,8 +232,7 @@ void add_lane(Element& root, const Lane& lane, const LaneShapes& shapes, const L
   group.attr("data-role", "lane");
   const double middle = g.top + g.height / 2;
   const bool two_lines = !lane.sublabel.empty();
-  group.add(label(kLeft - 12, two_lines ? middle - 2 : middle + 4, lane.label, kLabelW, kLabelPx, "end")
-                .attr("font-weight", "bold"));
+  group.add(label(kLeft - 12, two_lines ? middle - 2 : middle + 4, lane.label, kLabelW, kLabelPx, "end", true));
   if (two_lines) {
     group.add(label(kLeft - 12, middle + 11, lane.sublabel, kLabelW, 10, "end").attr("fill", kMuted));
   }
@@ -275,7 +274,8 @@ std::string merge_note(size_t spans, size_t shapes, size_t outside, double bin_n
 std::string timeline(const Timeline& t) {
   const std::vector<Category> cats = all_categories(t);
   const int64_t origin = t.start_ns;
-  const int64_t range = std::max<int64_t>(t.end_ns - t.start_ns, 1);
+  // An empty or inverted window still gets an axis (of a second) so that the chart keeps its shape.
+  const int64_t range = t.end_ns > t.start_ns ? t.end_ns - t.start_ns : 1'000'000'000;
   const double plot_w = kRight - kLeft;
   const double ns_per_px = static_cast<double>(range) / plot_w;
 
@@ -290,7 +290,7 @@ std::string timeline(const Timeline& t) {
 
   const double band_h = 9;
   const double lane_h = std::max(28.0, 8 + band_h * static_cast<double>(cats.size()));
-  const double plot_bottom = plot_top + lane_h * static_cast<double>(t.lanes.size());
+  const double plot_bottom = plot_top + (t.lanes.empty() ? 28 : lane_h * static_cast<double>(t.lanes.size()));
   for (size_t i = 0; i < t.lanes.size(); ++i) {
     // Every other lane shaded, so that a lane's label and its spans are read together.
     const double top = plot_top + lane_h * static_cast<double>(i);
@@ -320,6 +320,7 @@ std::string timeline(const Timeline& t) {
     add_lane(content, t.lanes[i], s, g, x, cats, origin);
   }
 
+  if (shapes == 0) content.add(parts::empty_notice((kLeft + kRight) / 2, plot_top + 18));
   double bottom = plot_bottom + 2 + 52;
   const std::string note = merge_note(spans, shapes, outside, widest_bin, ns_per_px);
   if (!note.empty()) {

@@ -1,9 +1,11 @@
 // Writes an HTML page with one chart of each kind, from numbers shaped like a real sweep of the
-// loader over num_workers × prefetch_factor, for the browser check and for looking at by eye.
-// Usage: render_demo OUT.html
+// loader over num_workers × prefetch_factor, for the browser check and for looking at by eye; and,
+// when asked, a second page of edge cases (long labels, wide sweeps, negative values, empty input).
+// Usage: render_demo OUT.html [EDGE_CASES.html]
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "reports/render/charts.h"
@@ -170,13 +172,105 @@ render::Timeline run_timeline() {
   return t;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: render_demo OUT.html\n";
-    return 2;
+// Long labels, wide sweeps, negative values, empty input: the layouts must stay readable, and the
+// browser check finds what text-width estimates miss (bold text, real font metrics).
+render::HeatMap wide_heat_map() {
+  render::HeatMap h;
+  h.title = "Throughput over num_workers × prefetch_factor with persistent workers and pinned memory enabled for every run";
+  h.x_title = "num_workers";
+  h.y_title = "prefetch_factor (persistent workers)";
+  h.value_title = "throughput, higher is better, median of all measured epochs";
+  h.unit = "samples/s";
+  h.lower_is_better = false;
+  for (int x : {0, 1, 2, 3, 4, 6, 8, 12, 16}) h.x_labels.push_back("nw=" + std::to_string(x) + " long label");
+  h.y_labels = {"2", "4", "12 (persistent, pinned)"};
+  for (int r = 0; r < 3; ++r) {
+    h.values.emplace_back();
+    for (int c = 0; c < 9; ++c) {
+      const bool failed = c == 3 && r == 1;
+      h.values.back().push_back(failed ? std::nullopt : std::optional<double>(123456.0 * (c + 1) * (r + 1)));
+    }
   }
+  h.marks[{0, 0}] = "baseline configuration";
+  h.marks[{2, 8}] = "recommended";
+  return h;
+}
+
+render::IntervalBars signed_bars() {
+  render::IntervalBars b;
+  b.title = "Change in epoch time";
+  b.value_title = "change";
+  b.unit = "%";
+  b.reference = render::ReferenceLine{0, "no change"};
+  b.bars = {{"a very long configuration label that does not fit in the label column at all", -12.5, -15.0, -9.0, false,
+             "a long note that is cut before it leaves the chart on the right side"},
+            {"b", 30.2, 25.0, 36.0, true, "n = 3"},
+            {"c", 0.0, -1.0, 1.0, false, ""},
+            {"d", 3, std::nullopt, std::nullopt, false, "x"}};
+  return b;
+}
+
+render::BarPanel many_charts() {
+  render::BarPanel p;
+  p.title = "Six metrics over twelve threads";
+  for (int k = 0; k < 6; ++k) {
+    render::BarChart chart{"metric number " + std::to_string(k) + " with a long title", k == 2 ? "" : "ms", {}};
+    for (int r = 0; r < 12; ++r) {
+      std::optional<double> value = r * 1234.5 * (k + 1);
+      if (k == 1) value = 0.0;
+      if (r == 5) value = std::nullopt;
+      chart.rows.push_back({"thread " + std::to_string(r) + (r == 3 ? " with an extremely long name" : ""), value,
+                            r < 2 ? "main" : r < 10 ? "worker" : ""});
+    }
+    p.charts.push_back(chart);
+  }
+  return p;
+}
+
+render::Timeline tiny_window() {
+  render::Timeline t;
+  t.title = "800 µs, twelve threads";
+  t.start_ns = 100;
+  t.end_ns = t.start_ns + 800'000;
+  t.categories = {{"CUDA call", ""}};
+  for (int l = 0; l < 12; ++l) {
+    render::Lane lane{"thread with a long name number " + std::to_string(l), "pid 1, and a long sublabel text", {}};
+    const int64_t s = t.start_ns + l * 50'000;
+    lane.spans.push_back({s, s + 30'000, l % 3 ? "CUDA call" : "category not in the list", "x"});
+    lane.spans.push_back({t.end_ns - 10, t.end_ns + 10, "CUDA call", "at the window's end"});
+    t.lanes.push_back(lane);
+  }
+  return t;
+}
+
+render::HtmlPage edge_case_page() {
+  render::HtmlPage page("Edge cases: a long title that goes on and on, to see how the page header wraps", "");
+  page.add_svg(render::heat_map(wide_heat_map()));
+  render::HeatMap one;
+  one.title = "One cell";
+  one.x_title = "x";
+  one.y_title = "y";
+  one.value_title = "v";
+  one.x_labels = {"a"};
+  one.y_labels = {"b"};
+  one.values = {{5.0}};
+  page.add_svg(render::heat_map(one));
+  page.add_svg(render::interval_bars(signed_bars()));
+  page.add_svg(render::bar_panel(many_charts()));
+  page.add_svg(render::timeline(tiny_window()));
+  render::Timeline empty_timeline;
+  empty_timeline.title = "Empty timeline";
+  page.add_svg(render::timeline(empty_timeline));
+  render::BarPanel empty_panel;
+  empty_panel.title = "Empty panel";
+  page.add_svg(render::bar_panel(empty_panel));
+  render::IntervalBars empty_bars;
+  empty_bars.title = "Empty bars";
+  page.add_svg(render::interval_bars(empty_bars));
+  return page;
+}
+
+render::HtmlPage demo_page() {
   render::HtmlPage page("ingero-bench report (demo data)",
                         "Loader sweep on 1 × NVIDIA H200, 16 cores; numbers are made up for the look of the page.");
   page.add_key_values({{"machine", "16 cores, 128 GiB, NVIDIA H200 (driver 550.90)"},
@@ -195,12 +289,25 @@ int main(int argc, char** argv) {
   page.add_svg(render::bar_panel(process_panel()));
   page.add_svg(render::timeline(run_timeline()));
   page.add_note("The recommendation holds for this machine; rerun the sweep after changing the batch size.");
+  return page;
+}
 
-  std::ofstream out(argv[1], std::ios::binary);
+bool write(const char* path, const render::HtmlPage& page) {
+  std::ofstream out(path, std::ios::binary);
   out << page.render();
-  if (!out.flush()) {
-    std::cerr << "render_demo: cannot write " << argv[1] << "\n";
-    return 1;
+  if (out.flush()) return true;
+  std::cerr << "render_demo: cannot write " << path << "\n";
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 && argc != 3) {
+    std::cerr << "usage: render_demo OUT.html [EDGE_CASES.html]\n";
+    return 2;
   }
+  if (!write(argv[1], demo_page())) return 1;
+  if (argc == 3 && !write(argv[2], edge_case_page())) return 1;
   return 0;
 }

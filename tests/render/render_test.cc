@@ -173,6 +173,7 @@ TEST(Values, ThreeSignificantDigits) {
   EXPECT_EQ(format_value(1048576), "1.05M");
   EXPECT_EQ(format_value(-0.0001), "-0.0001");
   EXPECT_EQ(format_value(-0.0), "0");
+  EXPECT_EQ(format_value(0.0, false), "0");
   EXPECT_EQ(format_value(std::nan("")), "—");
 }
 
@@ -516,6 +517,18 @@ TEST(Timeline, HostileLabelsAreEscaped) {
   t.lanes[0].spans[0].tooltip = kHostile;
   t.categories[0].description = kHostile;
   expect_no_raw_hostile_text(timeline(t));
+}
+
+// ---- Empty input
+
+TEST(EmptyInput, EveryChartSaysNoData) {
+  for (const std::string& svg : {heat_map({}), interval_bars({}), bar_panel({}), timeline({})}) {
+    EXPECT_TRUE(balanced(svg));
+    EXPECT_EQ(count(svg, "data-role=\"empty\""), 1u) << svg.substr(0, 40);
+  }
+  BarPanel zeros = processes();
+  for (auto& row : zeros.charts[0].rows) row.value = 0;
+  EXPECT_NE(bar_panel(zeros).find(">1.0<"), std::string::npos);  // an axis from 0 to 1, not -1 to 1
 }
 
 // ---- Determinism
