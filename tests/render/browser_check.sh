@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Writes the demo report and checks it in headless Chromium (tests/node/check_report.mjs).
+# Usage: browser_check.sh RENDER_DEMO NODE_DIR OUT_DIR
+set -uo pipefail
+if [ $# -ne 3 ]; then
+  echo "usage: $0 RENDER_DEMO NODE_DIR OUT_DIR" >&2
+  exit 2
+fi
+demo=$1 node_dir=$2 out=$3
+
+# A missing tool is a failure, not a skip: the check would otherwise pass without having looked.
+missing=()
+command -v node >/dev/null 2>&1 || missing+=("node (Node.js 18 or newer; Debian: apt-get install nodejs npm)")
+if [ ! -d "$node_dir/node_modules/playwright-core" ] || [ ! -d "$node_dir/node_modules/pngjs" ]; then
+  missing+=("$node_dir/node_modules (run: cd $node_dir && npm ci)")
+fi
+[ -x /usr/bin/chromium ] || missing+=("/usr/bin/chromium (Debian: apt-get install chromium)")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "render_browser_check FAILED: cannot run the browser check; install:" >&2
+  for m in "${missing[@]}"; do echo "  - $m" >&2; done
+  exit 1
+fi
+
+mkdir -p "$out" || exit 1
+"$demo" "$out/render_demo.html" "$out/render_edge_cases.html" || { echo "render_demo failed" >&2; exit 1; }
+status=0
+node "$node_dir/check_report.mjs" "$out/render_demo.html" "$out/render_demo.png" \
+  --expect heat-map=1 --expect interval-bars=1 --expect bar-panel=1 --expect timeline=1 || status=1
+# Empty charts draw little more than their background, hence --min-shapes 1.
+node "$node_dir/check_report.mjs" "$out/render_edge_cases.html" "$out/render_edge_cases.png" --min-shapes 1 \
+  --expect heat-map=2 --expect interval-bars=2 --expect bar-panel=2 --expect timeline=2 || status=1
+exit $status
