@@ -1,7 +1,7 @@
-/* Maps and helpers shared by every BPF object. Each object declares these maps;
- * user space creates them once (with the first object) and hands the same map
- * to the others before they load, so all programs see one filter, one set of
- * counters and one loss table. */
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What every BPF program shares: the run's configuration and the shared maps, defined
+ * once in maps.bpf.c and declared extern here (the per-concern objects are linked
+ * into one object at build time), and the helpers that use them. */
 #ifndef INGERO_COMMON_BPF_H
 #define INGERO_COMMON_BPF_H
 
@@ -15,68 +15,62 @@
 #define IB_MAX_TGIDS 65536
 #define IB_MAX_THREADS 131072
 
-/* Set before load. system_wide lifts the tgid filter. */
-const volatile bool system_wide = false;
-const volatile __u64 offcpu_min_ns = 0;
-const volatile __u64 runq_min_ns = 0;
+/* Configuration, set by user space before load. system_wide lifts the tgid filter. */
+extern const volatile bool system_wide;
+extern const volatile __u64 offcpu_min_ns;
+extern const volatile __u64 runq_min_ns;
 /* Wake the reader only once this much is waiting; it also drains on a short timer.
  * A wakeup per event would cost more than the event. */
-const volatile __u64 wakeup_bytes = 0;
+extern const volatile __u64 wakeup_bytes;
 
-/* Processes of the traced tree (tgid -> 1). */
-struct {
+struct ib_tgid_filter_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, IB_MAX_TGIDS);
   __type(key, __u32);
   __type(value, __u8);
-} tgid_filter SEC(".maps");
-
-struct {
+};
+struct ib_thread_stats_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, IB_MAX_THREADS);
   __type(key, __u32);
   __type(value, struct ib_thread_stats);
-} thread_stats SEC(".maps");
-
-struct {
+};
+struct ib_histograms_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, IB_MAX_TGIDS * IB_HIST_COUNT);
   __type(key, struct ib_hist_key);
   __type(value, struct ib_hist);
-} histograms SEC(".maps");
-
-/* Undelivered events: ring reservations that failed, map inserts that failed. */
-struct {
+};
+struct ib_losses_map {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, IB_LOSS_COUNT);
   __type(key, __u32);
   __type(value, __u64);
-} losses SEC(".maps");
-
-/* Every event a program tried to put on each ring (delivered or not), so that
- * user space can show that offered = written + dropped. */
-struct {
+};
+struct ib_ring_offered_map {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, IB_RING_COUNT);
   __type(key, __u32);
   __type(value, __u64);
-} ring_offered SEC(".maps");
-
+};
 /* Sizes are set by user space before load (TraceOptions.ringbuf_bytes). */
-struct {
+struct ib_ring_map {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 20);
-} cuda_ring SEC(".maps");
+};
 
-struct {
-  __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 1 << 20);
-} sched_ring SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 1 << 20);
-} proc_ring SEC(".maps");
+/* Processes of the traced tree (tgid -> 1). */
+extern struct ib_tgid_filter_map tgid_filter SEC(".maps");
+extern struct ib_thread_stats_map thread_stats SEC(".maps");
+extern struct ib_histograms_map histograms SEC(".maps");
+/* Undelivered events: ring reservations that failed, map inserts that failed. */
+extern struct ib_losses_map losses SEC(".maps");
+/* Every event a program tried to put on each ring (delivered or not), so that user
+ * space can show that offered = written + dropped. */
+extern struct ib_ring_offered_map ring_offered SEC(".maps");
+extern struct ib_ring_map cuda_ring SEC(".maps");
+extern struct ib_ring_map sched_ring SEC(".maps");
+extern struct ib_ring_map proc_ring SEC(".maps");
 
 /* Membership of the enrolled tree, kept even when system_wide traces everything
  * (user space looks for CUDA libraries in the tree's processes). */
@@ -90,16 +84,26 @@ static __always_inline bool is_traced_tgid(__u32 tgid)
   return system_wide || in_traced_tree(tgid);
 }
 
-static __always_inline bool current_is_traced(void)
-{
-  return is_traced_tgid(bpf_get_current_pid_tgid() >> 32);
-}
-
 static __always_inline void count_loss(__u32 source)
 {
   __u64 *n = bpf_map_lookup_elem(&losses, &source);
   if (n)
     __sync_fetch_and_add(n, 1);
+}
+
+/* The value under key, created from `zero` on first use. A map too full to take
+ * the key is counted as a loss of `loss_source`, never silent. */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero, __u32 loss_source)
+{
+  void *value = bpf_map_lookup_elem(map, key);
+  if (value)
+    return value;
+  /* Another CPU may have inserted the key since the lookup: EEXIST is fine. */
+  bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+  value = bpf_map_lookup_elem(map, key);
+  if (!value)
+    count_loss(loss_source);
+  return value;
 }
 
 /* Reserves an event on a ring; a failure is counted, never silent. */
@@ -124,22 +128,32 @@ static __always_inline void submit_event(void *ring, struct ib_event *e)
   bpf_ringbuf_submit(e, flags);
 }
 
+/* An interval or call of one thread, on a ring; false when the ring was full. */
+static __always_inline bool emit_span(void *ring, __u32 ring_id, __u32 op, __u64 start, __u64 dur, __u32 pid,
+                                      __u32 tid, __s64 arg, __u16 flags)
+{
+  struct ib_event *e = reserve_event(ring, ring_id);
+  if (!e)
+    return false;
+  e->ts_ns = start;
+  e->dur_ns = dur;
+  e->pid = pid;
+  e->tid = tid;
+  e->op = op;
+  e->arg = arg;
+  e->flags = flags;
+  submit_event(ring, e);
+  return true;
+}
+
 /* The stats record of a thread, created on first use. */
 static __always_inline struct ib_thread_stats *stats_of(__u32 tid, __u32 pid)
 {
-  struct ib_thread_stats *s = bpf_map_lookup_elem(&thread_stats, &tid);
-  if (s)
-    return s;
   struct ib_thread_stats zero = {.pid = pid};
-  if (bpf_map_update_elem(&thread_stats, &tid, &zero, BPF_NOEXIST) && 
-      !bpf_map_lookup_elem(&thread_stats, &tid)) {
-    count_loss(IB_LOSS_THREAD_STATS);
-    return NULL;
-  }
-  return bpf_map_lookup_elem(&thread_stats, &tid);
+  return lookup_or_init(&thread_stats, &tid, &zero, IB_LOSS_THREAD_STATS);
 }
 
-static __always_inline __u32 log2_slot(__u64 v)
+static __always_inline __u32 log2_slot(__u64 v, __u32 slots)
 {
   __u32 slot = 0;
 #pragma unroll
@@ -149,22 +163,18 @@ static __always_inline __u32 log2_slot(__u64 v)
       slot += shift;
     }
   }
-  return slot < IB_HIST_SLOTS ? slot : IB_HIST_SLOTS - 1;
+  return slot < slots ? slot : slots - 1;
 }
 
 /* Adds one value (ns) to the pid's log2 microsecond histogram. */
 static __always_inline void hist_add(__u32 pid, __u32 metric, __u64 ns)
 {
+  static const struct ib_hist zero;
   struct ib_hist_key key = {.pid = pid, .metric = metric};
-  struct ib_hist *h = bpf_map_lookup_elem(&histograms, &key);
-  if (!h) {
-    static const struct ib_hist zero;
-    bpf_map_update_elem(&histograms, &key, &zero, BPF_NOEXIST);
-    h = bpf_map_lookup_elem(&histograms, &key);
-    if (!h)
-      return;
-  }
-  __u32 slot = log2_slot(ns / 1000);
+  struct ib_hist *h = lookup_or_init(&histograms, &key, &zero, IB_LOSS_HISTOGRAMS);
+  if (!h)
+    return;
+  __u32 slot = log2_slot(ns / 1000, IB_HIST_SLOTS);
   if (slot < IB_HIST_SLOTS)
     __sync_fetch_and_add(&h->slots[slot], 1);
 }

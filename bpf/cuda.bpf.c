@@ -1,8 +1,11 @@
-/* CUDA runtime and driver calls: one uprobe/uretprobe pair attached to every probed
- * function; the attach cookie names the op and where its size/kind/stream arguments are. */
+/* SPDX-License-Identifier: GPL-2.0 */
+/* CUDA runtime/driver and NCCL calls: one uprobe (and, unless the call is probed at
+ * entry only, one uretprobe) attached to every probed function; the attach cookie
+ * names the op, where its size/arg/stream arguments are, and how to record it.
+ * Every call is counted, and its latency histogrammed, in the kernel (runqlat's
+ * model); a call travels to user space as an event unless it is a hot call (a kernel
+ * launch) faster than call_stream_min_ns. */
 #include "common.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
 
 /* Not every libbpf names the sixth argument register. */
 #ifndef PT_REGS_PARM6
@@ -13,10 +16,7 @@ char LICENSE[] SEC("license") = "GPL";
 #endif
 #endif
 
-struct call_key {
-  __u32 tid;
-  __u32 op;
-};
+const volatile __u64 call_stream_min_ns = 1000000;
 
 struct call_start {
   __u64 ts_ns;
@@ -29,40 +29,70 @@ struct call_start {
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
-  __type(key, struct call_key);
+  __type(key, struct ib_call_key);
   __type(value, struct call_start);
 } calls_in_flight SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct ib_call_key);
+  __type(value, struct ib_call_stats);
+} call_stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct ib_call_hist_key);
+  __type(value, struct ib_call_hist);
+} call_hists SEC(".maps");
+
+/* Where argument register `n` (1..6) sits in the saved registers. The register is then
+ * read with a helper: a switch of direct ctx loads compiles to a computed ctx offset,
+ * which the verifier refuses. */
+static __always_inline const void *arg_register(struct pt_regs *ctx, __u32 n)
+{
+  switch (n) {
+  case 1: return &PT_REGS_PARM1(ctx);
+  case 2: return &PT_REGS_PARM2(ctx);
+  case 3: return &PT_REGS_PARM3(ctx);
+  case 4: return &PT_REGS_PARM4(ctx);
+  case 5: return &PT_REGS_PARM5(ctx);
+  case 6: return &PT_REGS_PARM6(ctx);
+  default: return NULL;
+  }
+}
 
 /* Reads the value the cookie's source field points at: an argument register or a
  * stack slot above the return address (x86-64 SysV: arguments 7+ and the parts of
  * by-value structs that do not fit in registers). Returns false when not recorded. */
 static __always_inline bool read_arg(struct pt_regs *ctx, __u32 src, __u64 *out)
 {
-  switch (src) {
-  case 1: *out = PT_REGS_PARM1(ctx); return true;
-  case 2: *out = PT_REGS_PARM2(ctx); return true;
-  case 3: *out = PT_REGS_PARM3(ctx); return true;
-  case 4: *out = PT_REGS_PARM4(ctx); return true;
-  case 5: *out = PT_REGS_PARM5(ctx); return true;
-  case 6: *out = PT_REGS_PARM6(ctx); return true;
-  case IB_ARG_NONE: return false;
-  default:
-    if (src <= IB_ARG_STACK || src > IB_ARG_STACK + 8)
-      return false;
-    return bpf_probe_read_user(out, sizeof(*out),
-                               (void *)(PT_REGS_SP(ctx) + 8 * (src - IB_ARG_STACK))) == 0;
+  if (src == IB_ARG_NONE)
+    return false;
+  if (src >= 1 && src <= 6)
+    return bpf_probe_read_kernel(out, sizeof(*out), arg_register(ctx, src)) == 0;
+  if (src <= IB_ARG_STACK || src > IB_ARG_STACK + 8)
+    return false;
+  return bpf_probe_read_user(out, sizeof(*out), (void *)(PT_REGS_SP(ctx) + 8 * (src - IB_ARG_STACK))) == 0;
+}
+
+/* Bytes of one element of an ncclDataType_t (nccl.h: int8, uint8, int32, uint32,
+ * int64, uint64, float16, float32, float64, bfloat16, then the 1-byte float8s). */
+static __always_inline __u64 nccl_element_bytes(__s64 datatype)
+{
+  switch (datatype) {
+  case 2: case 3: case 7: return 4;
+  case 4: case 5: case 8: return 8;
+  case 6: case 9: return 2;
+  default: return 1;
   }
 }
 
-SEC("uprobe")
-int cuda_call_entry(struct pt_regs *ctx)
+/* The arguments a call was made with, as the cookie describes them. */
+static __always_inline struct call_start read_call(struct pt_regs *ctx, __u64 cookie)
 {
-  __u64 id = bpf_get_current_pid_tgid();
-  if (!is_traced_tgid(id >> 32))
-    return 0;
-  __u64 cookie = bpf_get_attach_cookie(ctx);
-  struct call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
-  struct call_start start = {};
+  struct call_start start = {.flags = 0};
   __u64 v;
   if (read_arg(ctx, IB_COOKIE_BYTES_SRC(cookie), &v)) {
     start.bytes = v;
@@ -76,10 +106,66 @@ int cuda_call_entry(struct pt_regs *ctx)
     start.stream = v;
     start.flags |= IB_EVENT_HAS_STREAM;
   }
+  if ((IB_COOKIE_FLAGS(cookie) & IB_CALL_NCCL_ELEMENTS) && (start.flags & IB_EVENT_HAS_BYTES))
+    start.bytes *= nccl_element_bytes(start.arg);
+  return start;
+}
+
+/* Only the calling thread updates its own call_stats entries: no atomics needed. */
+SEC("uprobe")
+int cuda_call_entry(struct pt_regs *ctx)
+{
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 pid = id >> 32;
+  if (!is_traced_tgid(pid))
+    return 0;
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
+  struct call_start start = read_call(ctx, cookie);
+  struct ib_call_stats zero = {.pid = pid};
+  struct ib_call_stats *stats = lookup_or_init(&call_stats, &key, &zero, IB_LOSS_CALL_STATS);
+  if (stats) {
+    stats->calls += 1;
+    stats->bytes += start.bytes;
+  }
+  if (IB_COOKIE_FLAGS(cookie) & IB_CALL_ENTRY_ONLY)
+    return 0;
   start.ts_ns = bpf_ktime_get_ns();
   if (bpf_map_update_elem(&calls_in_flight, &key, &start, BPF_ANY))
     count_loss(IB_LOSS_CUDA_INFLIGHT);
   return 0;
+}
+
+static __always_inline void add_to_histogram(__u32 pid, __u32 op, __u64 dur)
+{
+  static const struct ib_call_hist zero;
+  struct ib_call_hist_key key = {.pid = pid, .op = op};
+  struct ib_call_hist *h = lookup_or_init(&call_hists, &key, &zero, IB_LOSS_CALL_STATS);
+  if (!h)
+    return;
+  __u32 slot = log2_slot(dur, IB_CALL_HIST_SLOTS);
+  if (slot < IB_CALL_HIST_SLOTS)
+    __sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+static __always_inline bool stream_call(const struct ib_call_key *key, __u32 pid, const struct call_start *start,
+                                        __u64 dur, __s64 ret)
+{
+  struct ib_event *e = reserve_event(&cuda_ring, IB_RING_CUDA);
+  if (!e)
+    return false;
+  e->ts_ns = start->ts_ns;
+  e->dur_ns = dur;
+  e->pid = pid;
+  e->tid = key->tid;
+  e->op = key->op;
+  e->ret = ret;
+  e->bytes = start->bytes;
+  e->arg = start->arg;
+  e->stream = start->stream;
+  e->flags = start->flags | IB_EVENT_HAS_RET;
+  submit_event(&cuda_ring, e);
+  return true;
 }
 
 SEC("uretprobe")
@@ -87,24 +173,24 @@ int cuda_call_return(struct pt_regs *ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   __u64 id = bpf_get_current_pid_tgid();
+  __u32 pid = id >> 32;
   __u64 cookie = bpf_get_attach_cookie(ctx);
-  struct call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
+  struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
   struct call_start *start = bpf_map_lookup_elem(&calls_in_flight, &key);
   if (!start)
     return 0;
-  struct ib_event *e = reserve_event(&cuda_ring, IB_RING_CUDA);
-  if (e) {
-    e->ts_ns = start->ts_ns;
-    e->dur_ns = now - start->ts_ns;
-    e->pid = id >> 32;
-    e->tid = (__u32)id;
-    e->op = key.op;
-    e->ret = (__s32)PT_REGS_RC(ctx);
-    e->bytes = start->bytes;
-    e->arg = start->arg;
-    e->stream = start->stream;
-    e->flags = start->flags | IB_EVENT_HAS_RET;
-    submit_event(&cuda_ring, e);
+  __u64 dur = now - start->ts_ns;
+  __s64 ret = (__s32)PT_REGS_RC(ctx);
+  add_to_histogram(pid, key.op, dur);
+  struct ib_call_stats *stats = bpf_map_lookup_elem(&call_stats, &key);
+  bool hot = IB_COOKIE_FLAGS(cookie) & IB_CALL_HOT;
+  bool streamed = (!hot || dur >= call_stream_min_ns) && stream_call(&key, pid, start, dur, ret);
+  if (stats) {
+    stats->returns += 1;
+    stats->errors += ret != 0;
+    stats->total_ns += dur;
+    stat_max(&stats->max_ns, dur);
+    stats->streamed += streamed;
   }
   bpf_map_delete_elem(&calls_in_flight, &key);
   return 0;

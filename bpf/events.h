@@ -1,6 +1,8 @@
-/* Event records and op codes shared by the BPF programs (bpf/NAME.bpf.c) and the
- * user-space decoder (tracer/). Plain C, kernel fixed-width types only: the BPF
- * side gets them from vmlinux.h, user space from <linux/types.h>. */
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Event records, op codes and map layouts shared by the BPF programs (bpf/NAME.bpf.c)
+ * and user space (tracer/, and through common/trace_contract.h every reader). Plain C,
+ * kernel fixed-width types only: the BPF side gets them from vmlinux.h, user space
+ * from <linux/types.h>. */
 #ifndef INGERO_BPF_EVENTS_H
 #define INGERO_BPF_EVENTS_H
 
@@ -8,55 +10,93 @@
 #include <linux/types.h>
 #endif
 
-/* Every op the tracer can emit: X(enum name, ops.name, ops.category).
- * Codes are positions in this list; the writer fills the ops table from it. */
-#define IB_OPS(X)                                                  \
-  X(IB_OP_NONE, "none", "internal")                                \
-  X(IB_OP_CUDA_MALLOC, "cudaMalloc", "cuda_runtime")               \
-  X(IB_OP_CUDA_FREE, "cudaFree", "cuda_runtime")                   \
-  X(IB_OP_CUDA_MALLOC_HOST, "cudaMallocHost", "cuda_runtime")      \
-  X(IB_OP_CUDA_HOST_ALLOC, "cudaHostAlloc", "cuda_runtime")        \
-  X(IB_OP_CUDA_FREE_HOST, "cudaFreeHost", "cuda_runtime")          \
-  X(IB_OP_CUDA_HOST_REGISTER, "cudaHostRegister", "cuda_runtime")  \
-  X(IB_OP_CUDA_MEMCPY, "cudaMemcpy", "cuda_runtime")               \
-  X(IB_OP_CUDA_MEMCPY_ASYNC, "cudaMemcpyAsync", "cuda_runtime")    \
-  X(IB_OP_CUDA_MEMSET_ASYNC, "cudaMemsetAsync", "cuda_runtime")    \
-  X(IB_OP_CUDA_LAUNCH_KERNEL, "cudaLaunchKernel", "cuda_runtime")  \
-  X(IB_OP_CUDA_STREAM_SYNC, "cudaStreamSynchronize", "cuda_runtime") \
-  X(IB_OP_CUDA_DEVICE_SYNC, "cudaDeviceSynchronize", "cuda_runtime") \
-  X(IB_OP_CUDA_EVENT_SYNC, "cudaEventSynchronize", "cuda_runtime") \
-  X(IB_OP_CUDA_STREAM_WAIT_EVENT, "cudaStreamWaitEvent", "cuda_runtime") \
-  X(IB_OP_CU_LAUNCH_KERNEL, "cuLaunchKernel", "cuda_driver")       \
-  X(IB_OP_CU_MEM_ALLOC, "cuMemAlloc_v2", "cuda_driver")            \
-  X(IB_OP_CU_MEM_FREE, "cuMemFree_v2", "cuda_driver")              \
-  X(IB_OP_CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync_v2", "cuda_driver") \
-  X(IB_OP_CU_MEMCPY_ASYNC, "cuMemcpyAsync", "cuda_driver")         \
-  X(IB_OP_CU_STREAM_SYNC, "cuStreamSynchronize", "cuda_driver")    \
-  X(IB_OP_CU_CTX_SYNC, "cuCtxSynchronize", "cuda_driver")          \
-  X(IB_OP_CU_MEM_HOST_ALLOC, "cuMemHostAlloc", "cuda_driver")      \
-  X(IB_OP_OFFCPU_PREEMPTED, "offcpu_preempted", "sched")           \
-  X(IB_OP_OFFCPU_BLOCKED, "offcpu_blocked", "sched")               \
-  X(IB_OP_RUNQ_WAIT, "runq_wait", "sched")                         \
-  X(IB_OP_PAGE_FAULT, "page_fault", "mm")                          \
-  X(IB_OP_BLOCK_IO, "block_io", "io")                              \
-  X(IB_OP_FORK, "fork", "process")                                 \
-  X(IB_OP_EXEC, "exec", "process")                                 \
-  X(IB_OP_EXIT, "exit", "process")                                 \
-  X(IB_OP_THREAD_START, "thread_start", "process")                 \
-  X(IB_OP_THREAD_EXIT, "thread_exit", "process")                   \
-  X(IB_OP_RENAME, "rename", "process")                             \
-  X(IB_OP_BATCH_WAIT, "batch_wait", "workload")                    \
-  X(IB_OP_BATCH_COMPUTE, "batch_compute", "workload")
+/* Every op the trace DB can hold: X(enum name, ops.name, ops.category). Codes are
+ * positions in this list and are stored in trace DBs: APPEND ONLY from schema
+ * version 2 on (never reorder, rename or remove an entry). */
+#define IB_OPS(X)                                                          \
+  X(IB_OP_NONE, "none", "internal")                                        \
+  X(IB_OP_CUDA_MALLOC, "cudaMalloc", "cuda_runtime")                       \
+  X(IB_OP_CUDA_FREE, "cudaFree", "cuda_runtime")                           \
+  X(IB_OP_CUDA_MALLOC_HOST, "cudaMallocHost", "cuda_runtime")              \
+  X(IB_OP_CUDA_HOST_ALLOC, "cudaHostAlloc", "cuda_runtime")                \
+  X(IB_OP_CUDA_FREE_HOST, "cudaFreeHost", "cuda_runtime")                  \
+  X(IB_OP_CUDA_HOST_REGISTER, "cudaHostRegister", "cuda_runtime")          \
+  X(IB_OP_CUDA_MEMCPY, "cudaMemcpy", "cuda_runtime")                       \
+  X(IB_OP_CUDA_MEMCPY_ASYNC, "cudaMemcpyAsync", "cuda_runtime")            \
+  X(IB_OP_CUDA_MEMSET_ASYNC, "cudaMemsetAsync", "cuda_runtime")            \
+  X(IB_OP_CUDA_LAUNCH_KERNEL, "cudaLaunchKernel", "cuda_runtime")          \
+  X(IB_OP_CUDA_STREAM_SYNC, "cudaStreamSynchronize", "cuda_runtime")       \
+  X(IB_OP_CUDA_DEVICE_SYNC, "cudaDeviceSynchronize", "cuda_runtime")       \
+  X(IB_OP_CUDA_EVENT_SYNC, "cudaEventSynchronize", "cuda_runtime")         \
+  X(IB_OP_CUDA_STREAM_WAIT_EVENT, "cudaStreamWaitEvent", "cuda_runtime")   \
+  X(IB_OP_CUDA_LAUNCH_KERNEL_EXC, "cudaLaunchKernelExC", "cuda_runtime")   \
+  X(IB_OP_CUDA_GRAPH_LAUNCH, "cudaGraphLaunch", "cuda_runtime")            \
+  X(IB_OP_CUDA_EVENT_RECORD, "cudaEventRecord", "cuda_runtime")            \
+  X(IB_OP_CUDA_EVENT_QUERY, "cudaEventQuery", "cuda_runtime")              \
+  X(IB_OP_CUDA_MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync", "cuda_runtime")       \
+  X(IB_OP_CUDA_MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", "cuda_runtime")   \
+  X(IB_OP_CU_LAUNCH_KERNEL, "cuLaunchKernel", "cuda_driver")               \
+  X(IB_OP_CU_LAUNCH_KERNEL_EX, "cuLaunchKernelEx", "cuda_driver")          \
+  X(IB_OP_CU_GRAPH_LAUNCH, "cuGraphLaunch", "cuda_driver")                 \
+  X(IB_OP_CU_MEM_ALLOC, "cuMemAlloc_v2", "cuda_driver")                    \
+  X(IB_OP_CU_MEM_FREE, "cuMemFree_v2", "cuda_driver")                      \
+  X(IB_OP_CU_MEM_HOST_ALLOC, "cuMemHostAlloc", "cuda_driver")              \
+  X(IB_OP_CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync_v2", "cuda_driver")     \
+  X(IB_OP_CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync_v2", "cuda_driver")     \
+  X(IB_OP_CU_MEMCPY_ASYNC, "cuMemcpyAsync", "cuda_driver")                 \
+  X(IB_OP_CU_STREAM_SYNC, "cuStreamSynchronize", "cuda_driver")            \
+  X(IB_OP_CU_CTX_SYNC, "cuCtxSynchronize", "cuda_driver")                  \
+  X(IB_OP_CU_EVENT_RECORD, "cuEventRecord", "cuda_driver")                 \
+  X(IB_OP_CU_EVENT_QUERY, "cuEventQuery", "cuda_driver")                   \
+  X(IB_OP_CU_EVENT_SYNC, "cuEventSynchronize", "cuda_driver")              \
+  X(IB_OP_NCCL_ALL_REDUCE, "ncclAllReduce", "nccl")                        \
+  X(IB_OP_NCCL_BROADCAST, "ncclBroadcast", "nccl")                         \
+  X(IB_OP_NCCL_REDUCE, "ncclReduce", "nccl")                               \
+  X(IB_OP_NCCL_ALL_GATHER, "ncclAllGather", "nccl")                        \
+  X(IB_OP_NCCL_REDUCE_SCATTER, "ncclReduceScatter", "nccl")                \
+  X(IB_OP_NCCL_SEND, "ncclSend", "nccl")                                   \
+  X(IB_OP_NCCL_RECV, "ncclRecv", "nccl")                                   \
+  X(IB_OP_NCCL_GROUP_START, "ncclGroupStart", "nccl")                      \
+  X(IB_OP_NCCL_GROUP_END, "ncclGroupEnd", "nccl")                          \
+  X(IB_OP_OFFCPU_PREEMPTED, "offcpu_preempted", "sched")                   \
+  X(IB_OP_OFFCPU_BLOCKED, "offcpu_blocked", "sched")                       \
+  X(IB_OP_RUNQ_WAIT, "runq_wait", "sched")                                 \
+  X(IB_OP_PAGE_FAULTS, "page_faults", "mm")                                \
+  X(IB_OP_PAGE_ALLOCS, "page_allocs", "mm")                                \
+  X(IB_OP_BLOCK_IO, "block_io", "io")                                      \
+  X(IB_OP_FORK, "fork", "process")                                         \
+  X(IB_OP_EXEC, "exec", "process")                                         \
+  X(IB_OP_EXIT, "exit", "process")                                         \
+  X(IB_OP_THREAD_START, "thread_start", "process")                         \
+  X(IB_OP_THREAD_EXIT, "thread_exit", "process")                           \
+  X(IB_OP_RENAME, "rename", "process")                                     \
+  X(IB_OP_BATCH_WAIT, "batch_wait", "workload")                            \
+  X(IB_OP_BATCH_COMPUTE, "batch_compute", "workload")                      \
+  X(IB_OP_WORKER_START, "worker_start", "workload")
 
 #define IB_OP_ENUM_ENTRY(id, name, category) id,
 enum ib_op { IB_OPS(IB_OP_ENUM_ENTRY) IB_OP_COUNT };
 #undef IB_OP_ENUM_ENTRY
 
-/* Ring buffers; each failed reservation is counted in ring_losses[ring]. */
+/* Ring buffers; each failed reservation is counted in losses[ring]. */
 enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_COUNT };
 
-/* Losses that are not ring reservations: a full in-kernel map. */
-enum ib_map_loss { IB_LOSS_CUDA_INFLIGHT = IB_RING_COUNT, IB_LOSS_THREAD_STATS, IB_LOSS_COUNT };
+/* Losses that are not ring reservations: an in-kernel map that was full. */
+enum ib_map_loss {
+  IB_LOSS_CUDA_INFLIGHT = IB_RING_COUNT,
+  IB_LOSS_THREAD_STATS,
+  IB_LOSS_TASK_CLOCKS,
+  IB_LOSS_HISTOGRAMS,
+  IB_LOSS_CALL_STATS,
+  IB_LOSS_MEM_BURSTS,
+  IB_LOSS_TGID_FILTER,
+  IB_LOSS_IO_INFLIGHT,
+  IB_LOSS_COUNT
+};
+/* Names of the loss sources, in enum order (losses.source in the trace DB). */
+#define IB_LOSS_NAMES                                                                       \
+  { "cuda", "sched", "proc", "cuda_inflight", "thread_stats", "task_clocks", "histograms", \
+    "call_stats", "mem_bursts", "tgid_filter", "io_inflight" }
 
 /* One record on any ring. ts_ns is the start of the call or interval. */
 struct ib_event {
@@ -78,16 +118,24 @@ struct ib_event {
 #define IB_EVENT_HAS_ARG (1u << 2)
 #define IB_EVENT_HAS_STREAM (1u << 3)
 
-/* Where a CUDA probe finds a value at function entry, packed in the attach cookie:
+/* Where a CUDA/NCCL probe finds a value at function entry, packed in the attach cookie:
  * 0 = not recorded, 1..6 = integer argument register 1..6 (x86-64 SysV),
  * IB_ARG_STACK + n = n-th 8-byte slot above the return address (7th argument on). */
 #define IB_ARG_NONE 0
 #define IB_ARG_STACK 8
-/* cookie = op | bytes_src << 16 | arg_src << 24 | stream_src << 32 | const_arg << 40 */
+/* cookie = op | bytes_src << 16 | arg_src << 24 | stream_src << 32 | flags << 40 */
 #define IB_COOKIE_OP(c) ((__u32)((c) & 0xffff))
 #define IB_COOKIE_BYTES_SRC(c) ((__u32)(((c) >> 16) & 0xff))
 #define IB_COOKIE_ARG_SRC(c) ((__u32)(((c) >> 24) & 0xff))
 #define IB_COOKIE_STREAM_SRC(c) ((__u32)(((c) >> 32) & 0xff))
+#define IB_COOKIE_FLAGS(c) ((__u32)(((c) >> 40) & 0xff))
+/* A hot call (kernel launches): counted and histogrammed in the kernel; streamed to
+ * user space only when it lasts at least call_stream_min_ns. */
+#define IB_CALL_HOT (1u << 0)
+/* No return probe: the call is counted at entry, its latency is not measured. */
+#define IB_CALL_ENTRY_ONLY (1u << 1)
+/* The bytes argument counts elements of the NCCL datatype held in the arg source. */
+#define IB_CALL_NCCL_ELEMENTS (1u << 2)
 
 /* Exact per-thread totals (thread_stats table). */
 struct ib_thread_stats {
@@ -110,6 +158,7 @@ struct ib_thread_stats {
 
 /* log2 histograms in microseconds (histograms table), one per (pid, metric). */
 enum ib_hist_metric { IB_HIST_RUNQ_US, IB_HIST_OFFCPU_US, IB_HIST_IO_US, IB_HIST_COUNT };
+#define IB_HIST_METRIC_NAMES { "runq_us", "offcpu_us", "io_us" }
 #define IB_HIST_SLOTS 32
 struct ib_hist_key {
   __u32 pid;
@@ -117,6 +166,46 @@ struct ib_hist_key {
 };
 struct ib_hist {
   __u64 slots[IB_HIST_SLOTS];
+};
+
+/* Exact per-thread, per-function call totals (call_stats table). */
+struct ib_call_key {
+  __u32 tid;
+  __u32 op;
+};
+struct ib_call_stats {
+  __u32 pid;
+  __u32 pad;
+  __u64 calls;     /* entered the function (counted at entry) */
+  __u64 returns;   /* returned while probed: total_ns and the histogram cover these */
+  __u64 errors;    /* returned non-zero */
+  __u64 total_ns;
+  __u64 max_ns;
+  __u64 bytes;
+  __u64 streamed;  /* also delivered as individual events */
+};
+/* log2 nanosecond latency histograms per (pid, op) (call_histograms table). */
+#define IB_CALL_HIST_SLOTS 40
+struct ib_call_hist_key {
+  __u32 pid;
+  __u32 op;
+};
+struct ib_call_hist {
+  __u64 slots[IB_CALL_HIST_SLOTS];
+};
+
+/* A thread's page faults and page allocations not yet reported as a burst event:
+ * every mem_burst_pages of them become one page_faults / page_allocs event. */
+struct ib_mem_burst {
+  __u32 pid;
+  __u32 pad;
+  __u64 fault_start_ns;
+  __u64 fault_last_ns;
+  __u64 faults;
+  __u64 alloc_start_ns;
+  __u64 alloc_last_ns;
+  __u64 allocs;
+  __u64 alloc_bytes;
 };
 
 #endif /* INGERO_BPF_EVENTS_H */

@@ -1,7 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Block I/O: issue -> complete latency and bytes, attributed to the issuing thread. */
 #include "common.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
 
 struct io_start {
   __u64 ts_ns;
@@ -9,6 +8,7 @@ struct io_start {
   __u32 tid;
 };
 
+/* Requests in flight; a request that finds the map full is counted as lost. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
@@ -24,7 +24,8 @@ int BPF_PROG(on_block_rq_issue, struct request *rq)
   if (!is_traced_tgid(tgid))
     return 0;
   struct io_start start = {.ts_ns = bpf_ktime_get_ns(), .pid = tgid, .tid = (__u32)id};
-  bpf_map_update_elem(&io_starts, &rq, &start, BPF_ANY);
+  if (bpf_map_update_elem(&io_starts, &rq, &start, BPF_ANY))
+    count_loss(IB_LOSS_IO_INFLIGHT);
   return 0;
 }
 

@@ -1,35 +1,113 @@
-/* Memory: page allocations (count, bytes) and user page faults, counted per thread. */
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Memory: page allocations (count, bytes) and user page faults, counted per thread,
+ * and streamed in bursts: every mem_burst_pages of a thread's faults (or allocations)
+ * become one event spanning them, so a timeline shows when memory was touched at a
+ * bounded event rate. The remainder of a burst is emitted when the thread exits, and
+ * read from the map by user space when tracing stops: the bursts of a thread add up
+ * to its exact counters. */
 #include "common.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
 
 #define PAGE_BYTES 4096
 
-static __always_inline struct ib_thread_stats *current_stats(void)
+const volatile __u64 mem_burst_pages = 64;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, IB_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, struct ib_mem_burst);
+} mem_bursts SEC(".maps");
+
+static __always_inline struct ib_mem_burst *burst_of(__u32 tid, __u32 pid)
 {
-  __u64 id = bpf_get_current_pid_tgid();
-  __u32 tgid = id >> 32;
-  if (!is_traced_tgid(tgid))
-    return NULL;
-  return stats_of((__u32)id, tgid);
+  struct ib_mem_burst zero = {.pid = pid};
+  return lookup_or_init(&mem_bursts, &tid, &zero, IB_LOSS_MEM_BURSTS);
+}
+
+static __always_inline void emit_burst(__u32 op, __u64 start, __u64 last, __u64 count, __u64 bytes, __u32 pid,
+                                       __u32 tid)
+{
+  struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
+  if (!e)
+    return;
+  e->ts_ns = start;
+  e->dur_ns = last - start;
+  e->pid = pid;
+  e->tid = tid;
+  e->op = op;
+  e->arg = count;
+  e->bytes = bytes;
+  e->flags = IB_EVENT_HAS_ARG | (op == IB_OP_PAGE_ALLOCS ? IB_EVENT_HAS_BYTES : 0);
+  submit_event(&proc_ring, e);
 }
 
 SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(on_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags, int migratetype)
+int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
 {
-  struct ib_thread_stats *s = current_stats();
-  if (!s)
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 pid = id >> 32, tid = (__u32)id;
+  if (!is_traced_tgid(pid))
     return 0;
-  __sync_fetch_and_add(&s->page_allocs, 1);
-  __sync_fetch_and_add(&s->page_alloc_bytes, (__u64)PAGE_BYTES << order);
+  __u64 bytes = (__u64)PAGE_BYTES << order;
+  struct ib_thread_stats *s = stats_of(tid, pid);
+  if (s) {
+    __sync_fetch_and_add(&s->page_allocs, 1);
+    __sync_fetch_and_add(&s->page_alloc_bytes, bytes);
+  }
+  struct ib_mem_burst *b = burst_of(tid, pid);
+  if (!b)
+    return 0;
+  __u64 now = bpf_ktime_get_ns();
+  if (b->allocs == 0)
+    b->alloc_start_ns = now;
+  b->alloc_last_ns = now;
+  b->allocs += 1;
+  b->alloc_bytes += bytes;
+  if (b->allocs >= mem_burst_pages) {
+    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, now, b->allocs, b->alloc_bytes, pid, tid);
+    b->allocs = 0;
+    b->alloc_bytes = 0;
+  }
   return 0;
 }
 
 SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+int BPF_PROG(on_page_fault_user, unsigned long address)
 {
-  struct ib_thread_stats *s = current_stats();
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 pid = id >> 32, tid = (__u32)id;
+  if (!is_traced_tgid(pid))
+    return 0;
+  struct ib_thread_stats *s = stats_of(tid, pid);
   if (s)
     __sync_fetch_and_add(&s->page_faults, 1);
+  struct ib_mem_burst *b = burst_of(tid, pid);
+  if (!b)
+    return 0;
+  __u64 now = bpf_ktime_get_ns();
+  if (b->faults == 0)
+    b->fault_start_ns = now;
+  b->fault_last_ns = now;
+  b->faults += 1;
+  if (b->faults >= mem_burst_pages) {
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, 0, pid, tid);
+    b->faults = 0;
+  }
+  return 0;
+}
+
+/* A thread's last partial bursts. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
+{
+  __u32 tid = p->pid;
+  struct ib_mem_burst *b = bpf_map_lookup_elem(&mem_bursts, &tid);
+  if (!b)
+    return 0;
+  if (b->faults)
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, b->pid, tid);
+  if (b->allocs)
+    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, b->pid, tid);
+  bpf_map_delete_elem(&mem_bursts, &tid);
   return 0;
 }

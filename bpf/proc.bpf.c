@@ -1,8 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Process tree: fork enrolls children of traced processes in the kernel filter;
  * fork/exec/exit/rename events give user space the tree, names and lifetimes. */
 #include "common.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
 
 /* An event about `task`, recorded as happening on thread tid of process pid. */
 static __always_inline void emit_task_event(__u32 op, struct task_struct *task, __u32 pid, __u32 tid, __s64 arg,
@@ -32,8 +31,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
   __u32 child_tgid = child->tgid;
   if (child_pid == child_tgid) {
     __u8 one = 1;
-    if (in_traced_tree(parent_tgid))
-      bpf_map_update_elem(&tgid_filter, &child_pid, &one, BPF_ANY);
+    if (in_traced_tree(parent_tgid) && bpf_map_update_elem(&tgid_filter, &child_pid, &one, BPF_ANY))
+      count_loss(IB_LOSS_TGID_FILTER);
     /* On the parent, naming the child (comm is the child's). */
     emit_task_event(IB_OP_FORK, child, parent_tgid, parent->pid, child_pid, 0, IB_EVENT_HAS_ARG);
   } else {
@@ -43,7 +42,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+int BPF_PROG(on_exec, struct task_struct *p)
 {
   if (!is_traced_tgid(p->tgid))
     return 0;
@@ -51,12 +50,16 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
   return 0;
 }
 
+/* Every thread's exit; the process's last one says so through its group leader
+ * having no live threads left, read through CO-RE (the tracepoint's group_dead
+ * argument only exists on recent kernels). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+int BPF_PROG(on_exit, struct task_struct *p)
 {
   __u32 tgid = p->tgid;
   if (!is_traced_tgid(tgid))
     return 0;
+  bool group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
   /* exit_code is the wait status (code << 8 | signal); user space decodes it. */
   __s64 status = p->exit_code;
   emit_task_event(group_dead ? IB_OP_EXIT : IB_OP_THREAD_EXIT, p, tgid, p->pid, 0, status, IB_EVENT_HAS_RET);

@@ -1,11 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Scheduler: per-thread on/off-CPU time, voluntary vs involuntary switches, run-queue
  * latency (runqlat's model: runnable -> running), streamed intervals above thresholds. */
 #include "common.bpf.h"
 
-char LICENSE[] SEC("license") = "GPL";
-
 #define TASK_RUNNING 0
-#define TASK_DEAD 0x80
 
 /* Transient per-thread timestamps between scheduler events. */
 struct task_clock {
@@ -23,33 +21,27 @@ struct {
   __type(value, struct task_clock);
 } task_clocks SEC(".maps");
 
-static __always_inline struct task_clock *clock_of(__u32 tid)
+/* Kernels before 5.14 name the task state `state`. */
+struct task_struct___pre_5_14 {
+  long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
 {
-  struct task_clock *c = bpf_map_lookup_elem(&task_clocks, &tid);
-  if (c)
-    return c;
-  static const struct task_clock zero;
-  bpf_map_update_elem(&task_clocks, &tid, &zero, BPF_NOEXIST);
-  return bpf_map_lookup_elem(&task_clocks, &tid);
+  if (bpf_core_field_exists(t->__state))
+    return BPF_CORE_READ(t, __state);
+  return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
 }
 
-static __always_inline void emit_interval(__u32 op, __u64 start, __u64 dur, __u32 pid, __u32 tid)
+static __always_inline struct task_clock *clock_of(__u32 tid)
 {
-  struct ib_event *e = reserve_event(&sched_ring, IB_RING_SCHED);
-  if (!e)
-    return;
-  e->ts_ns = start;
-  e->dur_ns = dur;
-  e->pid = pid;
-  e->tid = tid;
-  e->op = op;
-  submit_event(&sched_ring, e);
+  static const struct task_clock zero;
+  return lookup_or_init(&task_clocks, &tid, &zero, IB_LOSS_TASK_CLOCKS);
 }
 
 static __always_inline void mark_runnable(struct task_struct *p)
 {
-  __u32 tgid = BPF_CORE_READ(p, tgid);
-  if (!is_traced_tgid(tgid))
+  if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
     return;
   struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
   if (c)
@@ -106,8 +98,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
     stat_max(&s->offcpu_max_ns, dur);
     hist_add(pid, IB_HIST_OFFCPU_US, dur);
     if (dur >= offcpu_min_ns)
-      emit_interval(c->offcpu_preempted ? IB_OP_OFFCPU_PREEMPTED : IB_OP_OFFCPU_BLOCKED,
-                    c->offcpu_since, dur, pid, tid);
+      emit_span(&sched_ring, IB_RING_SCHED, c->offcpu_preempted ? IB_OP_OFFCPU_PREEMPTED : IB_OP_OFFCPU_BLOCKED,
+                c->offcpu_since, dur, pid, tid, 0, 0);
   }
   if (c->runnable_since && now > c->runnable_since) {
     __u64 dur = now - c->runnable_since;
@@ -115,24 +107,25 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
     __sync_fetch_and_add(&s->runq_ns, dur);
     hist_add(pid, IB_HIST_RUNQ_US, dur);
     if (dur >= runq_min_ns)
-      emit_interval(IB_OP_RUNQ_WAIT, c->runnable_since, dur, pid, tid);
+      emit_span(&sched_ring, IB_RING_SCHED, IB_OP_RUNQ_WAIT, c->runnable_since, dur, pid, tid, 0, 0);
   }
   c->offcpu_since = 0;
   c->runnable_since = 0;
   c->oncpu_since = now;
 }
 
+/* The previous task's state is read through CO-RE rather than the tracepoint's
+ * prev_state argument, which only exists from 5.18 on. */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-             unsigned int prev_state)
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
   __u64 now = bpf_ktime_get_ns();
-  if (prev_state & TASK_DEAD) {
-    /* Its last switch; its process may already have left the filter. */
+  if (BPF_CORE_READ(prev, exit_state)) {
+    /* Its last switch (exit_notify ran); its process may already have left the filter. */
     __u32 tid = prev->pid;
     bpf_map_delete_elem(&task_clocks, &tid);
   } else if (prev->pid && is_traced_tgid(prev->tgid)) {
-    switch_out(prev, preempt || prev_state == TASK_RUNNING, now);
+    switch_out(prev, preempt || task_state(prev) == TASK_RUNNING, now);
   }
   if (next->pid && is_traced_tgid(next->tgid))
     switch_in(next, now);

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace ingero {
 
 namespace fs = std::filesystem;
@@ -58,6 +60,64 @@ Status write_file_atomically(const std::string& path, std::string_view contents)
     return Error::failure("cannot rename into " + path + ": " + std::strerror(err));
   }
   return {};
+}
+
+namespace {
+
+// The nearest existing ancestor of path (path itself when it exists).
+fs::path existing_ancestor(fs::path path) {
+  std::error_code ec;
+  if (path.empty()) path = ".";
+  path = fs::absolute(path, ec);
+  while (!fs::exists(path, ec) && path.has_parent_path() && path != path.parent_path()) path = path.parent_path();
+  return path;
+}
+
+Status check_dir_writable(const std::string& flag, const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  const fs::path base = existing_ancestor(dir);
+  if (!fs::is_directory(base, ec))
+    return Error::bad_input(fmt::format("{} {}: {} is not a directory", flag, what, base.string()),
+                            "choose a path in a writable directory");
+  if (access(base.c_str(), W_OK | X_OK) != 0)
+    return Error::bad_input(fmt::format("{} {}: {} cannot be written by this user", flag, what, base.string()),
+                            "choose a path in a writable directory");
+  return {};
+}
+
+}  // namespace
+
+Status check_writable_path(const std::string& flag, const std::string& path) {
+  if (path.empty()) return Error::bad_input(fmt::format("{} is empty", flag), fmt::format("pass {} FILE", flag));
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return Error::bad_input(fmt::format("{} {} is a directory, not a file", flag, path), "name a file");
+  if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)
+    return Error::bad_input(fmt::format("{} {} cannot be written by this user", flag, path), "choose another file");
+  return check_dir_writable(flag, fs::path(path).parent_path(), path);
+}
+
+Status check_writable_dir(const std::string& flag, const std::string& dir) {
+  if (dir.empty()) return Error::bad_input(fmt::format("{} is empty", flag), fmt::format("pass {} DIR", flag));
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    return Error::bad_input(fmt::format("{} {} exists and is not a directory", flag, dir), "name a directory");
+  return check_dir_writable(flag, dir, dir);
+}
+
+Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}",
+                                      fs::temp_directory_path().string(), std::strerror(errno)),
+                          "set TMPDIR to a writable directory with free space");
+  return PrivateDir(pattern);
+}
+
+PrivateDir::~PrivateDir() {
+  if (path_.empty() || keep_) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
 }
 
 Result<std::string> read_file(const std::string& path) {

@@ -11,26 +11,46 @@ std::string file_name(sqlite3* db) {
   return name && *name ? name : "in-memory database";
 }
 
+// What a user can do about the failures that are not bugs.
+std::string hint_for(int code, const std::string& file) {
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      return fmt::format("free space on the filesystem holding {}, or write to another with --db", file);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      return fmt::format("check that {} and its directory can be written by this user, or use another --db", file);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return fmt::format("{} is damaged or not a trace DB; record into a new file", file);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "another process holds the database locked; retry when it has finished";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 Error db_error(sqlite3* db, std::string_view what) {
-  return Error::failure(fmt::format("{}: {}: {}", file_name(db), what, db ? sqlite3_errmsg(db) : "out of memory"));
+  const std::string file = file_name(db);
+  const int code = db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM;
+  return Error::failure(fmt::format("{}: {}: {}", file, what, db ? sqlite3_errmsg(db) : "out of memory"),
+                        hint_for(code, file));
 }
 
 Status exec(sqlite3* db, std::string_view sql) {
   const std::string text(sql);  // sqlite3_exec needs a terminated string
-  char* message = nullptr;
-  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, &message) == SQLITE_OK) return {};
-  Error error = Error::failure(fmt::format("{}: {}", file_name(db), message ? message : sqlite3_errmsg(db)));
-  sqlite3_free(message);
-  return error;
+  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK) return {};
+  return db_error(db, "database operation failed");
 }
 
 Result<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                          nullptr) != SQLITE_OK)
-    return db_error(db, fmt::format("cannot prepare \"{}\"", sql));
+    return db_error(db, "cannot query the database");
   return Statement(stmt);
 }
 
@@ -71,7 +91,8 @@ Statement& Statement::bind_blob(int index, const void* data, size_t size) {
   return *this;
 }
 
-Error Statement::error() const { return db_error(sqlite3_db_handle(stmt_.get()), sqlite3_sql(stmt_.get())); }
+// The statement's text stays out of the message: users see what failed, not SQL.
+Error Statement::error() const { return db_error(sqlite3_db_handle(stmt_.get()), "database operation failed"); }
 
 Result<bool> Statement::step() {
   const int rc = sqlite3_step(stmt_.get());
@@ -116,18 +137,47 @@ Result<std::optional<int64_t>> Connection::query_int(std::string_view sql) const
   return std::optional<int64_t>(stmt->column_int(0));
 }
 
+namespace {
+
+// "file:" URI for path with its reserved characters escaped (SQLite's URI rules).
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      uri += fmt::format("%{:02X}", c);
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 Result<Connection> open(const std::string& path, Mode mode, int busy_timeout_ms) {
-  const int flags =
-      (mode == Mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-      SQLITE_OPEN_NOMUTEX;
+  const int access = mode == Mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                     : mode == Mode::immutable ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                                               : SQLITE_OPEN_READONLY;
+  const std::string name = mode == Mode::immutable ? immutable_uri(path) : path;
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, access | SQLITE_OPEN_NOMUTEX, nullptr);
   // A failed open may still allocate a handle, which must be closed.
   Connection db(raw, path);
   if (rc != SQLITE_OK)
     return Error::bad_input(fmt::format("cannot open '{}': {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   sqlite3_busy_timeout(db.get(), busy_timeout_ms);
   return db;
+}
+
+Result<Connection> copy_into_memory(const Connection& source) {
+  auto copy = open(":memory:", Mode::read_write, 0);
+  if (!copy) return copy.error();
+  sqlite3_backup* backup = sqlite3_backup_init(copy->get(), "main", source.get(), "main");
+  if (backup == nullptr) return db_error(copy->get(), fmt::format("cannot copy {} into memory", source.path()));
+  sqlite3_backup_step(backup, -1);
+  if (sqlite3_backup_finish(backup) != SQLITE_OK)
+    return db_error(copy->get(), fmt::format("cannot copy {} into memory", source.path()));
+  return Connection(copy->release(), source.path() + " (in-memory copy)");
 }
 
 Result<Transaction> Transaction::begin(sqlite3* db) {

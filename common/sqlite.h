@@ -17,7 +17,8 @@
 
 namespace ingero::sql {
 
-// Error::failure reading "<file>: <what>: <SQLite's message>" for the connection.
+// Error::failure reading "<file>: <what>: <SQLite's message>" for the connection, with a
+// hint for the failures a user can fix (a full disk, a read-only file, a damaged file).
 Error db_error(sqlite3* db, std::string_view what);
 
 // Runs one or more statements that return no rows.
@@ -109,6 +110,8 @@ class Connection {
 
 enum class Mode {
   read_only,   // the file must exist; writes fail
+  immutable,   // read-only, and SQLite assumes nobody changes the file: no locks, no -shm, no
+               // journal (for a file in a directory or on a mount this user cannot write)
   read_write,  // created when missing
 };
 
@@ -116,6 +119,9 @@ enum class Mode {
 // connection's lock before failing with SQLITE_BUSY. A file that cannot be
 // opened is bad input.
 Result<Connection> open(const std::string& path, Mode mode, int busy_timeout_ms);
+
+// A private in-memory copy of a database (sqlite3_backup), to change without touching the file.
+Result<Connection> copy_into_memory(const Connection& source);
 
 // BEGIN IMMEDIATE on begin(); commits on commit(), rolls back if destroyed without it.
 class Transaction {

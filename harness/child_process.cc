@@ -13,7 +13,7 @@
 
 namespace ingero::harness {
 
-Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv) {
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group) {
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0) return Error::failure(std::string("pipe: ") + std::strerror(errno));
@@ -34,6 +34,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    if (own_group) setpgid(0, 0);
     // The harness may have blocked or ignored signals; the child starts clean.
     sigset_t none;
     sigemptyset(&none);
@@ -57,6 +58,8 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv) {
   }
   close(go[0]);
   close(err[1]);
+  // Also from this side, so that the group exists before anyone signals it.
+  if (own_group) setpgid(pid, pid);
   return PausedChild(pid, go[1], err[0], argv[0]);
 }
 
@@ -98,8 +101,8 @@ Status PausedChild::release() {
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
-    return Error::bad_input(fmt::format("cannot run '{}': {}", command_, std::strerror(e)),
-                            "check the command name and that it is executable");
+    return Error{127, fmt::format("cannot run '{}': {}", command_, std::strerror(e)),
+                 "check the command name and that it is executable"};
   }
   return {};
 }

@@ -15,13 +15,16 @@ namespace ingero::harness {
 class PausedChild {
  public:
   // argv[0] is looked up in PATH. The child dies with this process (PR_SET_PDEATHSIG).
-  static Result<PausedChild> spawn(const std::vector<std::string>& argv);
+  // own_group: the child leads a new process group, so that a signal can reach every
+  // process it starts (a wrapper shell's children too).
+  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group);
   PausedChild(PausedChild&& other) noexcept;
   PausedChild& operator=(PausedChild&&) = delete;
   ~PausedChild();  // a child never released is killed and reaped
 
   pid_t pid() const { return pid_; }
-  // Lets the child exec; an exec failure comes back as bad input naming the command.
+  // Lets the child exec; an exec failure comes back as an error with exit code 127 (the
+  // shell's "command not found") naming the command; the child is reaped then.
   Status release();
 
  private:

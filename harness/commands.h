@@ -6,39 +6,49 @@
 #include <vector>
 
 #include "common/result.h"
+#include "harness/cli.h"
 #include "harness/run_executor.h"
-#include "harness/sweep.h"
+#include "harness/run_plan.h"
 
 namespace ingero::harness {
-
-struct TraceFlags {
-  std::string db = "results/ingero-bench.db";
-  bool no_trace = false;
-  bool system_wide = false;
-  std::vector<std::string> cudart;
-  double offcpu_min_us = 100;
-  double runq_min_us = 100;
-  int ringbuf_mb = 32;
-
-  TraceSettings settings() const;
-};
-
-struct WorkloadFlags {
-  std::string workload;
-  SweepRequest sweep;
-  std::string out_dir = "results/runs";
-  std::string report;       // also write the table as Markdown here
-  std::string python;       // python3 with torch for the python modes; found when empty
-  TraceFlags trace;
-};
 
 // ingero-bench --workload dataloader ...
 Result<int> run_workload_command(const WorkloadFlags& flags);
 
-// ingero-bench trace [--db FILE] -- COMMAND [ARGS...]; passes the command's exit status through.
-Result<int> run_trace_command(const TraceFlags& flags, const std::vector<std::string>& command);
+// ingero-bench trace [--db FILE] (-- COMMAND [ARGS...] | --pid PIDS | --duration D); a launched
+// command's exit status passes through.
+Result<int> run_trace_command(const TraceCommandFlags& flags);
 
 // ingero-bench runs --db FILE [--report FILE]: every run in the DB as one table.
-Result<int> run_runs_command(const std::string& db_path, const std::string& report_path);
+Result<int> run_runs_command(const RunsFlags& flags);
+
+// ---- shared by the commands that run workloads (main job, sweep, ci) ----
+
+// The trace flags as tracer options; bad values are bad input naming the flag.
+Result<TraceSettings> trace_settings(const TraceFlags& flags);
+
+// Everything a workload command checks before it opens the DB or starts a process: the
+// workload, device, lists, resources, output paths, tracing privileges, python.
+struct WorkloadSetup {
+  RunPlan plan;
+  bool cuda = false;
+  std::string python;  // empty when no python mode is planned
+  TraceSettings trace;
+  std::string machine_json;
+};
+Result<WorkloadSetup> prepare_workloads(const WorkloadFlags& flags);
+// The same checks for a plan made earlier (a resumed sweep): resources, python, output
+// paths, tracing; the flags give --out, --python and the trace flags.
+Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan plan, bool cuda);
+// cuda when --device allows it and LibTorch sees a device; bad input for --device cuda without one.
+Result<bool> resolve_cuda(const std::string& device);
+
+// The run request for one configuration; the record goes into `record_dir` of the run
+// (a private directory) and is kept in flags.out_dir.
+RunRequest workload_request(const workloads::WorkloadConfig& config, const std::string& python,
+                            const std::string& private_dir, const std::string& out_dir);
+
+// One line per run on stderr for what the user must know: losses, problems, storage failures.
+void report_outcome(const RunOutcome& outcome, bool expects_cuda);
 
 }  // namespace ingero::harness

@@ -22,10 +22,31 @@ std::optional<double> direct_time(const std::vector<TableRow>& rows) {
 
 }  // namespace
 
+TableRow table_row(int64_t run_id, const std::string& label, const std::string& status, const std::string& error,
+                   const nlohmann::json& record, bool traced) {
+  TableRow row;
+  row.run_id = run_id;
+  row.summary.label = label;
+  auto summary = record.is_object() ? workloads::summary_from_json(record)
+                                    : Result<workloads::ResultSummary>(Error::bad_input("no record"));
+  if (summary && summary->status == "ok" && status == "ok") {
+    row.summary = *summary;
+    if (!traced) row.summary.label += " (untraced)";
+    return row;
+  }
+  std::string why = !error.empty() ? error : summary && !summary->error.empty() ? summary->error : "";
+  row.failure = why.empty() || why == status ? status : status + ": " + why;
+  // A traced command or attach has no workload record: its status is all there is.
+  if (!summary && status == "ok") row.failure = record.is_null() ? "ok" : "no workload record";
+  return row;
+}
+
 std::string render_results_table(const std::vector<TableRow>& rows) {
-  const std::vector<std::string> header = {"run", "configuration", "epoch s (median)", "min-max s", "samples/s",
-                                           "H2D GB/s", "wait p50 ms", "wait p99 ms", "compute p50 ms", "waiting",
-                                           "x direct", "status"};
+  const bool any_sweep = std::any_of(rows.begin(), rows.end(), [](const TableRow& r) { return !r.sweep.empty(); });
+  std::vector<std::string> header = {"run", "configuration", "epoch s (median)", "min-max s", "samples/s",
+                                     "H2D GB/s", "wait p50 ms", "wait p99 ms", "compute p50 ms", "waiting",
+                                     "x direct", "status"};
+  if (any_sweep) header.push_back("sweep");
   std::vector<std::vector<std::string>> cells;
   const auto direct = direct_time(rows);
   for (const auto& r : rows) {
@@ -34,7 +55,8 @@ std::string render_results_table(const std::vector<TableRow>& rows) {
       std::vector<std::string> row(header.size(), "-");
       row[0] = r.run_id ? std::to_string(r.run_id) : "-";
       row[1] = s.label;
-      row.back() = r.failure;
+      row[11] = r.failure;
+      if (any_sweep) row[12] = r.sweep.empty() ? "-" : r.sweep;
       cells.push_back(row);
       continue;
     }
@@ -43,6 +65,7 @@ std::string render_results_table(const std::vector<TableRow>& rows) {
                      s.h2d_gbps > 0 ? fmt::format("{:.2f}", s.h2d_gbps) : "-", ms(s.wait.p50_s), ms(s.wait.p99_s),
                      ms(s.compute.p50_s), fmt::format("{:.0f} %", s.wait_fraction * 100),
                      direct ? fmt::format("{:.1f}", s.epoch_median_s / *direct) : "-", s.status});
+    if (any_sweep) cells.back().push_back(r.sweep.empty() ? "-" : r.sweep);
   }
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) {

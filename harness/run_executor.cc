@@ -4,13 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
 #include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/signals.h"
@@ -21,105 +23,274 @@ namespace ingero::harness {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr auto kGraceAfterSignal = std::chrono::seconds(10);
 
-// Waits for the child while the tracer follows it; forwards an interrupt once, then
-// SIGKILLs a child that has not exited 10 s later.
-int supervise(pid_t pid, tracer::Tracer* tracer) {
+// Waits for the launched child while the tracer follows it; forwards an interrupt once,
+// then SIGKILLs what has not exited 10 s later. Returns the wait status.
+Result<int> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group) {
+  const pid_t target = signal_group ? -pid : pid;
   bool forwarded = false;
   Clock::time_point kill_at{};
   for (;;) {
     int status = 0;
-    pid_t r = waitpid(pid, &status, WNOHANG);
+    const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return 0;
+    if (r < 0 && errno != EINTR)
+      return Error::failure(fmt::format("waiting for process {} failed: {}", pid, strerror(errno)));
     if (tracer != nullptr) tracer->poll();
     if (interrupt_requested() && !forwarded) {
-      kill(pid, interrupt_signal());
+      kill(target, interrupt_signal());
       forwarded = true;
-      kill_at = Clock::now() + std::chrono::seconds(10);
+      kill_at = Clock::now() + kGraceAfterSignal;
     }
-    if (forwarded && Clock::now() >= kill_at) kill(pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (forwarded && Clock::now() >= kill_at) kill(target, SIGKILL);
+    std::this_thread::sleep_for(kPollInterval);
   }
 }
 
-std::vector<tracer::WorkloadEvent> batch_events(const workloads::ResultSummary& s) {
+struct Target {
+  pid_t pid;
+  uint64_t start_time;
+};
+
+// Follows attached processes (or, with none, the whole machine) until the duration ends,
+// an interrupt arrives, or every target has exited. The targets are only watched.
+void supervise_attached(const std::vector<Target>& targets, tracer::Tracer* tracer, std::optional<double> duration_s) {
+  const auto start = Clock::now();
+  for (;;) {
+    if (tracer != nullptr) tracer->poll();
+    if (interrupt_requested()) return;
+    if (duration_s && std::chrono::duration<double>(Clock::now() - start).count() >= *duration_s) return;
+    if (!targets.empty() &&
+        std::none_of(targets.begin(), targets.end(), [](const Target& t) { return proc::is_alive(t.pid, t.start_time); }))
+      return;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+// Batch timings and worker start-ups. A worker's fork time comes from the loader when it
+// measured it (the C++ loader does), else from the trace's fork event (the python mode
+// reports only when each worker became ready); without either there is no start-up.
+std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummary& s,
+                                                   const tracer::TraceTotals* totals) {
   std::vector<tracer::WorkloadEvent> events;
-  events.reserve(s.batches.size() * 2);
+  events.reserve(s.batches.size() * 2 + s.workers.size());
   for (const auto& b : s.batches) {
     events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, s.pid, s.main_tid, b.index});
     events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, s.pid, s.main_tid, b.index});
   }
+  for (const auto& w : s.workers) {
+    uint64_t fork_ns = w.fork_ns;
+    if (fork_ns == 0 && totals)
+      for (const auto& t : totals->threads)
+        if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
+    if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
+    events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id});
+  }
   return events;
 }
 
-// Reads the record the workload child wrote; absent when it died before writing one.
-std::optional<nlohmann::json> read_result(const std::optional<std::string>& path) {
+// The record the workload child wrote into its private directory; absent when it died first.
+std::optional<nlohmann::json> read_record(const std::optional<std::string>& path) {
   if (!path) return std::nullopt;
-  auto text = read_file(*path);
+  auto text = proc::read_file(*path);
   if (!text) return std::nullopt;
-  unlink(path->c_str());
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;
 }
 
+// What became of each attached process, from the thread table the tracer handed back.
+nlohmann::json target_outcomes(const std::vector<Target>& targets, const tracer::TraceTotals* totals) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Target& t : targets) {
+    nlohmann::json entry = {{"pid", t.pid}, {"outcome", "running when the trace ended"}};
+    if (totals)
+      for (const auto& thread : totals->threads)
+        if (thread.tid == t.pid) {
+          entry["comm"] = thread.comm;
+          if (thread.exit_code)
+            entry["outcome"] = *thread.exit_code < 128 ? fmt::format("exited with status {}", *thread.exit_code)
+                                                        : fmt::format("killed by signal {}", *thread.exit_code - 128);
+        }
+    out.push_back(entry);
+  }
+  return out;
+}
+
+std::string summarize_targets(const nlohmann::json& outcomes) {
+  std::string text;
+  for (const auto& t : outcomes)
+    text += fmt::format("{}pid {} ({}) {}", text.empty() ? "" : "; ", t["pid"].get<int>(), t.value("comm", "?"),
+                        t["outcome"].get<std::string>());
+  return text;
+}
+
+// out/run-12-loader-w4-pf2.json
+std::string record_path(const std::string& dir, int64_t run_id, const std::string& label) {
+  std::string slug;
+  for (char ch : label) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
+  return fmt::format("{}/run-{}-{}.json", dir, run_id, slug);
+}
+
 }  // namespace
+
+// ---- RunGuard ---------------------------------------------------------------------------
+
+Result<RunGuard> RunGuard::begin(tracer::TraceDb& db, const tracer::RunStart& start) {
+  auto id = db.begin_run(start);
+  if (!id) return id.error();
+  return RunGuard(&db, *id);
+}
+
+RunGuard::RunGuard(RunGuard&& other) noexcept
+    : db_(other.db_), id_(other.id_), done_(other.done_), error_(std::move(other.error_)) {
+  other.done_ = true;
+}
+
+RunGuard::~RunGuard() {
+  if (done_) return;
+  const int exit_code = interrupt_requested() ? interrupt_exit_code() : kExitFailure;
+  const std::string status(interrupt_requested() ? contract::status::kInterrupted : contract::status::kFailed);
+  (void)db_->finish_run(id_, tracer::RunEnd{exit_code, status, std::nullopt, error_, std::nullopt});
+}
+
+Status RunGuard::commit(const tracer::RunEnd& end) {
+  Status s = db_->finish_run(id_, end);
+  if (s) done_ = true;
+  return s;
+}
+
+// ---- execute_run ------------------------------------------------------------------------
 
 Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
                                const std::string& machine_json) {
-  tracer::RunStart start{request.label, request.kind, request.argv, request.config_json, machine_json,
-                         trace.enabled, trace.options.system_wide};
-  auto run_id = db.begin_run(start);
-  if (!run_id) return run_id.error();
+  std::vector<Target> targets;
+  for (pid_t pid : request.attach_pids) {
+    auto stat = proc::read_stat(pid);
+    if (!stat) return Error::bad_input(fmt::format("no running process has pid {}", pid), "check the pid with ps");
+    targets.push_back({pid, stat->start_time});
+  }
+  tracer::RunStart start{request.label,       request.kind,        request.argv,       request.config_json,
+                         machine_json,        trace.enabled,       trace.options.system_wide,
+                         std::nullopt,        request.sweep_id,    request.sweep_point, request.sweep_phase};
+  if (!targets.empty()) start.targets_json = nlohmann::json(request.attach_pids).dump();
+  auto guard = RunGuard::begin(db, start);
+  if (!guard) return guard.error();
   RunOutcome outcome;
-  outcome.run_id = *run_id;
+  outcome.run_id = guard->id();
 
   std::unique_ptr<tracer::Tracer> tracer;
   if (trace.enabled) {
-    auto t = tracer::Tracer::start(trace.options, db.path(), *run_id);
+    auto t = tracer::Tracer::start(trace.options, db.path(), guard->id());
     if (!t) {
-      (void)db.finish_run(*run_id, tracer::RunEnd{1, "failed", std::nullopt});
+      guard->fail_with("the tracer could not start: " + t.error().message);
       return t.error();
     }
     tracer = std::move(t).value();
   }
 
-  auto child = PausedChild::spawn(request.argv);
-  if (!child) return child.error();
-  if (tracer) {
-    if (auto s = tracer->enroll(child->pid()); !s) return s.error();
+  int wait_status = 0;
+  if (!request.argv.empty()) {
+    auto child = PausedChild::spawn(request.argv, request.signal_group);
+    if (!child) {
+      guard->fail_with(child.error().message);
+      return child.error();
+    }
+    if (tracer) {
+      if (Status s = tracer->enroll(child->pid()); !s) {
+        guard->fail_with(s.error().message);
+        return s.error();
+      }
+    }
+    (void)db.set_root_pid(guard->id(), child->pid());
+    if (Status s = child->release(); !s) {
+      if (tracer) (void)tracer->stop();
+      guard->fail_with(s.error().message);
+      (void)guard->commit(tracer::RunEnd{s.error().exit_code, std::string(contract::status::kFailed), std::nullopt,
+                                         s.error().message, std::nullopt});
+      return s.error();
+    }
+    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group);
+    if (!status) {
+      guard->fail_with(status.error().message);
+      return status.error();
+    }
+    wait_status = *status;
+  } else {
+    for (const Target& t : targets) {
+      if (Status s = tracer->attach(t.pid); !s) {
+        guard->fail_with(s.error().message);
+        (void)tracer->stop();
+        return s.error();
+      }
+    }
+    supervise_attached(targets, tracer.get(), request.duration_s);
   }
-  (void)db.set_root_pid(*run_id, child->pid());
-  if (auto s = child->release(); !s) {
-    if (tracer) (void)tracer->stop();
-    (void)db.finish_run(*run_id, tracer::RunEnd{127, "failed", std::nullopt});
-    return s.error();
-  }
+  outcome.exit_code = request.argv.empty() ? 0 : shell_exit_code(wait_status);
+  outcome.child_exit = request.argv.empty() ? "was traced" : describe_wait_status(wait_status);
 
-  const int status = supervise(child->pid(), tracer.get());
-  outcome.exit_code = shell_exit_code(status);
-  outcome.child_exit = describe_wait_status(status);
+  std::optional<tracer::TraceTotals> totals;
   if (tracer) {
-    auto summary = tracer->stop();
-    if (summary) {
-      outcome.trace = *summary;
+    auto stopped = tracer->stop();
+    if (stopped) {
+      totals = std::move(*stopped);
+      outcome.events_lost = totals->events_lost();
+      outcome.calls_traced = totals->calls_traced();
+      outcome.trace_problems = totals->problems;
+      if (Status s = db.write_totals(guard->id(), *totals); !s) {
+        outcome.stored = false;
+        outcome.store_error = s.error().message;
+      }
     } else {
-      std::fprintf(stderr, "ingero-bench: tracer: %s\n", summary.error().message.c_str());
+      outcome.trace_problems.push_back("the tracer could not be stopped cleanly: " + stopped.error().message);
     }
   }
+  nlohmann::json outcomes = target_outcomes(targets, totals ? &*totals : nullptr);
+  if (!targets.empty()) outcome.targets_summary = summarize_targets(outcomes);
 
-  outcome.result = read_result(request.result_path);
-  if (outcome.result) {
-    auto summary = workloads::summary_from_json(*outcome.result);
-    if (summary) {
-      if (auto s = db.add_workload_events(*run_id, batch_events(*summary)); !s) return s.error();
+  // The record survives first in --out, then in the DB; when both fail it stays where the
+  // workload wrote it.
+  outcome.result = read_record(request.result_path);
+  if (outcome.result && request.record_dir) {
+    const std::string path = record_path(*request.record_dir, guard->id(), request.label);
+    if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {
+      outcome.stored = false;
+      outcome.store_error = s.error().message;
+      outcome.record_kept_at = request.result_path;
+    } else {
+      outcome.record_kept_at = path;
     }
   }
-  outcome.status = interrupt_requested() ? "interrupted" : (outcome.exit_code == 0 ? "ok" : "failed");
+  if (outcome.result) {
+    if (auto summary = workloads::summary_from_json(*outcome.result); summary) {
+      if (Status s = db.add_workload_events(guard->id(), workload_events(*summary, totals ? &*totals : nullptr)); !s && outcome.stored) {
+        outcome.stored = false;
+        outcome.store_error = s.error().message;
+      }
+    }
+  }
+  outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
+                   : outcome.exit_code == 0 ? std::string(contract::status::kOk)
+                                            : std::string(contract::status::kFailed);
+  if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
+  std::optional<std::string> error;
+  if (outcome.status == contract::status::kFailed && outcome.stored)
+    error = outcome.result && outcome.result->contains("error") ? outcome.result->value("error", "")
+                                                                 : "the process " + outcome.child_exit;
+  if (!outcome.stored) error = "could not store everything: " + outcome.store_error;
   tracer::RunEnd end{outcome.exit_code, outcome.status,
-                     outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt};
-  if (auto s = db.finish_run(*run_id, end); !s) return s.error();
+                     outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt, error,
+                     targets.empty() ? std::nullopt : std::optional<std::string>(outcomes.dump())};
+  if (Status s = guard->commit(end); !s) {
+    guard->fail_with("could not store the end of the run: " + s.error().message);
+    if (outcome.stored) {
+      outcome.stored = false;
+      outcome.store_error = s.error().message;
+    }
+    if (!outcome.record_kept_at) outcome.record_kept_at = request.result_path;
+  }
   return outcome;
 }
 

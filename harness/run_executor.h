@@ -1,7 +1,10 @@
-// One run, start to finish: DB row, tracer attached before the child's first
-// instruction, the child supervised (signals forwarded, libraries probed as they
-// are mapped), tracer drained, the workload's record and batch timings stored.
+// One run, start to finish: its DB row (kept honest by a RunGuard), the tracer attached
+// before the child's first instruction (or to running processes), the processes
+// supervised (signals forwarded, libraries probed as they are mapped), the tracer drained
+// and its totals stored, the workload's record kept safe and stored with its batch timings.
 #pragma once
+
+#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -15,12 +18,42 @@
 
 namespace ingero::harness {
 
+// A run row that ends 'failed' (with the reason) unless commit() says otherwise: a run is
+// never left 'running' by an error path of this process.
+class RunGuard {
+ public:
+  static Result<RunGuard> begin(tracer::TraceDb& db, const tracer::RunStart& start);
+  RunGuard(RunGuard&& other) noexcept;
+  RunGuard& operator=(RunGuard&&) = delete;
+  ~RunGuard();
+
+  int64_t id() const { return id_; }
+  // Why the run failed, if it ends without commit().
+  void fail_with(std::string error) { error_ = std::move(error); }
+  Status commit(const tracer::RunEnd& end);
+
+ private:
+  RunGuard(tracer::TraceDb* db, int64_t id) : db_(db), id_(id) {}
+  tracer::TraceDb* db_;
+  int64_t id_;
+  bool done_ = false;
+  std::string error_ = "the run stopped before it finished";
+};
+
 struct RunRequest {
   std::string label;
-  std::string kind;                        // "workload" | "command"
-  std::vector<std::string> argv;
-  std::optional<std::string> config_json;  // workload runs
-  std::optional<std::string> result_path;  // where a workload child writes its record
+  std::string kind;                          // contract::kind
+  std::vector<std::string> argv;             // the command to launch (empty: attach)
+  std::vector<pid_t> attach_pids;            // kind attach: running processes to trace
+  bool cuda_processes = false;               // kind system: every process that maps CUDA
+  std::optional<double> duration_s;          // attach / system: stop after this long
+  bool signal_group = false;                 // forward signals to the child's process group
+  std::optional<std::string> config_json;    // workload runs
+  std::optional<std::string> result_path;    // where a workload child writes its record
+  std::optional<std::string> record_dir;     // where the record is kept (--out: run-ID-LABEL.json), before the DB
+  std::optional<int64_t> sweep_id;
+  std::optional<std::string> sweep_point;
+  std::optional<std::string> sweep_phase;
 };
 
 struct TraceSettings {
@@ -28,13 +61,21 @@ struct TraceSettings {
   tracer::TraceOptions options;
 };
 
+// What became of a run. Storage failures do not lose the record: `stored` says whether the
+// DB has everything, and record_kept_at where the record survives otherwise.
 struct RunOutcome {
   int64_t run_id = 0;
-  int exit_code = 0;        // the child's, shell style
-  std::string status;       // ok | failed | interrupted
-  std::string child_exit;   // "exited with status 0", "was killed by signal 9 (Killed)"
+  int exit_code = 0;                     // the child's, shell style (127: could not be started)
+  std::string status;                    // ok | failed | interrupted
+  std::string child_exit;                // "exited with status 0", "was killed by signal 9 (Killed)"
   std::optional<nlohmann::json> result;  // the workload's record, when it wrote one
-  std::optional<tracer::TraceSummary> trace;
+  std::optional<uint64_t> events_lost;   // events the trace could not deliver
+  bool calls_traced = false;             // some CUDA / NCCL function was probed
+  std::vector<std::string> trace_problems;
+  std::string targets_summary;           // attach: what became of each target
+  bool stored = true;
+  std::string store_error;
+  std::optional<std::string> record_kept_at;
 };
 
 Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,

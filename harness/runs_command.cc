@@ -5,71 +5,35 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
-#include "common/sqlite.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
+#include "reports/trace_data.h"
 
 namespace ingero::harness {
 
-namespace {
-
-struct RunRow {
-  int64_t run_id;
-  std::string label;
-  std::string status;
-  bool traced;
-  std::string result_json;
-  std::string machine_json;
-};
-
-Result<std::vector<RunRow>> read_runs(const std::string& path) {
-  auto db = sql::open(path, sql::Mode::read_only, 0);
-  if (!db) return Error::bad_input(fmt::format("cannot open trace DB {}", path), "check the --db path");
-  auto st = db->prepare(
-      "SELECT run_id, label, status, traced, coalesce(result_json, ''), machine_json FROM runs ORDER BY run_id");
-  if (!st) {
-    return Error::bad_input(fmt::format("{} is not an ingero-bench trace DB", path),
-                            "give the file written by ingero-bench --db");
-  }
-  std::vector<RunRow> rows;
-  Status read = st->for_each_row([&](const sql::Statement& row) {
-    rows.push_back({row.column_int(0), row.column_text(1), row.column_text(2), row.column_int(3) != 0,
-                    row.column_text(4), row.column_text(5)});
-  });
-  if (!read) return read.error();
-  return rows;
-}
-
-}  // namespace
-
-Result<int> run_runs_command(const std::string& db_path, const std::string& report_path) {
-  auto runs = read_runs(db_path);
+Result<int> run_runs_command(const RunsFlags& flags) {
+  if (!flags.report.empty())
+    if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
+  auto trace = reports::TraceFile::open(flags.db);
+  if (!trace) return trace.error();
+  auto runs = (*trace)->runs();
   if (!runs) return runs.error();
-  if (runs->empty()) return Error::bad_input(fmt::format("{} holds no runs", db_path));
+  if (runs->empty())
+    return Error::bad_input(fmt::format("{} holds no runs", flags.db),
+                            fmt::format("record one with ingero-bench --workload dataloader --db {}", flags.db));
   std::vector<TableRow> rows;
   for (const auto& r : *runs) {
-    TableRow row;
-    row.run_id = r.run_id;
-    row.summary.label = r.label;
-    auto j = nlohmann::json::parse(r.result_json, nullptr, false);
-    auto summary = j.is_discarded() ? Result<workloads::ResultSummary>(Error::bad_input("no record"))
-                                    : workloads::summary_from_json(j);
-    if (summary && summary->status == "ok") {
-      row.summary = *summary;
-      if (!r.traced) row.summary.label += " (untraced)";
-    } else if (summary) {
-      row.failure = summary->error.empty() || summary->error == r.status ? r.status : r.status + ": " + summary->error;
-    } else {
-      row.failure = r.status == "ok" ? "no workload record" : r.status;
-    }
-    rows.push_back(row);
+    TableRow row = table_row(r.run_id, r.label, r.status, r.error, r.result, r.traced);
+    if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, r.sweep_phase == "verify" ? " verify" : "");
+    rows.push_back(std::move(row));
   }
   const std::string table = render_results_table(rows);
-  std::printf("%s", table.c_str());
-  if (!report_path.empty()) {
-    const std::string md = fmt::format("# ingero-bench runs in {}\n\nmachine: `{}`\n\n{}\n", db_path,
-                                       runs->back().machine_json, table);
-    if (auto s = write_file_atomically(report_path, md); !s) return s.error();
+  std::printf("%s\n", table.c_str());
+  for (const auto& note : (*trace)->notes()) std::printf("note: %s\n", note.c_str());
+  if (!flags.report.empty()) {
+    const std::string md = fmt::format("# ingero-bench runs in {}\n\nmachine: `{}`\n\n{}\n", flags.db,
+                                       runs->back().machine.dump(), table);
+    if (auto s = write_file_atomically(flags.report, md); !s) return s.error();
   }
   return kExitOk;
 }

@@ -20,5 +20,6 @@ void install_interrupt_handlers() {
 
 bool interrupt_requested() { return g_signal != 0; }
 int interrupt_signal() { return g_signal; }
+int interrupt_exit_code() { return 128 + (g_signal ? g_signal : SIGINT); }
 
 }  // namespace ingero::harness

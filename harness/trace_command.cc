@@ -1,34 +1,124 @@
+// ingero-bench trace: a launched command (-- CMD ...), running processes (--pid), or every
+// process that maps a CUDA library (--duration alone), traced into the DB as one run.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
 
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/machine_info.h"
 #include "harness/signals.h"
 
 namespace ingero::harness {
 
-Result<int> run_trace_command(const TraceFlags& flags, const std::vector<std::string>& command) {
-  if (command.empty()) {
-    return Error::bad_input("trace needs a command to run", "e.g. ingero-bench trace -- python3 train.py");
+namespace {
+
+Result<std::vector<pid_t>> parse_pids(const std::string& text) {
+  std::vector<pid_t> pids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    auto id = parse_id("--pid", text.substr(start, comma - start));
+    if (!id) return id.error();
+    if (*id > INT32_MAX) return Error::bad_input(fmt::format("--pid {} is not a process id", *id));
+    const auto pid = static_cast<pid_t>(*id);
+    if (pid == getpid()) return Error::bad_input("--pid names ingero-bench itself", "pass the job's pid");
+    if (!proc::read_stat(pid))
+      return Error::bad_input(fmt::format("--pid {}: no such process", pid), "check the pid with ps");
+    pids.push_back(pid);
+    start = comma + 1;
   }
-  auto db = tracer::TraceDb::open(flags.db);
-  if (!db) return db.error();
+  return pids;
+}
+
+}  // namespace
+
+// The program execvp would run, found before anything is traced or stored.
+Status check_program(const std::string& program) {
+  auto executable = [](const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    if (executable(program)) return {};
+  } else if (const char* path = std::getenv("PATH")) {
+    std::string dirs = path;
+    for (size_t start = 0; start <= dirs.size();) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+      if (executable(dir + "/" + program)) return {};
+      start = end + 1;
+    }
+  }
+  return Error::bad_input(fmt::format("'{}' is not an executable program{}", program,
+                                      program.find('/') == std::string::npos ? " on PATH" : ""),
+                          "give the path of the program to trace after --, e.g. ingero-bench trace -- python3 train.py");
+}
+
+Result<int> run_trace_command(const TraceCommandFlags& flags) {
+  const bool launch = !flags.command.empty();
+  const bool attach = !flags.pids.empty();
+  if (launch && attach)
+    return Error::bad_input("trace takes a command (after --) or --pid, not both",
+                            "ingero-bench trace -- python3 train.py, or ingero-bench trace --pid 1234");
+  if (!launch && !attach && flags.duration.empty())
+    return Error::bad_input("trace needs a command, --pid or --duration",
+                            "e.g. ingero-bench trace -- python3 train.py, ingero-bench trace --pid 1234 --duration 60s, "
+                            "or ingero-bench trace --duration 60s (every CUDA process)");
+  if (flags.trace.no_trace) return Error::bad_input("trace with --no-trace would record nothing", "drop --no-trace");
   RunRequest req;
-  req.kind = "command";
-  req.argv = command;
-  req.label = "trace:";
-  for (const auto& a : command) req.label += " " + a;
-  // CUDA availability is not probed here: the traced command owns the GPU.
-  auto outcome = execute_run(req, **db, flags.settings(), machine_info(std::nullopt).dump());
-  if (!outcome) return outcome.error();
-  std::fprintf(stderr, "ingero-bench: run %lld: '%s' %s; trace database: %s\n", static_cast<long long>(outcome->run_id),
-               command.front().c_str(), outcome->child_exit.c_str(), (*db)->path().c_str());
-  if (outcome->trace && outcome->trace->events_dropped > 0) {
-    std::fprintf(stderr, "ingero-bench: WARNING: %llu trace events were lost\n",
-                 static_cast<unsigned long long>(outcome->trace->events_dropped));
+  if (!flags.duration.empty()) {
+    auto seconds = parse_duration("--duration", flags.duration);
+    if (!seconds) return seconds.error();
+    req.duration_s = *seconds;
   }
-  return outcome->exit_code;
+  if (attach) {
+    auto pids = parse_pids(flags.pids);
+    if (!pids) return pids.error();
+    req.attach_pids = *pids;
+  }
+  auto settings = trace_settings(flags.trace);
+  if (!settings) return settings.error();
+  if (launch) {
+    if (Status s = check_program(flags.command.front()); !s) return s.error();
+    req.kind = std::string(contract::kind::kCommand);
+    req.argv = flags.command;
+    req.signal_group = true;
+    req.label = "trace:";
+    for (const auto& a : flags.command) req.label += " " + a;
+  } else if (attach) {
+    req.kind = std::string(contract::kind::kAttach);
+    req.label = "attach: pid " + flags.pids;
+  } else {
+    req.kind = std::string(contract::kind::kSystem);
+    req.cuda_processes = true;
+    req.label = "trace: every CUDA process for " + flags.duration;
+    settings->options.cuda_processes_only = true;
+  }
+  auto db = tracer::TraceDb::open(flags.trace.db);
+  if (!db) return db.error();
+  // CUDA availability is not probed here: the traced processes own the GPU.
+  auto outcome = execute_run(req, *db, *settings, machine_info(std::nullopt).dump());
+  if (!outcome) return outcome.error();
+  report_outcome(*outcome, false);
+  if (launch)
+    std::fprintf(stderr, "ingero-bench: run %lld: '%s' %s; trace database: %s\n",
+                 static_cast<long long>(outcome->run_id), flags.command.front().c_str(), outcome->child_exit.c_str(),
+                 db->path().c_str());
+  else
+    std::fprintf(stderr, "ingero-bench: run %lld: %s; trace database: %s\n", static_cast<long long>(outcome->run_id),
+                 outcome->targets_summary.empty() ? "traced" : outcome->targets_summary.c_str(), db->path().c_str());
+  if (interrupt_requested()) return interrupt_exit_code();
+  if (!outcome->stored) return kExitFailure;
+  return launch ? outcome->exit_code : kExitOk;
 }
 
 }  // namespace ingero::harness

@@ -1,3 +1,7 @@
+// ingero-bench --workload dataloader: every planned configuration run (traced), one record
+// per run in --out, one table, and the trace DB for explain. Everything that can be checked
+// is checked before the DB is opened or a process started.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,7 +12,9 @@
 #include <torch/torch.h>
 
 #include "common/atomic_file.h"
+#include "common/trace_contract.h"
 #include "harness/commands.h"
+#include "harness/diagnosis.h"
 #include "harness/machine_info.h"
 #include "harness/results_table.h"
 #include "harness/signals.h"
@@ -26,144 +32,223 @@ std::string self_exe() {
   return ec ? std::string("ingero-bench") : p.string();
 }
 
+// Runs `python -c 'import torch'` without a shell (the path is not interpreted).
 bool python_has_torch(const std::string& python) {
-  const std::string cmd = fmt::format("'{}' -c 'import torch' >/dev/null 2>&1", python);
-  int status = std::system(cmd.c_str());
-  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, STDOUT_FILENO);
+      dup2(devnull, STDERR_FILENO);
+    }
+    execlp(python.c_str(), python.c_str(), "-c", "import torch", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// The first python3 that can import torch: --python, $INGERO_PYTHON, python3 on PATH, /usr/bin/python3.
-std::optional<std::string> find_python(const std::string& requested) {
+// --python exactly when given (or bad input), else the first of $INGERO_PYTHON, python3
+// on PATH, /usr/bin/python3 that imports torch.
+Result<std::string> find_python(const std::string& requested) {
+  if (!requested.empty()) {
+    if (python_has_torch(requested)) return requested;
+    return Error::bad_input(fmt::format("--python {} cannot run 'import torch'", requested),
+                            "pass a python3 that has PyTorch installed, or drop the python modes");
+  }
   std::vector<std::string> candidates;
-  if (!requested.empty()) candidates.push_back(requested);
   if (const char* env = std::getenv("INGERO_PYTHON")) candidates.emplace_back(env);
   candidates.emplace_back("python3");
   candidates.emplace_back("/usr/bin/python3");
-  for (const auto& c : candidates) {
+  for (const auto& c : candidates)
     if (python_has_torch(c)) return c;
+  return Error::bad_input("the python modes need a python3 that imports torch; none was found (tried "
+                          "$INGERO_PYTHON, python3, /usr/bin/python3)",
+                          "pass --python PATH, or drop the python modes");
+}
+
+Result<GridRequest> grid_request(const WorkloadFlags& f, int usable_cores) {
+  GridRequest req;
+  req.modes = f.modes;
+  req.base = f.base;
+  req.samples_given = f.samples_given;
+  req.batch_size_given = f.batch_size_given;
+  auto workers = parse_count_list("--num-workers", f.num_workers, true, usable_cores, 0);
+  if (!workers) return workers.error();
+  req.num_workers = *workers;
+  if (!f.prefetch_factors.empty()) {
+    auto pf = parse_count_list("--prefetch-factor", f.prefetch_factors, false, usable_cores, 1);
+    if (!pf) return pf.error();
+    req.prefetch_factors = *pf;
   }
-  return std::nullopt;
+  for (auto [flag, text, out] : {std::tuple{"--pin-memory", &f.pin_memory, &req.pin_memory},
+                                 std::tuple{"--persistent-workers", &f.persistent_workers, &req.persistent_workers}}) {
+    if (text->empty()) continue;
+    auto values = parse_switch_list(flag, *text);
+    if (!values) return values.error();
+    *out = *values;
+  }
+  return req;
 }
 
-std::string slug(const std::string& label) {
-  std::string out;
-  for (char ch : label) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
-  return out;
+}  // namespace
+
+Result<TraceSettings> trace_settings(const TraceFlags& flags) {
+  TraceSettings s;
+  s.enabled = !flags.no_trace;
+  s.options.system_wide = flags.system_wide;
+  s.options.library_paths = flags.libraries;
+  auto detail = tracer::parse_cuda_detail(flags.cuda_detail);
+  if (!detail) return detail.error();
+  s.options.cuda_detail = *detail;
+  s.options.call_stream_min_ns = static_cast<uint64_t>(flags.call_stream_min_us * 1e3);
+  s.options.offcpu_min_ns = static_cast<uint64_t>(flags.offcpu_min_us * 1e3);
+  s.options.runq_min_ns = static_cast<uint64_t>(flags.runq_min_us * 1e3);
+  s.options.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
+  s.options.ringbuf_bytes = static_cast<uint32_t>(flags.ringbuf_mb) << 20;
+  for (const std::string& path : flags.libraries)
+    if (access(path.c_str(), R_OK) != 0)
+      return Error::bad_input(fmt::format("--cudart {} cannot be read", path), "pass the path of a libcudart, "
+                                                                                 "libcuda or libnccl file");
+  if (Status v = tracer::validate(s.options); !v) return v.error();
+  if (s.enabled)
+    if (Status can = tracer::check_can_trace(); !can) return can.error();
+  if (Status db = check_writable_path("--db", flags.db); !db) return db.error();
+  return s;
 }
 
-RunRequest workload_request(const workloads::WorkloadConfig& config, const std::string& python, int index) {
+Result<bool> resolve_cuda(const std::string& dev) {
+  if (dev != "auto" && dev != "cpu" && dev != "cuda")
+    return Error::bad_input(fmt::format("unknown device '{}'", dev), "use --device auto, cpu or cuda");
+  const bool cuda = dev != "cpu" && torch::cuda::is_available();
+  if (dev == "cuda" && !cuda)
+    return Error::bad_input("--device cuda was asked for, but no CUDA device is available to LibTorch",
+                            "use --device cpu (or auto), or run on a GPU machine with a CUDA LibTorch");
+  return cuda;
+}
+
+Result<WorkloadSetup> prepare_workloads(const WorkloadFlags& flags) {
+  if (flags.workload != "dataloader")
+    return Error::bad_input(fmt::format("unknown workload '{}'", flags.workload), "the workload is: dataloader");
+  auto cuda = resolve_cuda(flags.base.device);
+  if (!cuda) return cuda.error();
+  auto request = grid_request(flags, read_machine_limits().usable_cores);
+  if (!request) return request.error();
+  auto plan = plan_grid(*request, *cuda);
+  if (!plan) return plan.error();
+  return prepare_environment(flags, std::move(*plan), *cuda);
+}
+
+Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan plan, bool cuda) {
+  WorkloadSetup setup;
+  setup.cuda = cuda;
+  const MachineLimits limits = read_machine_limits();
+  for (const auto& config : plan.runs) {
+    if (config.cpus > limits.usable_cores)
+      return Error::bad_input(fmt::format("--cpus {} asks for more cores than the {} this process may use",
+                                          config.cpus, limits.usable_cores),
+                              fmt::format("use --cpus {} or fewer", limits.usable_cores));
+    if (Status s = check_resources(config, limits, &plan.warnings); !s) return s.error();
+  }
+  setup.plan = std::move(plan);
+  const bool wants_python = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),
+                                        [](const auto& c) { return workloads::mode_runs_in_python(c.mode); });
+  if (wants_python) {
+    auto python = find_python(flags.python);
+    if (!python) return python.error();
+    setup.python = *python;
+  }
+  if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
+  if (!flags.report.empty())
+    if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
+  auto trace = trace_settings(flags.trace);
+  if (!trace) return trace.error();
+  setup.trace = *trace;
+  setup.machine_json = machine_info(setup.cuda).dump();
+  return setup;
+}
+
+RunRequest workload_request(const workloads::WorkloadConfig& config, const std::string& python,
+                            const std::string& private_dir, const std::string& out_dir) {
   RunRequest req;
   req.label = config.label();
-  req.kind = "workload";
+  req.kind = std::string(contract::kind::kWorkload);
   req.config_json = workloads::to_json(config).dump();
-  req.result_path = (fs::temp_directory_path() / fmt::format("ingero-bench-{}-{}.json", getpid(), index)).string();
+  req.result_path = private_dir + "/result.json";
+  req.record_dir = out_dir;
   if (workloads::mode_runs_in_python(config.mode)) {
-    req.argv = {python, "-c", workloads::kPythonReferenceScript, "--config", *req.config_json, "--result", *req.result_path};
+    req.argv = {python, "-c", workloads::kPythonReferenceScript, "--config", *req.config_json, "--result",
+                *req.result_path};
   } else {
     req.argv = {self_exe(), "__workload", "--config", *req.config_json, "--result", *req.result_path};
   }
   return req;
 }
 
-void report_trace(const RunOutcome& o, bool expects_cuda) {
-  if (!o.trace) return;
-  const auto& t = *o.trace;
-  if (t.events_dropped > 0) {
-    std::fprintf(stderr, "  WARNING: run %lld lost %llu trace events (see the losses table)\n",
-                 static_cast<long long>(o.run_id), static_cast<unsigned long long>(t.events_dropped));
-  }
-  if (expects_cuda && !t.cuda_traced) std::fprintf(stderr, "  note: no CUDA library was mapped by the workload; CUDA calls were not traced\n");
-}
-
-}  // namespace
-
-TraceSettings TraceFlags::settings() const {
-  TraceSettings s;
-  s.enabled = !no_trace;
-  s.options.system_wide = system_wide;
-  s.options.cudart_paths = cudart;
-  s.options.offcpu_min_ns = static_cast<uint64_t>(offcpu_min_us * 1e3);
-  s.options.runq_min_ns = static_cast<uint64_t>(runq_min_us * 1e3);
-  s.options.ringbuf_bytes = static_cast<uint32_t>(ringbuf_mb) << 20;
-  return s;
+void report_outcome(const RunOutcome& o, bool expects_cuda) {
+  if (o.events_lost && *o.events_lost > 0)
+    std::fprintf(stderr, "  WARNING: run %lld lost %llu trace events (explain --run %lld shows which)\n",
+                 static_cast<long long>(o.run_id), static_cast<unsigned long long>(*o.events_lost),
+                 static_cast<long long>(o.run_id));
+  for (const auto& problem : o.trace_problems)
+    std::fprintf(stderr, "  WARNING: run %lld: %s\n", static_cast<long long>(o.run_id), problem.c_str());
+  if (expects_cuda && o.events_lost && !o.calls_traced)
+    std::fprintf(stderr, "  note: no CUDA library was mapped by the workload; CUDA calls were not traced\n");
+  if (!o.stored)
+    std::fprintf(stderr, "  ERROR: run %lld could not be stored completely: %s%s\n", static_cast<long long>(o.run_id),
+                 o.store_error.c_str(),
+                 o.record_kept_at ? fmt::format("; its record is kept at {}", *o.record_kept_at).c_str() : "");
 }
 
 Result<int> run_workload_command(const WorkloadFlags& flags) {
-  if (flags.workload != "dataloader") {
-    return Error::bad_input(fmt::format("unknown workload '{}'", flags.workload), "the workload is: dataloader");
-  }
-  const std::string& dev = flags.sweep.base.device;
-  if (dev != "auto" && dev != "cpu" && dev != "cuda") {
-    return Error::bad_input(fmt::format("unknown device '{}'", dev), "use --device auto, cpu or cuda");
-  }
-  const bool cuda = dev != "cpu" && torch::cuda::is_available();
-  if (dev == "cuda" && !cuda) {
-    return Error::bad_input("--device cuda was asked for, but no CUDA device is available to LibTorch",
-                            "use --device cpu (or auto), or run on a GPU machine with a CUDA LibTorch");
-  }
-  auto plan = plan_sweep(flags.sweep, cuda);
-  if (!plan) return plan.error();
-  if (!plan->scaling_note.empty()) std::printf("note: %s\n", plan->scaling_note.c_str());
-
-  std::string python;
-  const bool wants_python = std::any_of(plan->runs.begin(), plan->runs.end(),
-                                        [](const auto& c) { return workloads::mode_runs_in_python(c.mode); });
-  if (wants_python) {
-    auto found = find_python(flags.python);
-    if (found) python = *found;
-    else std::printf("note: no python3 with torch found (tried --python, $INGERO_PYTHON, python3, /usr/bin/python3): python modes skipped\n");
-  }
+  auto setup = prepare_workloads(flags);
+  if (!setup) return setup.error();
+  if (!setup->plan.scaling_note.empty()) std::printf("note: %s\n", setup->plan.scaling_note.c_str());
+  for (const auto& warning : setup->plan.warnings) std::printf("warning: %s\n", warning.c_str());
 
   auto db = tracer::TraceDb::open(flags.trace.db);
   if (!db) return db.error();
-  const std::string machine = machine_info(cuda).dump();
-  const TraceSettings trace = flags.trace.settings();
 
   std::vector<TableRow> rows;
+  std::vector<int64_t> run_ids;
   int exit_code = 0;
-  int index = 0;
-  for (auto config : plan->runs) {
-    config.device = cuda ? "cuda" : "cpu";
-    TableRow row;
-    row.summary.label = config.label();
-    if (workloads::mode_runs_in_python(config.mode) && python.empty()) {
-      row.failure = "skipped: no python3 with torch";
-      rows.push_back(row);
-      continue;
-    }
-    std::printf("[%zu/%zu] %s ...\n", rows.size() + 1, plan->runs.size(), row.summary.label.c_str());
+  for (auto config : setup->plan.runs) {
+    config.device = setup->cuda ? "cuda" : "cpu";
+    std::printf("[%zu/%zu] %s ...\n", rows.size() + 1, setup->plan.runs.size(), config.label().c_str());
     std::fflush(stdout);
-    auto outcome = execute_run(workload_request(config, python, index++), **db, trace, machine);
+    auto dir = PrivateDir::create("ingero-bench-run");
+    if (!dir) return dir.error();
+    auto outcome = execute_run(workload_request(config, setup->python, dir->path(), flags.out_dir), *db,
+                               setup->trace, setup->machine_json);
     if (!outcome) return outcome.error();
-    row.run_id = outcome->run_id;
-    report_trace(*outcome, cuda);
-    if (outcome->result) {
-      auto summary = workloads::summary_from_json(*outcome->result);
-      if (summary) row.summary = *summary;
-      if (auto s = write_file_atomically(
-              (fs::path(flags.out_dir) / fmt::format("run-{}-{}.json", outcome->run_id, slug(row.summary.label))).string(),
-              outcome->result->dump(2));
-          !s) {
-        return s.error();
-      }
-    }
-    if (outcome->status != "ok") {
-      const std::string error = outcome->result ? outcome->result->value("error", "") : "";
-      row.failure = error.empty() ? "workload " + outcome->child_exit : error;
-      exit_code = outcome->status == "interrupted" ? kExitInterrupted : (exit_code ? exit_code : outcome->exit_code);
-      std::fprintf(stderr, "run %lld (%s) failed: %s\n", static_cast<long long>(outcome->run_id), row.summary.label.c_str(),
-                   row.failure.c_str());
+    if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
+    report_outcome(*outcome, setup->cuda);
+    TableRow row = table_row(outcome->run_id, config.label(), outcome->status,
+                             !outcome->stored ? "could not be stored: " + outcome->store_error
+                             : outcome->status == contract::status::kOk ? std::string() : outcome->child_exit,
+                             outcome->result.value_or(nlohmann::json()), setup->trace.enabled);
+    if (outcome->status != contract::status::kOk || !outcome->stored) {
+      exit_code = outcome->status == contract::status::kInterrupted ? interrupt_exit_code()
+                                                                    : (exit_code ? exit_code : kExitFailure);
+      std::fprintf(stderr, "run %lld (%s) %s: %s\n", static_cast<long long>(outcome->run_id), config.label().c_str(),
+                   outcome->status.c_str(), row.failure.c_str());
     }
     rows.push_back(row);
+    run_ids.push_back(outcome->run_id);
     if (interrupt_requested()) break;
   }
   const std::string table = render_results_table(rows);
-  std::printf("\n%s\ntrace database: %s\n", table.c_str(), (*db)->path().c_str());
+  std::printf("\n%s\ntrace database: %s\n", table.c_str(), db->path().c_str());
   if (!flags.report.empty()) {
-    const std::string md = fmt::format("# ingero-bench --workload dataloader\n\nmachine: `{}`\n\n{}\n", machine, table);
+    const std::string md =
+        fmt::format("# ingero-bench --workload dataloader\n\nmachine: `{}`\n\n{}\n", setup->machine_json, table);
     if (auto s = write_file_atomically(flags.report, md); !s) return s.error();
   }
-  return exit_code;
+  if (!interrupt_requested()) print_diagnosis(db->path(), run_ids, std::cout);
+  return interrupt_requested() ? interrupt_exit_code() : exit_code;
 }
 
 }  // namespace ingero::harness

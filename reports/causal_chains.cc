@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -67,11 +65,6 @@ class ThreadDirectory {
   std::unordered_map<int64_t, const ThreadRecord*> by_tid_;
 };
 
-int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits) {
-  return std::max({stats.p99_ns, static_cast<int64_t>(limits.slow_vs_p50 * static_cast<double>(stats.p50_ns)),
-                   limits.slow_min_ns});
-}
-
 std::string threshold_text(const LatencyStats& stats, const ChainThresholds& limits) {
   return fmt::format("calls ≥ {} (the largest of p99 = {}, {:g} × p50 = {}, {})",
                      format_duration_ns(static_cast<double>(slow_threshold(stats, limits))),
@@ -80,13 +73,13 @@ std::string threshold_text(const LatencyStats& stats, const ChainThresholds& lim
                      format_duration_ns(static_cast<double>(limits.slow_min_ns)));
 }
 
-void select_cuda_victims(const ChainInputs& in, const ChainThresholds& limits,
+void select_call_victims(const ChainInputs& in, const ChainThresholds& limits,
                          std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
-  for (const auto& row : in.cuda) {
+  for (const auto& row : in.calls) {
     const int64_t threshold = slow_threshold(row.stats, limits);
     const size_t op_index = ops.size();
     bool any = false;
-    for (const auto& e : in.events.of(row.function)) {
+    for (const auto& e : in.victims.of(row.function)) {
       if (!in.window.contains_start(e) || e.dur_ns < threshold) continue;
       victims.push_back({e.ts_ns, e.end_ns(), e.tid, op_index, 0});
       any = true;
@@ -97,8 +90,7 @@ void select_cuda_victims(const ChainInputs& in, const ChainThresholds& limits,
 
 void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
                          std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
-  const EventColumn& recorded = in.events.of("batch_wait");
-  EventList waits(recorded.begin(), recorded.end());
+  EventList waits = in.victims.of("batch_wait");
   std::sort(waits.begin(), waits.end(), [](const Event& a, const Event& b) {
     return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns);
   });
@@ -126,125 +118,58 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
 }
 
 // Which recorded intervals of a thread an op contributes to its activity.
-enum class IntervalKind { none, preempted, blocked, runq, pinned_alloc, page_fault };
+enum class IntervalKind { none, preempted, blocked, runq, pinned_alloc, page_faults, startup };
 
 IntervalKind interval_kind(const std::string& op_name) {
   if (op_name == "offcpu_preempted") return IntervalKind::preempted;
   if (op_name == "offcpu_blocked") return IntervalKind::blocked;
   if (op_name == "runq_wait") return IntervalKind::runq;
   if (kPinnedAllocOps.count(op_name)) return IntervalKind::pinned_alloc;
-  if (op_name == "page_fault") return IntervalKind::page_fault;
+  if (op_name == "page_faults") return IntervalKind::page_faults;
+  if (op_name == "worker_start") return IntervalKind::startup;
   return IntervalKind::none;
 }
 
-IntervalList& interval_list(ThreadIntervals& intervals, IntervalKind kind) {
-  switch (kind) {
-    case IntervalKind::preempted: return intervals.preempted;
-    case IntervalKind::blocked: return intervals.blocked;
-    case IntervalKind::runq: return intervals.runq;
-    default: return intervals.pinned_alloc;
-  }
-}
 
-// Position of a thread among the analysed ones, -1 for the others. Consecutive
-// events mostly come from one thread, so the previous answer is tried first.
-class ThreadSlots {
- public:
-  explicit ThreadSlots(const std::vector<int64_t>& tids) {
-    for (size_t i = 0; i < tids.size(); ++i) slot_of_[tids[i]] = static_cast<int>(i);
-  }
-  int find(int64_t tid) {
-    if (has_previous_ && tid == previous_tid_) return previous_slot_;
-    auto it = slot_of_.find(tid);
-    has_previous_ = true;
-    previous_tid_ = tid;
-    previous_slot_ = it == slot_of_.end() ? -1 : it->second;
-    return previous_slot_;
-  }
-
- private:
-  std::unordered_map<int64_t, int> slot_of_;
-  bool has_previous_ = false;
-  int64_t previous_tid_ = 0;
-  int previous_slot_ = -1;
+// Each thread's recorded intervals, from the events of the activity ops. Start-up
+// intervals (fork -> ready) are kept apart: they mark when a producer was starting.
+struct ThreadEvents {
+  ThreadIntervals intervals;
+  std::optional<TimeSpan> startup;
 };
 
-constexpr size_t kIntervalKinds = 6;
-using KindCounts = std::array<size_t, kIntervalKinds>;
-
-// Intervals of the threads that matter, bucketed by tid, each list in the order of
-// its op's events. The lists are sized exactly first: a busy thread has millions
-// of intervals, and growing them by doubling would copy each several times.
-using TidIntervals = std::pair<int64_t, ThreadIntervals>;
-
-std::vector<TidIntervals> collect_intervals(const EventSet& events, const std::unordered_set<int64_t>& tids) {
-  const std::vector<int64_t> tid_list(tids.begin(), tids.end());
-  ThreadSlots slots(tid_list);
-  std::vector<IntervalKind> kinds(events.ops.size());
-  for (size_t i = 0; i < events.ops.size(); ++i) kinds[i] = interval_kind(events.ops[i].name);
-
-  std::vector<KindCounts> counts(tid_list.size(), KindCounts{});
-  for (size_t i = 0; i < events.ops.size(); ++i) {
-    if (kinds[i] == IntervalKind::none) continue;
-    const auto kind = static_cast<size_t>(kinds[i]);
-    for (const auto& e : events.by_op[i]) {
-      const int slot = slots.find(e.tid);
-      if (slot >= 0) ++counts[slot][kind];
-    }
-  }
-  std::vector<ThreadIntervals> lists(tid_list.size());
-  for (size_t slot = 0; slot < lists.size(); ++slot) {
-    for (auto kind : {IntervalKind::preempted, IntervalKind::blocked, IntervalKind::runq,
-                      IntervalKind::pinned_alloc}) {
-      interval_list(lists[slot], kind).reserve(counts[slot][static_cast<size_t>(kind)]);
-    }
-    lists[slot].fault_ts.reserve(counts[slot][static_cast<size_t>(IntervalKind::page_fault)]);
-  }
-  for (size_t i = 0; i < events.ops.size(); ++i) {
-    if (kinds[i] == IntervalKind::none) continue;
-    for (const auto& e : events.by_op[i]) {
-      const int slot = slots.find(e.tid);
-      if (slot < 0) continue;
-      if (kinds[i] == IntervalKind::page_fault) {
-        lists[slot].fault_ts.push_back(e.ts_ns);
-      } else {
-        interval_list(lists[slot], kinds[i]).push_back(Interval{e.ts_ns, e.end_ns()});
+std::unordered_map<int64_t, ThreadEvents> collect_intervals(const EventSet& events,
+                                                             const std::unordered_set<int64_t>& tids) {
+  std::unordered_map<int64_t, ThreadEvents> by_tid;
+  for (int64_t tid : tids) by_tid[tid];
+  for (const auto& [op, list] : events.by_op) {
+    const IntervalKind kind = interval_kind(op);
+    if (kind == IntervalKind::none) continue;
+    for (const Event& e : list) {
+      auto it = by_tid.find(e.tid);
+      if (it == by_tid.end()) continue;
+      ThreadEvents& t = it->second;
+      const TimeSpan span{e.ts_ns, e.end_ns()};
+      switch (kind) {
+        case IntervalKind::preempted: t.intervals.preempted.push_back(span); break;
+        case IntervalKind::blocked: t.intervals.blocked.push_back(span); break;
+        case IntervalKind::runq: t.intervals.runq.push_back(span); break;
+        case IntervalKind::pinned_alloc: t.intervals.pinned_alloc.push_back(span); break;
+        case IntervalKind::page_faults: t.intervals.faults.push_back({e.ts_ns, e.end_ns(), e.arg}); break;
+        case IntervalKind::startup: t.startup = span; break;
+        case IntervalKind::none: break;
       }
     }
   }
-  std::vector<TidIntervals> by_tid;
-  by_tid.reserve(lists.size());
-  for (size_t slot = 0; slot < lists.size(); ++slot) by_tid.emplace_back(tid_list[slot], std::move(lists[slot]));
   return by_tid;
-}
-
-size_t interval_count(const ThreadIntervals& t) {
-  return t.preempted.size() + t.blocked.size() + t.runq.size() + t.pinned_alloc.size() + t.fault_ts.size();
-}
-
-// Runs task(i) for every i < count on up to two threads, in index order (the
-// caller puts the largest first). Two, as for the event scan: building timelines
-// is bound by memory, and more threads would mostly compete for it.
-template <class Task>
-void run_on_two_threads(size_t count, const Task& task) {
-  std::atomic<size_t> next{0};
-  auto drain = [&] {
-    for (size_t i = next++; i < count; i = next++) task(i);
-  };
-  if (count < 2) {
-    drain();
-    return;
-  }
-  std::thread helper(drain);
-  drain();
-  helper.join();
 }
 
 struct Producer {
   const ThreadActivity* activity = nullptr;
   std::string role;
   size_t cursor = 0;
-  bool starting = false;
+  std::optional<TimeSpan> startup;  // measured fork -> ready, when the loader reported it
+  bool starting_at(int64_t t) const { return startup && t >= startup->start_ns && t < startup->end_ns; }
 };
 
 // Time per cause for one slow interval, plus the tids each cause was seen on.
@@ -276,6 +201,10 @@ std::vector<int64_t> piece_boundaries(const Victim& v, const ThreadActivity& sel
     add_segments(*p.activity);
     points.push_back(p.activity->alive_start_ns());
     points.push_back(p.activity->alive_end_ns());
+    if (p.startup) {
+      points.push_back(p.startup->start_ns);
+      points.push_back(p.startup->end_ns);
+    }
   }
   std::sort(points.begin(), points.end());
   points.erase(std::unique(points.begin(), points.end()), points.end());
@@ -293,7 +222,7 @@ void share_among_producers(int64_t at, double length, std::vector<Producer>& pro
     const ThreadState state = p.activity->state_at(at, p.cursor);
     CauseKind kind;
     if (state == ThreadState::on_cpu) {
-      kind = p.starting ? CauseKind::startup : CauseKind::on_cpu;
+      kind = p.starting_at(at) ? CauseKind::startup : CauseKind::on_cpu;
     } else if (state == ThreadState::cpu_wait) {
       kind = CauseKind::cpu_wait;
     } else if (state == ThreadState::pinned_alloc) {
@@ -340,13 +269,14 @@ struct ChainAccumulator {
   double lost_ns = 0;
   int64_t calls_explained = 0;
   ChainEvidence evidence;
+  double faults = 0;  // pro-rated from bursts; rounded once at the end
   std::set<int64_t> tids;
 };
 
 struct ThreadEvidence {
   int64_t switches = 0;
   int64_t offcpu_ns = 0;
-  int64_t faults = 0;
+  double faults = 0;
 };
 
 ThreadEvidence evidence_of(const ThreadActivity& a, const Victim& v) {
@@ -358,7 +288,7 @@ void add_evidence(ChainAccumulator& chain, int64_t tid, const ThreadEvidence& e)
   chain.tids.insert(tid);
   chain.evidence.context_switches += e.switches;
   chain.evidence.offcpu_overlap_ns += e.offcpu_ns;
-  chain.evidence.page_faults += e.faults;
+  chain.faults += e.faults;
 }
 
 int64_t forks_between(const EventList& forks, int64_t from, int64_t to) {
@@ -380,14 +310,13 @@ class ChainBuilder {
       directory_(in.context, in.window) {}
 
   ChainAnalysis run() {
-    if (in_.include_cuda) select_cuda_victims(in_, limits_, ops_, victims_);
+    if (in_.include_calls) select_call_victims(in_, limits_, ops_, victims_);
     select_wait_victims(in_, limits_, ops_, victims_);
     ChainAnalysis analysis;
     analysis.thresholds = limits_;
     if (victims_.empty()) return analysis;
     build_activities();
-    const EventColumn& forks = in_.events.of("fork");
-    forks_.assign(forks.begin(), forks.end());
+    forks_ = in_.victims.of("fork");
     std::sort(forks_.begin(), forks_.end(), [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
     op_totals_.assign(ops_.size(), {});
     for (const auto& v : victims_) attribute_one(v);
@@ -404,21 +333,10 @@ class ChainBuilder {
     if (any_wait) {
       for (int64_t tid : directory_.producers()) tids.insert(tid);
     }
-    // Threads' timelines are independent: built in parallel, busiest first so
-    // that the two threads finish together.
-    auto intervals = collect_intervals(in_.events, tids);
-    std::sort(intervals.begin(), intervals.end(), [](const TidIntervals& a, const TidIntervals& b) {
-      return interval_count(a.second) > interval_count(b.second);
-    });
-    std::vector<std::optional<ThreadActivity>> built(intervals.size());
-    run_on_two_threads(intervals.size(), [&](size_t i) {
-      const int64_t tid = intervals[i].first;
+    for (auto& [tid, recorded] : collect_intervals(in_.activity, tids)) {
       auto [start, end] = directory_.alive(tid, in_.context.run.start_ns);
-      built[i].emplace(tid, start, end, std::move(intervals[i].second));
-    });
-    for (auto& activity : built) {
-      const int64_t tid = activity->tid();
-      activities_.emplace(tid, std::move(*activity));
+      activities_.emplace(tid, ThreadActivity(tid, start, end, std::move(recorded.intervals)));
+      if (recorded.startup) startups_[tid] = *recorded.startup;
     }
     if (any_wait) {
       for (int64_t tid : directory_.producers()) producer_tids_.push_back(tid);
@@ -435,10 +353,9 @@ class ChainBuilder {
         if (tid == v.tid) continue;
         const ThreadActivity& a = activities_.at(tid);
         if (a.alive_end_ns() <= v.start_ns || a.alive_start_ns() >= v.end_ns) continue;
-        // Started after the previous batch was handed over (or after tracing began, for
-        // the first wait): its work in this wait includes process start-up.
-        const bool starting = a.alive_start_ns() > v.since_last_batch;
-        producers.push_back({&a, directory_.role(tid), 0, starting});
+        auto startup = startups_.find(tid);
+        producers.push_back({&a, directory_.role(tid), 0,
+                             startup == startups_.end() ? std::nullopt : std::optional<TimeSpan>(startup->second)});
       }
     }
     const Attribution attribution = attribute(v, op.is_wait, self, self_role, producers);
@@ -508,7 +425,8 @@ class ChainBuilder {
       chain.severity = severity_of(chain.share_of_window, limits_);
       chain.evidence = acc.evidence;
       chain.evidence.threads = static_cast<int>(acc.tids.size());
-      describe_chain(chain, ChainTextContext{in_.context, in_.metrics, in_.cuda, producer_counts()});
+      chain.evidence.page_faults = static_cast<int64_t>(acc.faults + 0.5);
+      describe_chain(chain, ChainTextContext{in_.context, in_.metrics, in_.calls, producer_counts()});
       out.push_back(std::move(chain));
     }
     std::sort(out.begin(), out.end(),
@@ -542,6 +460,7 @@ class ChainBuilder {
   std::vector<VictimOp> ops_;
   std::vector<Victim> victims_;
   std::unordered_map<int64_t, ThreadActivity> activities_;
+  std::unordered_map<int64_t, TimeSpan> startups_;  // measured fork -> ready of producers
   std::vector<int64_t> producer_tids_;
   EventList forks_;
   std::vector<OpTotals> op_totals_;
@@ -558,6 +477,21 @@ std::string Cause::code() const {
 
 bool Cause::operator<(const Cause& other) const {
   return std::tie(kind, role, producer) < std::tie(other.kind, other.role, other.producer);
+}
+
+int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits) {
+  return std::max({stats.p99_ns, static_cast<int64_t>(limits.slow_vs_p50 * static_cast<double>(stats.p50_ns)),
+                   limits.slow_min_ns});
+}
+
+const std::vector<std::string>& activity_ops() {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> names = {"offcpu_preempted", "offcpu_blocked", "runq_wait", "page_faults",
+                                      "worker_start"};
+    names.insert(names.end(), kPinnedAllocOps.begin(), kPinnedAllocOps.end());
+    return names;
+  }();
+  return ops;
 }
 
 ChainAnalysis analyze_causal_chains(const ChainInputs& inputs) {

@@ -6,7 +6,11 @@
 // or blocked. While the main loop is blocked waiting for a batch, that time is
 // shared among the producers (workers, pin thread) active at each instant, by
 // what they were doing: on CPU, waiting for a CPU, allocating pinned memory,
-// starting up. Instants when no producer was active stay unattributed.
+// starting up (from fork until the worker reported ready: measured, worker_start
+// events). Instants when no producer was active stay unattributed.
+//
+// The time a cause overlapped is an upper bound on what removing the cause saves,
+// not the saving: only a run without it measures that (sweep, recommend).
 #pragma once
 
 #include <cstdint>
@@ -42,8 +46,24 @@ struct ChainEvidence {
   int threads = 0;                 // threads the cause was seen on
   int64_t context_switches = 0;    // recorded off-CPU intervals overlapping the slow intervals
   int64_t offcpu_overlap_ns = 0;
-  int64_t page_faults = 0;         // on those threads, inside the slow intervals
+  int64_t page_faults = 0;         // on those threads, inside the slow intervals (from fault bursts)
   int64_t forks = 0;               // process start-ups since the previous batch
+};
+
+// A configuration change a chain suggests: one knob of the workload configuration.
+struct Change {
+  std::string knob;   // mode | num_workers | prefetch_factor | pin_memory | persistent_workers
+  std::string value;  // "loader-batched", "4", "on", ...
+};
+
+// Whether the trace DB holds a run that differs from the analysed one by that change alone.
+struct ChangeCheck {
+  Change change;
+  std::optional<int64_t> run_id;        // the run that measured it
+  std::string label;
+  std::optional<double> this_median_s;  // the analysed run's epoch median
+  std::optional<double> other_median_s; // the changed configuration's
+  std::string command;                  // when unmeasured: the command that measures both
 };
 
 struct CausalChain {
@@ -55,7 +75,7 @@ struct CausalChain {
   std::string cause_label;
   int64_t calls_explained = 0;
   int64_t victim_calls = 0;   // slow intervals of that op
-  int64_t lost_ns = 0;        // time attributed to this cause
+  int64_t lost_ns = 0;        // time the cause overlapped the slow intervals (an upper bound on the saving)
   int64_t victim_ns = 0;      // total time of the slow intervals of that op
   double share_of_victim = 0;
   double share_of_window = 0;
@@ -64,6 +84,8 @@ struct CausalChain {
   std::string summary;
   std::string root_cause;
   std::string recommendation;
+  std::vector<Change> changes;      // the knobs the recommendation names
+  std::vector<ChangeCheck> checks;  // filled by explain from the other runs in the DB
 };
 
 struct CauseShare {
@@ -93,14 +115,24 @@ enum class WaitSelection {
   every_wait,           // every wait (compare: the whole waiting time is decomposed)
 };
 
+// A call is slow from max(p99, slow_vs_p50 × p50, slow_min_ns) on.
+int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits);
+
+// The ops a chain analysis reads for the threads it looks at.
+const std::vector<std::string>& activity_ops();
+
+// victims: the slow calls of each op in `calls` (at least their threshold), every batch
+// wait, and the forks; activity: the activity_ops() of the threads involved (the victims'
+// and the producers'), overlapping the victims.
 struct ChainInputs {
   const RunContext& context;
-  const EventSet& events;
+  const EventSet& victims;
+  const EventSet& activity;
   const TimeWindow& window;
   const RunMetrics& metrics;
-  const std::vector<CudaLatencyRow>& cuda;
+  const std::vector<CallLatencyRow>& calls;
   WaitSelection waits = WaitSelection::slow_or_input_bound;
-  bool include_cuda = true;
+  bool include_calls = true;
 };
 
 ChainAnalysis analyze_causal_chains(const ChainInputs& inputs);

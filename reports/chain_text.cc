@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
+
 namespace ingero::reports {
 namespace {
 
@@ -39,8 +41,8 @@ std::string system_line(const ChainTextContext& text) {
   } else {
     line += "CPU use not recorded for this window";
   }
-  if (auto p99 = run_queue_quantile(text.context, 0.99)) {
-    line += fmt::format("; run-queue p99 in [{:g}, {:g}) µs (log2 bucket)", p99->lower_us, p99->upper_us);
+  if (auto p99 = run_histogram_quantile(text.context, "runq_us", 0.99)) {
+    line += fmt::format("; run-queue p99 in [{:g}, {:g}) µs (log2 bucket)", p99->lower, p99->upper);
   }
   return line;
 }
@@ -62,10 +64,10 @@ std::string victim_line(const CausalChain& chain, const ChainTextContext& text) 
                        fmt::format("{:.0f}", w.p50_ns > 0 ? static_cast<double>(w.p99_ns) / static_cast<double>(w.p50_ns) : 0.0),
                        format_duration_ns(static_cast<double>(w.p50_ns)));
   }
-  for (const auto& row : text.cuda) {
+  for (const auto& row : text.calls) {
     if (row.function != chain.victim) continue;
     const double ratio = row.stats.p50_ns > 0 ? static_cast<double>(row.stats.p99_ns) / static_cast<double>(row.stats.p50_ns) : 0.0;
-    return fmt::format("[CUDA] {} p99={} ({} p50={}), max={}", row.function,
+    return fmt::format("[CUDA] {} p99{}{} ({} p50={}), max={}", row.function, row.exact ? "=" : "≤",
                        format_duration_ns(static_cast<double>(row.stats.p99_ns)), format_ratio(ratio),
                        format_duration_ns(static_cast<double>(row.stats.p50_ns)),
                        format_duration_ns(static_cast<double>(row.stats.max_ns)));
@@ -74,7 +76,7 @@ std::string victim_line(const CausalChain& chain, const ChainTextContext& text) 
 }
 
 std::string cause_line(const CausalChain& chain) {
-  return fmt::format("[CAUSE] {}: {} = {} of the slow intervals' time", chain.cause_label,
+  return fmt::format("[CAUSE] {}: overlapped {} = {} of the slow intervals' time", chain.cause_label,
                      format_duration_ns(static_cast<double>(chain.lost_ns)), format_percent(chain.share_of_victim));
 }
 
@@ -170,12 +172,54 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
               "Reuse pinned buffers (PyTorch's caching host allocator does after warm-up), or set "
               "pin_memory=False when copies are not the bottleneck."};
     case CauseKind::startup:
-      return {fmt::format("While the main loop waited, newly forked {} were starting up ({} forks since the "
-                          "previous batch).", who, format_count(chain.evidence.forks)),
+      return {fmt::format("While the main loop waited, newly forked {} were starting up (from fork until each "
+                          "reported ready, measured; {} forks since the previous batch).",
+                          who, format_count(chain.evidence.forks)),
               "Keep workers across epochs: persistent_workers=True."};
     default:
       return {"", ""};
   }
+}
+
+void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value) {
+  out.push_back({knob, value});
+}
+
+// The knobs the advice names, relative to the analysed run's configuration; none where
+// the advice is not a configuration change (or the run has no workload configuration).
+std::vector<Change> suggested_changes(const CausalChain& chain, const ChainTextContext& text) {
+  std::vector<Change> changes;
+  const RunConfigSummary cfg = summarize_config(text.context.run);
+  if (cfg.mode.empty()) return changes;
+  const int workers = cfg.num_workers;
+  const int budget = worker_budget(text);
+  const bool loader = cfg.mode == "loader";
+  const bool uses_workers = contract::find_mode(cfg.mode) && contract::find_mode(cfg.mode)->uses_workers;
+  const bool wait = chain.victim == "batch_wait";
+  switch (chain.cause.kind) {
+    case CauseKind::on_cpu:
+      if (chain.cause.producer && chain.cause.role == "pin") {
+        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
+      } else if (wait) {
+        if (loader) suggest(changes, "mode", "loader-batched");
+        if (uses_workers && workers < budget) suggest(changes, "num_workers", std::to_string(std::min(budget, std::max(1, 2 * workers))));
+      } else if (is_copy_op(chain.victim) && !cfg.pin_memory && uses_workers) {
+        suggest(changes, "pin_memory", "on");
+      }
+      break;
+    case CauseKind::cpu_wait:
+      if (uses_workers && workers > budget) suggest(changes, "num_workers", std::to_string(budget));
+      break;
+    case CauseKind::pinned_alloc:
+      if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
+      break;
+    case CauseKind::startup:
+      if (!cfg.persistent_workers && workers > 0) suggest(changes, "persistent_workers", "on");
+      break;
+    default:
+      break;
+  }
+  return changes;
 }
 
 }  // namespace
@@ -195,7 +239,7 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
       case CauseKind::pinned_alloc: return who + " allocating pinned memory";
       case CauseKind::startup:
         return (cause.role == "pin" ? "the pin-memory thread" : "new " + who) +
-               " starting up (started since the previous batch)";
+               " starting up (fork to ready, measured)";
       default: return who + " " + cause.code();
     }
   }
@@ -214,13 +258,14 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 
 void describe_chain(CausalChain& chain, const ChainTextContext& text) {
   chain.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain)};
-  chain.summary = fmt::format("{} ← {}: {} lost, explains {} of {} slow {}", chain.victim, chain.cause_label,
-                              format_duration_ns(static_cast<double>(chain.lost_ns)),
+  chain.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
+                              chain.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
                               format_count(chain.calls_explained), format_count(chain.victim_calls),
                               chain.victim == "batch_wait" ? "waits" : "calls");
   const Advice advice = chain.cause.producer ? producer_advice(chain, text) : self_advice(chain, text);
   chain.root_cause = advice.root_cause;
   chain.recommendation = advice.change;
+  chain.changes = suggested_changes(chain, text);
 }
 
 }  // namespace ingero::reports

@@ -19,7 +19,7 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 struct ChainTextContext {
   const RunContext& context;
   const RunMetrics& metrics;
-  const std::vector<CudaLatencyRow>& cuda;
+  const std::vector<CallLatencyRow>& calls;
   std::map<std::string, int> producers;  // producer threads per role
 };
 

@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "reports/chain_store.h"
-#include "reports/compare.h"
-#include "reports/explain.h"
-#include "reports/recommend.h"
+#include "reports/change_checks.h"
+#include "reports/format.h"
 #include "reports/report_json.h"
 #include "reports/report_text.h"
 #include "reports/trace_data.h"
@@ -22,8 +20,8 @@ void render(const Report& report, bool json, std::ostream& out) {
   }
 }
 
-Result<RunAnalysis> analyze(const TraceFile& trace, std::optional<int64_t> run_id,
-                            std::optional<double> since_s, WaitSelection waits) {
+Result<RunAnalysis> analyze(const TraceFile& trace, std::optional<int64_t> run_id, std::optional<double> since_s,
+                            WaitSelection waits) {
   auto run = trace.run(run_id);
   if (!run) return run.error();
   return analyze_run(trace, *run, since_s, waits);
@@ -34,10 +32,9 @@ std::vector<std::string> chain_evidence(const TraceFile& trace, int64_t run_id) 
   if (!analysis) return {};
   std::vector<std::string> lines;
   const auto& m = analysis->metrics;
-  if (m.wait_fraction) {
-    lines.push_back(fmt::format("run {} waited for data {} of the time: {}", run_id,
-                                fmt::format("{:.1f} %", *m.wait_fraction * 100), input_bound_name(m.verdict)));
-  }
+  if (m.wait_fraction)
+    lines.push_back(fmt::format("run {} waited for data {} of the time: {}", run_id, format_percent(*m.wait_fraction),
+                                input_bound_name(m.verdict)));
   for (const auto& chain : analysis->chains.chains) {
     if (lines.size() >= 4) break;
     lines.push_back(fmt::format("[{}] {} — {}", chain.severity, chain.summary, chain.root_cause));
@@ -45,56 +42,89 @@ std::vector<std::string> chain_evidence(const TraceFile& trace, int64_t run_id) 
   return lines;
 }
 
+Result<ConfigRun> config_run(const TraceFile& trace, RunRecord run) {
+  auto context = trace.context(run);
+  if (!context) return context.error();
+  return ConfigRun{std::move(run), run_histogram_quantile(*context, "runq_us", 0.99)};
+}
+
 }  // namespace
 
-Status explain(const ExplainOptions& options, std::ostream& out) {
-  if (options.since_s && *options.since_s <= 0) {
+Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainOptions& options) {
+  if (options.since_s && !(*options.since_s > 0))
     return Error::bad_input(fmt::format("--since {} is not a positive number of seconds", *options.since_s),
-                            "pass the length of the run's final stretch to analyse, e.g. --since 10");
-  }
+                            "pass the length of the run's end to analyse, e.g. --since 30");
+  auto analysis = analyze(trace, options.run, options.since_s, WaitSelection::slow_or_input_bound);
+  if (!analysis) return analysis.error();
+  auto runs = trace.runs();
+  if (!runs) return runs.error();
+  check_changes(analysis->chains.chains, analysis->context.run, *runs, trace.path());
+  return make_explain_report(*analysis, options.since_s, options.per_process);
+}
+
+Status explain(const ExplainOptions& options, std::ostream& out) {
   auto trace = TraceFile::open(options.db);
   if (!trace) return trace.error();
-  auto analysis = analyze(**trace, options.run, options.since_s, WaitSelection::slow_or_input_bound);
-  if (!analysis) return analysis.error();
-  ExplainReport report = make_explain_report(*analysis, options.since_s, options.per_process);
-  if (auto stored = store_chains(options.db, report.run.run_id, options.since_s, report.chains); !stored) {
-    report.notes.push_back("causal chains not stored in the DB: " + stored.error().message);
-  } else {
-    report.notes.push_back("causal chains stored in table causal_chains");
-  }
-  render(report, options.json, out);
+  auto report = make_explain_report(**trace, options);
+  if (!report) return report.error();
+  render(*report, options.json, out);
   return {};
+}
+
+Result<CompareReport> make_compare_report(const TraceFile& trace, int64_t run_a, int64_t run_b) {
+  auto a = analyze(trace, run_a, std::nullopt, WaitSelection::every_wait);
+  if (!a) return a.error();
+  auto b = analyze(trace, run_b, std::nullopt, WaitSelection::every_wait);
+  if (!b) return b.error();
+  return make_compare_report(*a, *b);
 }
 
 Status compare(const CompareOptions& options, std::ostream& out) {
   auto trace = TraceFile::open(options.db);
   if (!trace) return trace.error();
-  auto a = analyze(**trace, options.run_a, std::nullopt, WaitSelection::every_wait);
-  if (!a) return a.error();
-  auto b = analyze(**trace, options.run_b, std::nullopt, WaitSelection::every_wait);
-  if (!b) return b.error();
-  render(make_compare_report(*a, *b), options.json, out);
+  auto report = make_compare_report(**trace, options.run_a, options.run_b);
+  if (!report) return report.error();
+  render(*report, options.json, out);
   return {};
+}
+
+Result<RecommendReport> make_recommend_report(const TraceFile& trace, const RecommendOptions& options) {
+  auto sweep = trace.sweep(options.sweep);
+  if (!sweep) return sweep.error();
+  if (options.sweep && !*sweep)
+    return Error::bad_input(fmt::format("sweep {} is not in '{}'", *options.sweep, trace.path()),
+                            "ingero-bench runs --db FILE shows the sweep of each run");
+  auto runs = trace.runs();
+  if (!runs) return runs.error();
+  RecommendInputs in;
+  in.baseline_run = options.baseline_run;
+  if (*sweep) {
+    in.sweep_id = (*sweep)->sweep_id;
+    if (!options.baseline_run && !(*sweep)->baseline_point.empty()) in.baseline_point = (*sweep)->baseline_point;
+    auto points = trace.sweep_points((*sweep)->sweep_id);
+    if (!points) return points.error();
+    for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason});
+  }
+  for (auto& run : *runs) {
+    if (in.sweep_id && run.sweep_id != in.sweep_id) continue;
+    auto entry = config_run(trace, std::move(run));
+    if (!entry) return entry.error();
+    (entry->run.sweep_phase == "verify" ? in.verify_runs : in.runs).push_back(std::move(*entry));
+  }
+  auto report = recommend_configuration(in);
+  if (!report) return report.error();
+  for (int64_t run_id : report->configs[report->baseline].run_ids) {
+    report->evidence = chain_evidence(trace, run_id);
+    if (!report->evidence.empty()) break;
+  }
+  return report;
 }
 
 Status recommend(const RecommendOptions& options, std::ostream& out) {
   auto trace = TraceFile::open(options.db);
   if (!trace) return trace.error();
-  auto runs = (*trace)->runs();
-  if (!runs) return runs.error();
-  std::vector<ConfigRun> measured;
-  for (auto& run : *runs) {
-    auto context = (*trace)->context(run);
-    if (!context) return context.error();
-    measured.push_back({std::move(run), run_queue_quantile(*context, 0.99)});
-  }
-  auto report = recommend_configuration(measured, options.baseline_run);
+  auto report = make_recommend_report(**trace, options);
   if (!report) return report.error();
-  const auto& baseline = report->configs[report->baseline];
-  for (int64_t run_id : baseline.run_ids) {
-    report->evidence = chain_evidence(**trace, run_id);
-    if (!report->evidence.empty()) break;
-  }
   render(*report, options.json, out);
   return {};
 }

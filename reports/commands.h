@@ -1,5 +1,6 @@
-// The analysis commands behind `ingero-bench explain | compare | recommend`.
-// Each reads only the trace DB (no root, no GPU) and writes text or one JSON document.
+// The analysis commands behind `ingero-bench explain | compare | recommend`, and the
+// reports they are made of (the MCP tools and the main job's diagnosis use the same).
+// Each reads only the trace DB (no root, no GPU) and never writes it.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,9 @@
 #include <string>
 
 #include "common/result.h"
+#include "reports/compare.h"
+#include "reports/explain.h"
+#include "reports/recommend.h"
 
 namespace ingero::reports {
 
@@ -15,10 +19,11 @@ struct ExplainOptions {
   std::string db;
   std::optional<int64_t> run;      // default: last run
   bool per_process = false;
-  std::optional<double> since_s;   // only events in the last N seconds of the run
+  std::optional<double> since_s;   // only the last N seconds of the run
   bool json = false;
 };
-// Also replaces the run's rows in the derived table causal_chains (when the file is writable).
+// The explain report of a run, with every suggested change checked against the DB's runs.
+Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainOptions& options);
 Status explain(const ExplainOptions& options, std::ostream& out);
 
 struct CompareOptions {
@@ -27,13 +32,16 @@ struct CompareOptions {
   int64_t run_b = 0;
   bool json = false;
 };
+Result<CompareReport> make_compare_report(const TraceFile& trace, int64_t run_a, int64_t run_b);
 Status compare(const CompareOptions& options, std::ostream& out);
 
 struct RecommendOptions {
   std::string db;
-  std::optional<int64_t> baseline_run;  // the user's configuration; default: the first loader run
+  std::optional<int64_t> sweep;         // default: the last sweep in the DB, else every run
+  std::optional<int64_t> baseline_run;  // the user's configuration; default: the sweep's, or the first loader run
   bool json = false;
 };
+Result<RecommendReport> make_recommend_report(const TraceFile& trace, const RecommendOptions& options);
 Status recommend(const RecommendOptions& options, std::ostream& out);
 
 }  // namespace ingero::reports

@@ -107,8 +107,8 @@ std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& 
     return CompareRow{name, unit, static_cast<double>(totals_a.*field), static_cast<double>(totals_b.*field)};
   };
   auto runq_p99 = [](const RunAnalysis& r) -> std::optional<double> {
-    auto bounds = run_queue_quantile(r.context, 0.99);
-    return bounds ? std::optional<double>(bounds->upper_us) : std::nullopt;
+    auto bounds = run_histogram_quantile(r.context, "runq_us", 0.99);
+    return bounds ? std::optional<double>(bounds->upper) : std::nullopt;
   };
   std::vector<CompareRow> rows = {
       {"processes", "count", process_count(a.context), process_count(b.context)},
@@ -122,8 +122,8 @@ std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& 
       stat("page allocation bytes", "bytes", &ThreadCounters::page_alloc_bytes),
       stat("page faults", "count", &ThreadCounters::page_faults),
   };
-  for (const auto& ra : a.cuda) {
-    for (const auto& rb : b.cuda) {
+  for (const auto& ra : a.calls) {
+    for (const auto& rb : b.calls) {
       if (ra.function != rb.function) continue;
       rows.push_back({ra.function + " calls", "count", static_cast<double>(ra.stats.count), static_cast<double>(rb.stats.count)});
       rows.push_back({ra.function + " p50", "ns", static_cast<double>(ra.stats.p50_ns), static_cast<double>(rb.stats.p50_ns)});

@@ -20,7 +20,7 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   ExplainReport report;
   report.run = run_header(a, since_s);
   report.metrics = a.metrics;
-  report.cuda = a.cuda;
+  report.calls = a.calls;
   auto processes = process_table(a.context);
   report.roles = role_totals(a.context, processes);
   if (per_process) report.processes = std::move(processes);

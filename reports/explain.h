@@ -24,7 +24,7 @@ RunHeader run_header(const RunAnalysis& analysis, std::optional<double> since_s)
 struct ExplainReport {
   RunHeader run;
   RunMetrics metrics;
-  std::vector<CudaLatencyRow> cuda;
+  std::vector<CallLatencyRow> calls;
   std::vector<ProcessRow> roles;      // totals per role
   std::vector<ProcessRow> processes;  // filled with --per-process
   ChainAnalysis chains;

@@ -2,125 +2,114 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/format.h"
 
 namespace ingero::reports {
 namespace {
 
-const std::set<std::string> kLoaderModes = {"loader", "loader-batched", "torch-loader", "python"};
-const std::set<std::string> kNotLoaderModes = {"direct", "direct-shuffled", "resident"};
-
-std::vector<double> epochs_of(const RunRecord& run) {
-  std::vector<double> epochs;
-  if (run.result.is_object() && run.result.contains("epoch_seconds") && run.result["epoch_seconds"].is_array()) {
-    for (const auto& v : run.result["epoch_seconds"]) {
-      if (v.is_number()) epochs.push_back(v.get<double>());
-    }
-  }
-  if (epochs.empty() && run.result.is_object() && run.result.contains("epoch_median_s") &&
-      run.result["epoch_median_s"].is_number()) {
-    epochs.push_back(run.result["epoch_median_s"].get<double>());
-  }
-  return epochs;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-}
-
-std::string config_key(const RunConfigSummary& c, const RunRecord& run) {
-  const auto& config = run.config.is_object() ? run.config : nlohmann::json::object();
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", c.mode, c.num_workers, c.num_workers > 0 ? c.prefetch_factor : 0,
-                     c.pin_memory, c.persistent_workers, c.shuffle, c.cpus,
-                     config.value("batch_size", nlohmann::json(nullptr)).dump());
-}
-
 bool is_successful(const RunRecord& run) {
-  return run.status == "ok" && run.result.is_object() && run.result.value("status", "ok") == "ok" &&
-         !epochs_of(run).empty();
+  const std::string record_status = run.result.is_object() ? run.result.value("status", "ok") : "";
+  return run.status == contract::status::kOk && (record_status == "ok" || record_status == "stopped") &&
+         !measured_epochs(run).empty();
 }
 
 std::vector<std::string> flags_for(const ConfigResult& c) {
   std::vector<std::string> flags;
-  if (c.config.num_workers > 0 && c.cores && c.config.num_workers >= *c.cores) {
+  if (c.config.num_workers > 0 && c.cores && c.config.num_workers >= *c.cores)
     flags.push_back(fmt::format("oversubscribed: {} workers on {} cores", c.config.num_workers, *c.cores));
-  }
-  if (c.runq_p99 && c.runq_p99->lower_us >= kHighRunQueueP99Us) {
-    flags.push_back(fmt::format("high run-queue latency: p99 in [{:g}, {:g}) µs", c.runq_p99->lower_us,
-                                c.runq_p99->upper_us));
-  }
+  if (c.runq_p99 && c.runq_p99->lower >= kHighRunQueueP99Us)
+    flags.push_back(fmt::format("high run-queue latency: p99 in [{:g}, {:g}) µs", c.runq_p99->lower, c.runq_p99->upper));
   if (c.config.mode == "direct") flags.push_back("does not shuffle");
   return flags;
 }
 
-std::vector<ConfigResult> group_configs(const std::vector<ConfigRun>& runs) {
+ConfigResult& config_for(std::vector<ConfigResult>& configs, std::map<std::string, size_t>& by_key,
+                         const std::string& key, const std::string& label, const nlohmann::json& config_json) {
+  auto [it, fresh] = by_key.emplace(key, configs.size());
+  if (fresh) {
+    ConfigResult c;
+    c.label = label;
+    c.config_json = config_json;
+    RunRecord shape;
+    shape.config = config_json;
+    c.config = summarize_config(shape);
+    c.loader_family = contract::find_mode(c.config.mode) && contract::find_mode(c.config.mode)->is_dataloader;
+    configs.push_back(std::move(c));
+  }
+  return configs[it->second];
+}
+
+void add_run(ConfigResult& c, const ConfigRun& entry) {
+  const RunRecord& run = entry.run;
+  c.run_ids.push_back(run.run_id);
+  const auto epochs = measured_epochs(run);
+  c.epoch_seconds.insert(c.epoch_seconds.end(), epochs.begin(), epochs.end());
+  if (!c.cores) c.cores = usable_cores(run);
+  if (run.result.is_object() && run.result.contains("wait_fraction") && run.result["wait_fraction"].is_number())
+    c.wait_fraction = run.result["wait_fraction"].get<double>();
+  if (entry.runq_p99 && (!c.runq_p99 || entry.runq_p99->lower > c.runq_p99->lower)) c.runq_p99 = entry.runq_p99;
+}
+
+// Sweep runs group by their point; other runs by their configuration.
+std::string key_of(const RunRecord& run) { return run.sweep_id ? "point:" + run.sweep_point : config_key(run); }
+
+std::vector<ConfigResult> group_configs(const RecommendInputs& in) {
   std::vector<ConfigResult> configs;
   std::map<std::string, size_t> by_key;
-  for (const auto& entry : runs) {
-    const RunRecord& run = entry.run;
-    if (!is_successful(run)) continue;
-    const RunConfigSummary summary = summarize_config(run);
-    const std::string key = config_key(summary, run);
-    auto [it, fresh] = by_key.emplace(key, configs.size());
-    if (fresh) {
-      ConfigResult c;
-      c.label = run.label;
-      c.config = summary;
-      c.cores = usable_cores(run);
-      c.loader_family = kLoaderModes.count(summary.mode) > 0;
-      if (run.result.contains("wait_fraction") && run.result["wait_fraction"].is_number()) {
-        c.wait_fraction = run.result["wait_fraction"].get<double>();
-      }
-      configs.push_back(c);
-    }
-    ConfigResult& c = configs[it->second];
-    c.run_ids.push_back(run.run_id);
-    const auto epochs = epochs_of(run);
-    c.epoch_seconds.insert(c.epoch_seconds.end(), epochs.begin(), epochs.end());
-    if (entry.runq_p99 && (!c.runq_p99 || entry.runq_p99->lower_us > c.runq_p99->lower_us)) c.runq_p99 = entry.runq_p99;
+  for (const PointState& p : in.points) {
+    ConfigResult& c = config_for(configs, by_key, "point:" + p.point, p.point, p.config);
+    c.state = p.state;
+    c.reason = p.reason;
+  }
+  for (const ConfigRun& entry : in.runs) {
+    if (!is_successful(entry.run)) continue;
+    const std::string label = entry.run.sweep_id ? entry.run.sweep_point : entry.run.label;
+    add_run(config_for(configs, by_key, key_of(entry.run), label, entry.run.config), entry);
   }
   for (auto& c : configs) {
+    if (in.points.empty() && !c.epoch_seconds.empty()) c.state = "measured";
+    if (c.epoch_seconds.empty()) {
+      if (c.state == "measured") c.state = "failed";
+      continue;
+    }
     c.median_s = median(c.epoch_seconds);
-    c.min_s = *std::min_element(c.epoch_seconds.begin(), c.epoch_seconds.end());
-    c.max_s = *std::max_element(c.epoch_seconds.begin(), c.epoch_seconds.end());
+    c.interval = median_interval(c.epoch_seconds, kMedianConfidence);
     c.flags = flags_for(c);
   }
-  std::stable_sort(configs.begin(), configs.end(),
-                   [](const ConfigResult& a, const ConfigResult& b) { return a.median_s < b.median_s; });
+  // Measured first, fastest first; then the rest in plan order.
+  std::stable_sort(configs.begin(), configs.end(), [](const ConfigResult& a, const ConfigResult& b) {
+    if (a.measured() != b.measured()) return a.measured();
+    return a.measured() && a.median_s < b.median_s;
+  });
   return configs;
 }
 
-// Cheaper first: fewer workers, smaller prefetch, no device-resident copy, no pinning.
-auto cost_of(const ConfigResult& c) {
-  const auto& k = c.config;
+auto cost_of(const RunConfigSummary& k) {
   return std::make_tuple(k.num_workers, k.num_workers > 0 ? k.prefetch_factor : 0, k.mode == "resident" ? 1 : 0,
-                         k.pin_memory ? 1 : 0, k.persistent_workers ? 1 : 0, c.median_s);
+                         k.pin_memory ? 1 : 0, k.persistent_workers ? 1 : 0);
 }
 
-int find_baseline(const std::vector<ConfigResult>& configs, std::optional<int64_t> baseline_run) {
-  auto holds = [](const ConfigResult& c, int64_t id) {
-    return std::find(c.run_ids.begin(), c.run_ids.end(), id) != c.run_ids.end();
-  };
-  if (baseline_run) {
-    for (size_t i = 0; i < configs.size(); ++i) {
-      if (holds(configs[i], *baseline_run)) return static_cast<int>(i);
-    }
-    return -1;
+int find_baseline(const std::vector<ConfigResult>& configs, const RecommendInputs& in) {
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const auto& c = configs[i];
+    if (in.baseline_point && c.label == *in.baseline_point) return static_cast<int>(i);
+    if (in.baseline_run && std::count(c.run_ids.begin(), c.run_ids.end(), *in.baseline_run))
+      return static_cast<int>(i);
   }
+  if (in.baseline_point || in.baseline_run) return -1;
   // The first loader run recorded (lowest run id), preferring the plain loader mode.
   int best = -1;
   int64_t best_id = INT64_MAX;
-  for (const char* wanted : {"loader", ""}) {
+  for (const char* wanted : {"loader", "", "*"}) {
     for (size_t i = 0; i < configs.size(); ++i) {
       const auto& c = configs[i];
-      const bool match = *wanted ? c.config.mode == wanted : c.loader_family;
+      if (!c.measured()) continue;
+      const bool match = std::string(wanted) == "*" || (*wanted ? c.config.mode == wanted : c.loader_family);
       const int64_t first = *std::min_element(c.run_ids.begin(), c.run_ids.end());
       if (match && first < best_id) {
         best = static_cast<int>(i);
@@ -129,123 +118,170 @@ int find_baseline(const std::vector<ConfigResult>& configs, std::optional<int64_
     }
     if (best >= 0) return best;
   }
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const int64_t first = *std::min_element(configs[i].run_ids.begin(), configs[i].run_ids.end());
-    if (first < best_id) {
-      best = static_cast<int>(i);
-      best_id = first;
-    }
-  }
   return best;
 }
 
 bool eligible(const ConfigResult& c, const ConfigResult& baseline) {
   // Sequential slices change what the model sees when the user shuffles.
-  return !(c.config.mode == "direct" && (baseline.config.shuffle || baseline.config.mode != "direct"));
+  return c.measured() &&
+         !(c.config.mode == "direct" && (baseline.config.shuffle || baseline.config.mode != "direct"));
 }
 
 std::string mode_reason(const ConfigResult& c) {
-  if (c.config.mode == "direct-shuffled") {
+  if (c.config.mode == "direct-shuffled")
     return "The data is already in memory and a sample needs no per-sample work: index the tensor with a "
            "pre-shuffled index (idx = torch.randperm(N); X[idx[i:i+B]]), one gather per batch instead of B "
            "per-sample calls, a collate and (with workers) inter-process transfers.";
-  }
-  if (c.config.mode == "resident") {
-    return "The dataset fits in device memory (the resident run completed): copy it to the GPU once and "
-           "index it there; nothing crosses PCIe per batch.";
-  }
+  if (c.config.mode == "resident")
+    return "The dataset fits in device memory (the resident run completed): copy it to the GPU once and index it "
+           "there; nothing crosses PCIe per batch.";
   if (c.config.mode == "direct") return "Slice the in-memory tensor directly (sequential batches, no shuffle).";
+  if (c.config.mode == "loader-batched")
+    return "Fetch whole batches: sampler=BatchSampler(RandomSampler(X), B, drop_last), batch_size=None (or "
+           "__getitems__): one gather per batch instead of B per-sample calls and a collate.";
   return "";
+}
+
+std::string interval_text(const ConfigResult& c) {
+  return fmt::format("{} [{}, {}]", format_seconds(c.median_s), format_seconds(c.interval.low),
+                     format_seconds(c.interval.high));
+}
+
+// The re-runs of baseline and recommendation, when the sweep made them.
+std::optional<Verification> verification_of(const RecommendInputs& in, const ConfigResult& base,
+                                            const ConfigResult& rec) {
+  Verification v;
+  for (const ConfigRun& entry : in.verify_runs) {
+    if (!is_successful(entry.run)) continue;
+    const auto epochs = measured_epochs(entry.run);
+    if (entry.run.sweep_point == base.label) {
+      v.baseline_runs.push_back(entry.run.run_id);
+      v.baseline_epochs.insert(v.baseline_epochs.end(), epochs.begin(), epochs.end());
+    } else if (entry.run.sweep_point == rec.label) {
+      v.recommended_runs.push_back(entry.run.run_id);
+      v.recommended_epochs.insert(v.recommended_epochs.end(), epochs.begin(), epochs.end());
+    }
+  }
+  if (v.baseline_epochs.empty() || v.recommended_epochs.empty()) return std::nullopt;
+  v.speedup = ratio_of_medians(v.recommended_epochs, v.baseline_epochs, kSpeedupConfidence);
+  return v;
 }
 
 void add_reasons(RecommendReport& r) {
   const ConfigResult& rec = r.configs[r.recommended];
   const ConfigResult& base = r.configs[r.baseline];
   const ConfigResult& fastest = r.configs[r.fastest];
-  if (r.not_a_loader_setting) r.reasons.push_back(mode_reason(rec));
-  if (r.fastest != r.recommended) {
-    r.reasons.push_back(fmt::format(
-        "{} was {} faster per epoch, within the run-to-run noise ({}), so the cheaper {} is recommended.",
-        fastest.label, format_seconds(rec.median_s - fastest.median_s),
-        format_seconds(std::max(rec.spread_s(), fastest.spread_s())), rec.label));
+  if (r.not_a_loader_setting || rec.config.mode != base.config.mode) {
+    if (auto why = mode_reason(rec); !why.empty()) r.reasons.push_back(why);
   }
-  for (const auto& c : r.configs) {
-    if (!eligible(c, base) && c.median_s < rec.median_s) {
-      r.reasons.push_back(fmt::format("{} was faster ({} per epoch) but reads batches in order; it does not "
-                                      "replace a shuffled loader.", c.label, format_seconds(c.median_s)));
-    }
-  }
-  for (const auto& c : r.configs) {
-    for (const auto& flag : c.flags) {
+  if (r.fastest != r.recommended)
+    r.reasons.push_back(fmt::format("{} had the lowest median ({}), but {} ({}) is indistinguishable from it "
+                                    "(their intervals overlap) and cheaper, so it is recommended.",
+                                    fastest.label, interval_text(fastest), rec.label, interval_text(rec)));
+  for (const auto& c : r.configs)
+    if (c.measured() && !eligible(c, base) && c.median_s < rec.median_s)
+      r.reasons.push_back(fmt::format("{} was faster ({} per epoch) but reads batches in order; it does not replace a "
+                                      "shuffled loader.",
+                                      c.label, format_seconds(c.median_s)));
+  for (const auto& c : r.configs)
+    for (const auto& flag : c.flags)
       if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c.label, flag));
-    }
-  }
 }
 
 std::string headline(const RecommendReport& r) {
   const ConfigResult& rec = r.configs[r.recommended];
   const ConfigResult& base = r.configs[r.baseline];
-  if (r.recommended == r.baseline) {
-    return fmt::format("Keep {}: no measured configuration is faster by more than the run-to-run noise.", base.label);
-  }
+  if (r.recommended == r.baseline)
+    return fmt::format("Keep {}: no measured configuration is faster beyond run-to-run noise.", base.label);
   std::string text = r.not_a_loader_setting
                          ? fmt::format("Not a DataLoader setting: use {} (mode {}).", rec.label, rec.config.mode)
                          : fmt::format("Use {}.", rec.label);
-  text += fmt::format(" Measured {} faster than your configuration ({}: {} vs {} per epoch)",
-                      format_ratio(r.speedup_vs_baseline), base.label, format_seconds(rec.median_s),
-                      format_seconds(base.median_s));
-  if (r.speedup_vs_best_loader && r.best_loader != r.recommended) {
-    text += fmt::format(" and {} faster than the best loader configuration ({})",
-                        format_ratio(*r.speedup_vs_best_loader), r.configs[r.best_loader].label);
+  if (r.verified) {
+    text += fmt::format(" Verified by {} interleaved re-runs: {} faster than {} (95 % interval {}–{}; {} vs {} per "
+                        "epoch).",
+                        r.verification->baseline_runs.size() + r.verification->recommended_runs.size(),
+                        format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
+                        format_ratio(r.speedup_high), format_seconds(median(r.verification->recommended_epochs)),
+                        format_seconds(median(r.verification->baseline_epochs)));
+  } else {
+    text += fmt::format(" Measured {} faster than {} (interval {}–{}; {} vs {} per epoch); not verified by "
+                        "re-runs: ingero-bench sweep verifies it.",
+                        format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
+                        format_ratio(r.speedup_high), format_seconds(rec.median_s), format_seconds(base.median_s));
   }
-  return text + ".";
+  return text;
 }
 
 }  // namespace
 
-Result<RecommendReport> recommend_configuration(const std::vector<ConfigRun>& runs,
-                                                std::optional<int64_t> baseline_run) {
+std::string config_key(const RunRecord& run) {
+  const RunConfigSummary c = summarize_config(run);
+  const auto& config = run.config.is_object() ? run.config : nlohmann::json::object();
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.mode, c.num_workers, c.num_workers > 0 ? c.prefetch_factor : 0,
+                     c.pin_memory, c.persistent_workers, c.shuffle, c.cpus, c.ranks,
+                     config.value("batch_size", nlohmann::json(nullptr)).dump(),
+                     config.value("samples", nlohmann::json(nullptr)).dump());
+}
+
+bool cheaper(const RunConfigSummary& a, const RunConfigSummary& b) { return cost_of(a) < cost_of(b); }
+
+Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
   RecommendReport r;
-  r.configs = group_configs(runs);
-  if (r.configs.empty()) {
+  r.sweep_id = in.sweep_id;
+  r.configs = group_configs(in);
+  if (std::none_of(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) { return c.measured(); }))
     return Error::bad_input("no completed run with epoch timings to compare",
-                            "record a sweep first ('ingero-bench sweep --db PATH'), then run recommend on it");
-  }
-  r.baseline = find_baseline(r.configs, baseline_run);
-  if (r.baseline < 0) {
-    return Error::bad_input(fmt::format("baseline run {} is not a completed run with epoch timings", *baseline_run),
+                            "measure some configurations first: ingero-bench sweep --db FILE (or ingero-bench "
+                            "--workload dataloader --mode loader --num-workers 0,2,4 --db FILE)");
+  r.baseline = find_baseline(r.configs, in);
+  if (r.baseline < 0)
+    return Error::bad_input(in.baseline_run ? fmt::format("baseline run {} is not a completed run with epoch timings",
+                                                          *in.baseline_run)
+                                            : fmt::format("the baseline '{}' was not measured",
+                                                          in.baseline_point.value_or("?")),
                             "pass --baseline with the id of a finished workload run");
-  }
   const ConfigResult& base = r.configs[r.baseline];
-  for (size_t i = 0; i < r.configs.size(); ++i) {
-    if (!eligible(r.configs[i], base)) continue;
-    if (r.fastest < 0) r.fastest = static_cast<int>(i);  // configs are sorted fastest first
-    if (r.best_loader < 0 && r.configs[i].loader_family) r.best_loader = static_cast<int>(i);
-  }
+  if (!base.measured())
+    return Error::bad_input(fmt::format("the baseline {} has no measured epochs ({})", base.label, base.state),
+                            "re-run or resume the sweep so that its baseline is measured");
+  for (size_t i = 0; i < r.configs.size() && r.fastest < 0; ++i)
+    if (eligible(r.configs[i], base)) r.fastest = static_cast<int>(i);  // sorted fastest first
   if (r.fastest < 0) r.fastest = r.baseline;
   const ConfigResult& fastest = r.configs[r.fastest];
+  // Candidates: eligible configurations the fastest cannot be told apart from.
   r.recommended = r.fastest;
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const ConfigResult& c = r.configs[i];
-    if (!eligible(c, base)) continue;
-    const double noise = std::max(c.spread_s(), fastest.spread_s());
-    if (c.median_s - fastest.median_s <= noise && cost_of(c) < cost_of(r.configs[r.recommended])) {
-      r.recommended = static_cast<int>(i);
+    if (!eligible(c, base) || !c.interval.overlaps(fastest.interval)) continue;
+    if (static_cast<int>(i) == r.baseline) {
+      r.recommended = r.baseline;
+      break;
     }
-  }
-  // Stay with the user's configuration when nothing beats it beyond noise.
-  const ConfigResult& chosen = r.configs[r.recommended];
-  if (base.median_s - chosen.median_s <= std::max(base.spread_s(), chosen.spread_s()) &&
-      cost_of(base) <= cost_of(chosen)) {
-    r.recommended = r.baseline;
+    if (cheaper(c.config, r.configs[r.recommended].config)) r.recommended = static_cast<int>(i);
   }
   const ConfigResult& rec = r.configs[r.recommended];
-  r.speedup_vs_baseline = base.median_s / rec.median_s;
-  if (r.best_loader >= 0) r.speedup_vs_best_loader = r.configs[r.best_loader].median_s / rec.median_s;
-  r.not_a_loader_setting = kNotLoaderModes.count(rec.config.mode) > 0;
-  r.noise_rule = "noise = max − min of a configuration's epoch times; a faster configuration whose gain is within "
-                 "the larger noise of the two loses to the cheaper one (fewer workers, smaller prefetch, no "
-                 "device-resident copy, no pinning)";
+  const RatioEstimate search = ratio_of_medians(rec.epoch_seconds, base.epoch_seconds, kSpeedupConfidence);
+  r.speedup = search.ratio;
+  r.speedup_low = search.interval.low;
+  r.speedup_high = search.interval.high;
+  if (r.recommended != r.baseline) r.verification = verification_of(in, base, rec);
+  if (r.verification) {
+    r.verified = true;
+    r.speedup = r.verification->speedup.ratio;
+    r.speedup_low = r.verification->speedup.interval.low;
+    r.speedup_high = r.verification->speedup.interval.high;
+  }
+  r.not_a_loader_setting = !contract::find_mode(rec.config.mode) || !contract::find_mode(rec.config.mode)->is_dataloader;
+  for (const auto& c : r.configs)
+    if (!c.measured())
+      r.skipped.push_back(fmt::format("{}: {}{}", c.label, c.state, c.reason.empty() ? "" : " — " + c.reason));
+  r.noise_rule = fmt::format(
+      "a configuration's epoch time is the median of its measured epochs, with the order-statistic interval that "
+      "covers the median at >= {:g} % (min..max, with its lower coverage, below 5 epochs); configurations whose "
+      "intervals overlap the fastest one's are not told apart, and the cheapest of them is recommended (fewer "
+      "workers, smaller prefetch, no device-resident copy, no pinning, no persistent workers); a speed-up's "
+      "interval is a {:g} % bootstrap interval of the ratio of medians",
+      kMedianConfidence * 100, kSpeedupConfidence * 100);
   add_reasons(r);
   r.headline = headline(r);
   return r;

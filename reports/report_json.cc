@@ -1,5 +1,7 @@
 #include "reports/report_json.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace ingero::reports {
@@ -19,8 +21,10 @@ json to_json(const LatencyStats& s) {
 
 json to_json(const std::optional<BucketBounds>& b) {
   if (!b) return nullptr;
-  return {{"lower_us", b->lower_us}, {"upper_us", b->upper_us}};
+  return {{"lower_us", b->lower}, {"upper_us", b->upper}};
 }
+
+}  // namespace
 
 json to_json(const RunHeader& h) {
   return {{"run_id", h.run_id}, {"label", h.label}, {"kind", h.kind}, {"status", h.status},
@@ -46,20 +50,26 @@ json to_json(const RunMetrics& m) {
           {"cores", optional_json(m.cores)},
           {"cpu_busy_share", optional_json(m.cpu_busy_share)},
           {"events_in_window", m.events_in_window},
-          {"events_lost", m.events_lost}};
+          {"events_lost", optional_json(m.events_lost)},
+          {"io", {{"requests", m.io.requests}, {"bytes", m.io.bytes}, {"total_ns", m.io.total_ns},
+                  {"p99_bucket_us", to_json(m.io.p99_us)}}}};
 }
 
 json to_json(const ProcessRow& r) {
   const ThreadCounters& c = r.counters;
-  return {{"role", r.role}, {"name", r.name}, {"pid", r.pid}, {"processes", r.processes},
+  return {{"role", r.role}, {"name", r.name}, {"pid", r.pid}, {"rank", optional_json(r.rank)},
+          {"processes", r.processes},
           {"threads", r.threads}, {"voluntary_switches", c.voluntary_switches},
           {"involuntary_switches", c.involuntary_switches}, {"oncpu_ns", c.oncpu_ns},
           {"offcpu_ns", c.offcpu_ns}, {"offcpu_max_ns", c.offcpu_max_ns}, {"runq_count", c.runq_count},
           {"runq_ns", c.runq_ns}, {"runq_p50_bucket_us", to_json(r.runq_p50)},
           {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", c.page_allocs},
           {"page_alloc_bytes", c.page_alloc_bytes}, {"page_faults", c.page_faults},
-          {"lifetime_ns", optional_json(r.lifetime_ns)}};
+          {"offcpu_p99_bucket_us", to_json(r.offcpu_p99)}, {"io_requests", c.io_count},
+          {"io_bytes", c.io_bytes}, {"io_ns", c.io_ns}, {"lifetime_ns", optional_json(r.lifetime_ns)}};
 }
+
+namespace {
 
 json to_json(const VictimSummary& v) {
   json causes = json::array();
@@ -70,23 +80,68 @@ json to_json(const VictimSummary& v) {
           {"causes", causes}};
 }
 
+}  // namespace
+
+json to_json(const CallLatencyRow& row) {
+  json entry = to_json(row.stats);
+  entry["function"] = row.function;
+  entry["category"] = row.category;
+  entry["calls"] = row.calls;
+  entry["errors"] = row.errors;
+  entry["bytes"] = row.bytes;
+  entry["percentiles"] = row.exact ? "exact" : "log2_bucket_upper_bound";
+  entry["covers"] = row.whole_run ? "whole_run" : "window";
+  return entry;
+}
+
+namespace {
+
 json to_json(const CompareRow& r) {
   return {{"name", r.name}, {"unit", r.unit}, {"a", optional_json(r.a)}, {"b", optional_json(r.b)},
           {"ratio_b_over_a", optional_json(r.ratio())}};
 }
 
+json to_json(const Interval& i) {
+  if (std::isnan(i.low)) return nullptr;
+  return {{"low", i.low}, {"high", i.high}, {"confidence", i.confidence}, {"method", i.method}};
+}
+
 json to_json(const ConfigResult& c) {
-  return {{"label", c.label}, {"run_ids", c.run_ids}, {"mode", c.config.mode},
-          {"num_workers", c.config.num_workers}, {"prefetch_factor", c.config.prefetch_factor},
-          {"pin_memory", c.config.pin_memory}, {"persistent_workers", c.config.persistent_workers},
-          {"shuffle", c.config.shuffle}, {"cpus", c.config.cpus}, {"epoch_seconds", c.epoch_seconds},
-          {"median_s", c.median_s}, {"min_s", c.min_s}, {"max_s", c.max_s}, {"spread_s", c.spread_s()},
+  return {{"label", c.label}, {"state", c.state}, {"reason", c.reason}, {"run_ids", c.run_ids},
+          {"config", c.config_json}, {"mode", c.config.mode}, {"num_workers", c.config.num_workers},
+          {"prefetch_factor", c.config.prefetch_factor}, {"pin_memory", c.config.pin_memory},
+          {"persistent_workers", c.config.persistent_workers}, {"shuffle", c.config.shuffle},
+          {"cpus", c.config.cpus}, {"epoch_seconds", c.epoch_seconds},
+          {"median_s", c.measured() ? json(c.median_s) : json(nullptr)}, {"interval", to_json(c.interval)},
           {"cores", optional_json(c.cores)}, {"wait_fraction", optional_json(c.wait_fraction)},
           {"runq_p99_bucket_us", to_json(c.runq_p99)}, {"flags", c.flags}};
 }
 
+// The stable part of the recommend contract: {run_id, label, config, median_s}.
+json contract_entry(const ConfigResult& c, const std::vector<int64_t>& verify_runs) {
+  const std::vector<int64_t>& ids = verify_runs.empty() ? c.run_ids : verify_runs;
+  return {{"run_id", ids.empty() ? json(nullptr) : json(ids.front())},
+          {"label", c.label},
+          {"config", c.config_json},
+          {"median_s", c.median_s},
+          {"interval", to_json(c.interval)}};
+}
+
+json to_json(const ChangeCheck& c) {
+  json entry = {{"knob", c.change.knob}, {"value", c.change.value}, {"measured", c.run_id.has_value()}};
+  if (c.run_id) {
+    entry["run_id"] = *c.run_id;
+    entry["label"] = c.label;
+    entry["this_median_s"] = optional_json(c.this_median_s);
+    entry["other_median_s"] = optional_json(c.other_median_s);
+  } else {
+    entry["command"] = c.command;
+  }
+  return entry;
+}
+
 std::string share_rule(double share) {
-  return fmt::format("lost time ≥ {:g} % of the analysed wall time", share * 100.0);
+  return fmt::format("overlapped time ≥ {:g} % of the analysed wall time", share * 100.0);
 }
 
 }  // namespace
@@ -109,22 +164,19 @@ json to_json(const ChainEvidence& e) {
 }
 
 json to_json(const CausalChain& c) {
+  json checks = json::array();
+  for (const auto& check : c.checks) checks.push_back(to_json(check));
   return {{"rank", c.rank}, {"severity", c.severity}, {"victim", c.victim}, {"victim_role", c.victim_role},
           {"cause", c.cause.code()}, {"cause_label", c.cause_label}, {"calls_explained", c.calls_explained},
           {"victim_calls", c.victim_calls}, {"lost_ns", c.lost_ns}, {"victim_ns", c.victim_ns},
           {"share_of_victim", c.share_of_victim}, {"share_of_window", c.share_of_window},
           {"evidence", to_json(c.evidence)}, {"timeline", c.timeline}, {"summary", c.summary},
-          {"root_cause", c.root_cause}, {"recommendation", c.recommendation}};
+          {"root_cause", c.root_cause}, {"recommendation", c.recommendation}, {"changes", checks}};
 }
 
 json to_json(const ExplainReport& r) {
-  json cuda = json::array();
-  for (const auto& row : r.cuda) {
-    json entry = to_json(row.stats);
-    entry["function"] = row.function;
-    entry["category"] = row.category;
-    cuda.push_back(entry);
-  }
+  json calls = json::array();
+  for (const auto& row : r.calls) calls.push_back(to_json(row));
   json roles = json::array();
   for (const auto& row : r.roles) roles.push_back(to_json(row));
   json processes = json::array();
@@ -134,7 +186,7 @@ json to_json(const ExplainReport& r) {
   json chains = json::array();
   for (const auto& c : r.chains.chains) chains.push_back(to_json(c));
   return {{"schema", "ingero-bench/explain"}, {"version", 1}, {"run", to_json(r.run)},
-          {"metrics", to_json(r.metrics)}, {"cuda_latency", cuda}, {"roles", roles},
+          {"metrics", to_json(r.metrics)}, {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
           {"chain_thresholds", to_json(r.chains.thresholds)}, {"notes", r.notes}};
 }
@@ -158,15 +210,44 @@ json to_json(const CompareReport& r) {
 json to_json(const RecommendReport& r) {
   json configs = json::array();
   for (const auto& c : r.configs) configs.push_back(to_json(c));
-  auto label_at = [&](int i) { return i >= 0 ? json(r.configs[i].label) : json(nullptr); };
-  return {{"schema", "ingero-bench/recommend"}, {"version", 1}, {"headline", r.headline},
-          {"recommended", label_at(r.recommended)}, {"baseline", label_at(r.baseline)},
-          {"fastest", label_at(r.fastest)}, {"best_loader", label_at(r.best_loader)},
-          {"speedup_vs_baseline", r.speedup_vs_baseline},
-          {"speedup_vs_best_loader", optional_json(r.speedup_vs_best_loader)},
-          {"not_a_loader_setting", r.not_a_loader_setting}, {"reasons", r.reasons},
-          {"evidence", r.evidence}, {"noise_rule", r.noise_rule},
-          {"high_runq_p99_us", kHighRunQueueP99Us}, {"configs", configs}};
+  json skipped = json::array();
+  for (const auto& c : r.configs)
+    if (!c.measured()) skipped.push_back({{"label", c.label}, {"state", c.state}, {"reason", c.reason}});
+  json verified_by = json::array();
+  std::vector<int64_t> base_verify, rec_verify;
+  if (r.verification) {
+    base_verify = r.verification->baseline_runs;
+    rec_verify = r.verification->recommended_runs;
+    for (int64_t id : base_verify) verified_by.push_back(id);
+    for (int64_t id : rec_verify) verified_by.push_back(id);
+  }
+  const auto& base = r.configs[r.baseline];
+  const auto& rec = r.configs[r.recommended];
+  json baseline = contract_entry(base, base_verify);
+  json recommended = contract_entry(rec, rec_verify);
+  if (r.verification) {
+    baseline["median_s"] = median(r.verification->baseline_epochs);
+    recommended["median_s"] = median(r.verification->recommended_epochs);
+  }
+  return {{"schema", "ingero-bench/recommend"},
+          {"version", 2},
+          {"sweep_id", optional_json(r.sweep_id)},
+          {"headline", r.headline},
+          {"baseline", baseline},
+          {"recommended", recommended},
+          {"speedup", r.speedup},
+          {"speedup_low", r.speedup_low},
+          {"speedup_high", r.speedup_high},
+          {"speedup_basis", r.verified ? "interleaved re-runs (verified_by)" : "the search's own measurements"},
+          {"verified", r.verified},
+          {"verified_by", verified_by},
+          {"evidence", r.evidence},
+          {"skipped", skipped},
+          {"not_a_loader_setting", r.not_a_loader_setting},
+          {"reasons", r.reasons},
+          {"noise_rule", r.noise_rule},
+          {"high_runq_p99_us", kHighRunQueueP99Us},
+          {"configs", configs}};
 }
 
 }  // namespace ingero::reports

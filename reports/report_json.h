@@ -12,6 +12,10 @@ namespace ingero::reports {
 nlohmann::json to_json(const ChainThresholds& thresholds);
 nlohmann::json to_json(const ChainEvidence& evidence);
 nlohmann::json to_json(const CausalChain& chain);
+nlohmann::json to_json(const CallLatencyRow& row);
+nlohmann::json to_json(const ProcessRow& row);
+nlohmann::json to_json(const RunMetrics& metrics);
+nlohmann::json to_json(const RunHeader& header);
 nlohmann::json to_json(const ExplainReport& report);
 nlohmann::json to_json(const CompareReport& report);
 nlohmann::json to_json(const RecommendReport& report);

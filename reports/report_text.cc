@@ -1,5 +1,6 @@
 #include "reports/report_text.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,7 +18,7 @@ std::string or_dash(const std::optional<double>& value, std::string (*format)(do
 std::string ns_text(int64_t ns) { return format_duration_ns(static_cast<double>(ns)); }
 
 std::string bucket_text(const std::optional<BucketBounds>& b) {
-  return b ? fmt::format("[{:g},{:g})", b->lower_us, b->upper_us) : "—";
+  return b ? fmt::format("[{:g},{:g})", b->lower, b->upper) : "—";
 }
 
 void heading(std::ostream& out, const std::string& title) { fmt::print(out, "\n{}\n{}\n", title, std::string(title.size(), '-')); }
@@ -47,40 +48,53 @@ void render_metrics(const RunMetrics& m, std::ostream& out) {
     fmt::print(out, "CPU                {} of {} cores busy with the traced processes\n",
                format_percent(*m.cpu_busy_share), *m.cores);
   }
+  if (m.io.requests > 0) {
+    fmt::print(out, "block I/O          {} requests, {} read or written, {} in flight in total{}\n",
+               format_count(m.io.requests), format_bytes(static_cast<double>(m.io.bytes)),
+               ns_text(m.io.total_ns),
+               m.io.p99_us ? fmt::format(", p99 in [{:g}, {:g}) µs", m.io.p99_us->lower, m.io.p99_us->upper) : "");
+  }
   fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
-             format_count(m.events_lost));
+             m.events_lost ? format_count(*m.events_lost) : "unknown (never recorded)");
   fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
              kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
 }
 
-void render_cuda(const std::vector<CudaLatencyRow>& rows, std::ostream& out) {
+void render_calls(const std::vector<CallLatencyRow>& rows, std::ostream& out) {
   if (rows.empty()) return;
-  heading(out, "CUDA API latency (exact, every call)");
-  fmt::print(out, "{:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "function", "calls", "p50", "p90", "p99", "max", "total");
+  heading(out, "CUDA / NCCL call latency (counts exact; ≤: log2 bucket upper bound)");
+  fmt::print(out, "{:<26} {:>10} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "function", "calls", "errors", "p50", "p90",
+             "p99", "max", "total");
   for (const auto& r : rows) {
-    fmt::print(out, "{:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", r.function, format_count(r.stats.count),
-               ns_text(r.stats.p50_ns), ns_text(r.stats.p90_ns), ns_text(r.stats.p99_ns), ns_text(r.stats.max_ns),
-               ns_text(r.stats.total_ns));
+    auto pct = [&](int64_t ns) { return (r.exact ? "" : "≤") + ns_text(ns); };
+    fmt::print(out, "{:<26} {:>10} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", r.function, format_count(r.calls),
+               format_count(r.errors), pct(r.stats.p50_ns), pct(r.stats.p90_ns), pct(r.stats.p99_ns),
+               ns_text(r.stats.max_ns), ns_text(r.stats.total_ns));
   }
 }
 
 void render_process_rows(const std::vector<ProcessRow>& rows, const std::string& title, std::ostream& out) {
   if (rows.empty()) return;
   heading(out, title);
-  fmt::print(out, "{:<22} {:>4} {:>9} {:>9} {:>9} {:>9} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}\n", "who", "thr",
-             "vol sw", "invol sw", "off-CPU", "worst", "runq p50 µs", "runq p99 µs", "pg alloc", "alloc B",
-             "faults", "on-CPU");
+  const bool any_io = std::any_of(rows.begin(), rows.end(), [](const ProcessRow& r) { return r.counters.io_count; });
+  fmt::print(out, "{:<26} {:>4} {:>9} {:>9} {:>9} {:>9} {:>15} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}{}\n", "who",
+             "thr", "vol sw", "invol sw", "off-CPU", "worst", "off-CPU p99 µs", "runq p50 µs", "runq p99 µs",
+             "pg alloc", "alloc B", "faults", "on-CPU", any_io ? "   block I/O" : "");
   for (const auto& r : rows) {
-    const std::string who = r.pid ? fmt::format("{} {} ({})", r.role, r.pid, r.name)
-                                  : fmt::format("{} ×{}", r.role, r.processes);
+    std::string who = r.pid ? fmt::format("{} {} ({})", r.role, r.pid, r.name) : fmt::format("{} ×{}", r.role, r.processes);
+    if (r.rank) who = fmt::format("rank {} {}", *r.rank, who);
     const ThreadCounters& c = r.counters;
-    fmt::print(out, "{:<22} {:>4} {:>9} {:>9} {:>9} {:>9} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}\n", who, r.threads,
-               format_count(c.voluntary_switches), format_count(c.involuntary_switches), ns_text(c.offcpu_ns),
-               ns_text(c.offcpu_max_ns), bucket_text(r.runq_p50), bucket_text(r.runq_p99),
-               format_count(c.page_allocs), format_bytes(static_cast<double>(c.page_alloc_bytes)),
-               format_count(c.page_faults), ns_text(c.oncpu_ns));
+    const std::string io = any_io ? fmt::format("   {} req, {}", format_count(c.io_count),
+                                                format_bytes(static_cast<double>(c.io_bytes)))
+                                  : "";
+    fmt::print(out, "{:<26} {:>4} {:>9} {:>9} {:>9} {:>9} {:>15} {:>13} {:>13} {:>9} {:>9} {:>9} {:>9}{}\n", who,
+               r.threads, format_count(c.voluntary_switches), format_count(c.involuntary_switches),
+               ns_text(c.offcpu_ns), ns_text(c.offcpu_max_ns), bucket_text(r.offcpu_p99), bucket_text(r.runq_p50),
+               bucket_text(r.runq_p99), format_count(c.page_allocs),
+               format_bytes(static_cast<double>(c.page_alloc_bytes)), format_count(c.page_faults), ns_text(c.oncpu_ns),
+               io);
   }
-  fmt::print(out, "(run-queue quantiles are log2 bucket bounds per process, from the kernel histograms)\n");
+  fmt::print(out, "(off-CPU and run-queue quantiles are log2 bucket bounds, from the kernel histograms)\n");
 }
 
 void render_chains(const ChainAnalysis& a, std::ostream& out) {
@@ -92,18 +106,30 @@ void render_chains(const ChainAnalysis& a, std::ostream& out) {
       fmt::print(out, "  {:>7}  {:>9}  {}\n", format_percent(c.share), ns_text(c.ns), c.label);
     }
   }
-  heading(out, "Causal chains (ranked by time lost)");
-  if (a.chains.empty()) fmt::print(out, "no causal chain: nothing in the trace explains lost time\n");
+  heading(out, "Causal chains (ranked by the waiting each cause overlapped)");
+  if (a.chains.empty()) fmt::print(out, "no causal chain: nothing in the trace explains slow intervals\n");
   for (const auto& c : a.chains) {
     fmt::print(out, "#{} [{}] {}\n", c.rank, c.severity, c.summary);
     for (const auto& line : c.timeline) fmt::print(out, "    {}\n", line);
     fmt::print(out, "    root cause: {}\n    change: {}\n", c.root_cause, c.recommendation);
+    for (const auto& check : c.checks) {
+      if (check.run_id && check.this_median_s && check.other_median_s) {
+        fmt::print(out, "    measured: {}={} is run {} ({}): {} per epoch vs {} here ({} this run's time)\n",
+                   check.change.knob, check.change.value, *check.run_id, check.label,
+                   format_seconds(*check.other_median_s), format_seconds(*check.this_median_s),
+                   format_ratio(*check.other_median_s / *check.this_median_s));
+      } else if (!check.run_id) {
+        fmt::print(out, "    unmeasured: {}={} — measure it with: {}\n", check.change.knob, check.change.value,
+                   check.command);
+      }
+    }
   }
   const auto& t = a.thresholds;
   fmt::print(out,
              "(slow call: ≥ max(p99, {:g}×p50, {}); severity HIGH ≥ {:g} % of the analysed wall time, MEDIUM ≥ "
              "{:g} %, else LOW; a cause explains a call when it covers ≥ {:g} % of it; causes under {:g} % of the "
-             "slow time are dropped)\n",
+             "slow time are dropped; a cause's overlapped time is an upper bound on what removing it saves — only a "
+             "run without it measures the saving)\n",
              t.slow_vs_p50, ns_text(t.slow_min_ns), t.high_share_of_window * 100, t.medium_share_of_window * 100,
              t.explains_share * 100, t.min_chain_share * 100);
 }
@@ -134,7 +160,7 @@ void render_compare_rows(const std::vector<CompareRow>& rows, const std::string&
 void render_text(const ExplainReport& r, std::ostream& out) {
   render_header(r.run, out);
   render_metrics(r.metrics, out);
-  render_cuda(r.cuda, out);
+  render_calls(r.calls, out);
   render_process_rows(r.roles, "Per role", out);
   render_process_rows(r.processes, "Per process", out);
   render_chains(r.chains, out);
@@ -161,24 +187,36 @@ void render_text(const CompareReport& r, std::ostream& out) {
 }
 
 void render_text(const RecommendReport& r, std::ostream& out) {
+  if (r.sweep_id) fmt::print(out, "sweep {}\n", *r.sweep_id);
   fmt::print(out, "{}\n", r.headline);
+  if (r.verification) {
+    std::string ids;
+    for (int64_t id : r.verification->baseline_runs) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
+    for (int64_t id : r.verification->recommended_runs) ids += fmt::format(", {}", id);
+    fmt::print(out, "verified by runs {} ({})\n", ids, r.verification->speedup.interval.method);
+  }
   if (!r.reasons.empty()) heading(out, "Why");
   for (const auto& reason : r.reasons) fmt::print(out, "- {}\n", reason);
   heading(out, "Measured configurations (fastest first)");
-  fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>10} {:>10} {:>9} {}\n", "label", "mode", "w", "pf",
-             "pin", "pers", "median", "spread", "vs base", "flags");
+  fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>9} {:>21} {:>8} {}\n", "label", "mode", "w", "pf", "pin",
+             "pers", "median", "interval", "vs base", "flags");
+  const double base_median = r.configs[r.baseline].median_s;
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const auto& c = r.configs[i];
+    if (!c.measured()) continue;
     std::string marks = static_cast<int>(i) == r.recommended ? " ← recommended" : "";
     if (static_cast<int>(i) == r.baseline) marks += " ← baseline";
     std::string flags;
     for (const auto& f : c.flags) flags += (flags.empty() ? "" : "; ") + f;
-    fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>10} {:>10} {:>9} {}{}\n", c.label, c.config.mode,
+    fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>9} {:>21} {:>8} {}{}\n", c.label, c.config.mode,
                c.config.num_workers, c.config.prefetch_factor, c.config.pin_memory ? "yes" : "no",
-               c.config.persistent_workers ? "yes" : "no", format_seconds(c.median_s), format_seconds(c.spread_s()),
-               format_ratio(r.configs[r.baseline].median_s / c.median_s), flags, marks);
+               c.config.persistent_workers ? "yes" : "no", format_seconds(c.median_s),
+               fmt::format("[{}, {}]", format_seconds(c.interval.low), format_seconds(c.interval.high)),
+               format_ratio(base_median / c.median_s), flags, marks);
   }
   fmt::print(out, "({})\n", r.noise_rule);
+  if (!r.skipped.empty()) heading(out, "Not measured to the end");
+  for (const auto& line : r.skipped) fmt::print(out, "- {}\n", line);
   if (!r.evidence.empty()) heading(out, "Evidence from the baseline's trace");
   for (const auto& line : r.evidence) fmt::print(out, "- {}\n", line);
 }

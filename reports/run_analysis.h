@@ -1,4 +1,6 @@
-// One run read and analysed: the building block of explain, compare and recommend.
+// One run read and analysed: the building block of explain, compare, recommend, report
+// and the MCP tools. It reads the run's totals, then only the events the analysis needs:
+// batch timings, the slow calls, and the activity of the threads involved around them.
 #pragma once
 
 #include <optional>
@@ -13,18 +15,20 @@ namespace ingero::reports {
 
 struct RunAnalysis {
   RunContext context;
-  EventSet events;
   TimeWindow window;
   RunMetrics metrics;
-  std::vector<CudaLatencyRow> cuda;
+  std::vector<CallLatencyRow> calls;
   ChainAnalysis chains;
+  std::vector<OpCount> event_counts;    // events per op starting in the window
+  std::vector<std::string> file_notes;  // how the file itself was read
+  int64_t events_of(const std::string& op) const;
 };
 
-Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run,
-                                std::optional<double> since_s, WaitSelection waits);
+Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
+                                WaitSelection waits);
 
-// What the reader should know about the data behind the numbers: losses,
-// recording thresholds, what a window leaves out.
+// What the reader should know about the data behind the numbers: losses, recording
+// thresholds, what a window leaves out, how the file was read.
 std::vector<std::string> data_notes(const RunAnalysis& analysis);
 
 // "AMD EPYC, 2 cores, 23.4 GB, kernel 6.1, GPU none"

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "common/trace_contract.h"
+
 namespace ingero::reports {
 namespace {
 
@@ -26,20 +28,20 @@ T json_value(const nlohmann::json& object, const char* key, T fallback) {
   }
 }
 
-LatencyStats window_stats(const EventColumn& events, const TimeWindow& window) {
-  LargeVector<int64_t> durations;
+LatencyStats window_stats(const EventList& events, const TimeWindow& window) {
+  std::vector<int64_t> durations;
   durations.reserve(events.size());
-  for (const auto& e : events) {
+  for (const auto& e : events)
     if (window.contains_start(e)) durations.push_back(e.dur_ns);
-  }
-  return latency_stats(durations.data(), durations.data() + durations.size());
+  return latency_stats(durations);
 }
 
-std::vector<int64_t> merged_histogram(const RunContext& context, const std::set<int64_t>& pids) {
+std::vector<int64_t> merged_histogram(const RunContext& context, const std::string& metric,
+                                      const std::set<int64_t>& pids) {
   std::vector<int64_t> merged;
-  auto metric = context.histograms.find("runq_us");
-  if (metric == context.histograms.end()) return merged;
-  for (const auto& [pid, slots] : metric->second) {
+  auto found = context.histograms.find(metric);
+  if (found == context.histograms.end()) return merged;
+  for (const auto& [pid, slots] : found->second) {
     if (!pids.empty() && pids.count(pid) == 0) continue;
     if (merged.size() < slots.size()) merged.resize(slots.size(), 0);
     for (size_t i = 0; i < slots.size(); ++i) merged[i] += slots[i];
@@ -66,10 +68,27 @@ int role_rank(const std::string& role) {
   return it == order.end() ? 3 : it->second;
 }
 
-void fill_runq_quantiles(const RunContext& context, const std::set<int64_t>& pids, ProcessRow& row) {
-  const auto histogram = merged_histogram(context, pids);
-  row.runq_p50 = histogram_quantile(histogram, 0.50);
-  row.runq_p99 = histogram_quantile(histogram, 0.99);
+void fill_quantiles(const RunContext& context, const std::set<int64_t>& pids, ProcessRow& row) {
+  const auto runq = merged_histogram(context, "runq_us", pids);
+  row.runq_p50 = histogram_quantile(runq, 0.50);
+  row.runq_p99 = histogram_quantile(runq, 0.99);
+  row.offcpu_p99 = histogram_quantile(merged_histogram(context, "offcpu_us", pids), 0.99);
+}
+
+// Percentiles from the kernel's log2 nanosecond histogram: the upper bound of each bucket.
+LatencyStats histogram_stats(const CallTotals& call) {
+  LatencyStats stats;
+  stats.count = call.returns;
+  stats.total_ns = call.total_ns;
+  stats.max_ns = call.max_ns;
+  auto upper = [&](double q) {
+    auto bounds = histogram_quantile(call.histogram, q);
+    return bounds ? static_cast<int64_t>(std::min(bounds->upper, static_cast<double>(call.max_ns))) : 0;
+  };
+  stats.p50_ns = upper(0.50);
+  stats.p90_ns = upper(0.90);
+  stats.p99_ns = upper(0.99);
+  return stats;
 }
 
 }  // namespace
@@ -91,18 +110,16 @@ InputBound classify_wait_share(std::optional<double> wait_fraction) {
   return InputBound::not_input_bound;
 }
 
-TimeWindow analysis_window(const RunRecord& run, const EventSet& events, std::optional<double> since_s) {
+TimeWindow analysis_window(const RunRecord& run, std::optional<int64_t> last_event_end,
+                           std::optional<double> since_s) {
   TimeWindow window;
   window.start_ns = run.start_ns;
-  int64_t last_event_end = run.start_ns;
-  for (const auto& op_events : events.by_op) {
-    for (const auto& e : op_events) last_event_end = std::max(last_event_end, e.end_ns());
-  }
   // A run interrupted before its end was recorded ends with its last event.
-  window.end_ns = std::max(run.end_ns.value_or(last_event_end), last_event_end) + 1;
+  window.end_ns = std::max(run.end_ns.value_or(run.start_ns), last_event_end.value_or(run.start_ns)) + 1;
   if (since_s && *since_s > 0) {
-    window.start_ns = std::max(window.start_ns, window.end_ns - static_cast<int64_t>(*since_s * 1e9));
-    window.whole_run = window.start_ns == run.start_ns;
+    const double since_ns = std::min(*since_s * 1e9, static_cast<double>(window.end_ns - window.start_ns));
+    window.start_ns = window.end_ns - static_cast<int64_t>(since_ns);
+    window.whole_run = window.start_ns <= run.start_ns;
   }
   return window;
 }
@@ -121,39 +138,47 @@ RunConfigSummary summarize_config(const RunRecord& run) {
   summary.persistent_workers = json_value<bool>(config, "persistent_workers", false);
   summary.shuffle = json_value<bool>(config, "shuffle", false);
   summary.cpus = json_value<int>(config, "cpus", 0);
-  if (auto samples = json_number(config, "samples")) summary.samples = static_cast<int64_t>(*samples);
-  if (auto features = json_number(config, "features")) summary.features = static_cast<int64_t>(*features);
+  summary.ranks = json_value<int>(config, "ranks", 1);
+  if (auto v = json_number(config, "samples")) summary.samples = static_cast<int64_t>(*v);
+  if (auto v = json_number(config, "features")) summary.features = static_cast<int64_t>(*v);
+  if (auto v = json_number(config, "batch_size")) summary.batch_size = static_cast<int64_t>(*v);
   return summary;
 }
 
 std::optional<int> usable_cores(const RunRecord& run) {
   const int pinned = summarize_config(run).cpus;
   if (pinned > 0) return pinned;
-  if (auto count = json_number(run.machine, "cpu_count"); count && *count > 0) {
-    return static_cast<int>(*count);
-  }
+  if (auto count = json_number(run.machine, "cpu_count"); count && *count > 0) return static_cast<int>(*count);
   return std::nullopt;
 }
 
-RunMetrics compute_run_metrics(const RunContext& context, const EventSet& events,
-                               const TimeWindow& window) {
+std::vector<double> measured_epochs(const RunRecord& run) {
+  return json_value<std::vector<double>>(run.result, "epoch_seconds", {});
+}
+
+RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batches, const TimeWindow& window,
+                               int64_t events_in_window) {
   const RunRecord& run = context.run;
   RunMetrics m;
   m.window_s = static_cast<double>(window.length_ns()) / 1e9;
+  m.epoch_seconds = measured_epochs(run);
+  // A record without a measured epoch (an interrupted run) says nothing about epochs.
+  const bool measured = !m.epoch_seconds.empty();
   const auto& result = run.result;
-  m.epoch_median_s = json_number(result, "epoch_median_s");
-  m.epoch_min_s = json_number(result, "epoch_min_s");
-  m.epoch_max_s = json_number(result, "epoch_max_s");
-  m.epoch_seconds = json_value<std::vector<double>>(result, "epoch_seconds", {});
-  m.samples_per_s = json_number(result, "samples_per_s");
-  m.h2d_bytes_per_epoch = json_number(result, "h2d_bytes_per_epoch");
-  m.h2d_gbps = json_number(result, "h2d_gbps");
-  m.batch_wait = window_stats(events.of("batch_wait"), window);
-  m.batch_compute = window_stats(events.of("batch_compute"), window);
+  if (measured) {
+    m.epoch_median_s = json_number(result, "epoch_median_s");
+    m.epoch_min_s = json_number(result, "epoch_min_s");
+    m.epoch_max_s = json_number(result, "epoch_max_s");
+    m.samples_per_s = json_number(result, "samples_per_s");
+    m.h2d_bytes_per_epoch = json_number(result, "h2d_bytes_per_epoch");
+    m.h2d_gbps = json_number(result, "h2d_gbps");
+  }
+  m.batch_wait = window_stats(batches.of("batch_wait"), window);
+  m.batch_compute = window_stats(batches.of("batch_compute"), window);
 
-  // The result record covers the measured epochs of the whole run; a window
-  // narrower than the run needs the events.
-  if (auto fraction = json_number(result, "wait_fraction"); fraction && window.whole_run) {
+  // The result record covers the measured epochs of the whole run; a window narrower
+  // than the run needs the events.
+  if (auto fraction = json_number(result, "wait_fraction"); fraction && measured && window.whole_run) {
     m.wait_fraction = fraction;
     m.wait_fraction_source = "result record";
   } else if (m.batch_wait.count > 0) {
@@ -165,30 +190,46 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& events
   m.verdict = classify_wait_share(m.wait_fraction);
 
   m.cores = usable_cores(run);
-  const int64_t oncpu = total_counters(context.thread_stats).oncpu_ns;
-  if (m.cores && window.whole_run && window.length_ns() > 0 && !context.thread_stats.empty()) {
-    m.cpu_busy_share = static_cast<double>(oncpu) / (static_cast<double>(window.length_ns()) * *m.cores);
+  const ThreadCounters totals = total_counters(context.thread_stats);
+  if (m.cores && window.whole_run && window.length_ns() > 0 && !context.thread_stats.empty())
+    m.cpu_busy_share = static_cast<double>(totals.oncpu_ns) / (static_cast<double>(window.length_ns()) * *m.cores);
+  m.events_in_window = events_in_window;
+  if (context.losses) {
+    int64_t lost = 0;
+    for (const auto& [source, dropped] : *context.losses)
+      if (contract::loss_drops_events(source)) lost += dropped;
+    m.events_lost = lost;
   }
-  for (const auto& op_events : events.by_op) {
-    for (const auto& e : op_events) m.events_in_window += window.contains_start(e) ? 1 : 0;
-  }
-  for (const auto& [source, dropped] : context.losses) m.events_lost += dropped;
+  m.io = {totals.io_count, totals.io_bytes, totals.io_ns, run_histogram_quantile(context, "io_us", 0.99)};
   return m;
 }
 
-bool is_cuda_category(const std::string& category) {
-  return category == "cuda_runtime" || category == "cuda_driver";
+std::vector<std::string> fully_stored_calls(const RunContext& context) {
+  std::vector<std::string> ops;
+  for (const CallTotals& call : context.calls)
+    if (call.every_call_stored()) ops.push_back(call.op);
+  return ops;
 }
 
-std::vector<CudaLatencyRow> cuda_latency_table(const EventSet& events, const TimeWindow& window) {
-  std::vector<CudaLatencyRow> rows;
-  for (size_t i = 0; i < events.ops.size(); ++i) {
-    if (!is_cuda_category(events.ops[i].category)) continue;
-    LatencyStats stats = window_stats(events.by_op[i], window);
-    if (stats.count == 0) continue;
-    rows.push_back({events.ops[i].name, events.ops[i].category, stats});
+std::vector<CallLatencyRow> call_latency_table(const RunContext& context,
+                                               const std::map<std::string, std::vector<int64_t>>& durations,
+                                               bool window_is_whole_run) {
+  std::vector<CallLatencyRow> rows;
+  for (const CallTotals& call : context.calls) {
+    CallLatencyRow row{call.op, call.category, call.calls, call.errors, call.bytes, {}, true, true};
+    auto stored = durations.find(call.op);
+    if (call.every_call_stored() && stored != durations.end()) {
+      std::vector<int64_t> values = stored->second;
+      row.stats = latency_stats(values);
+      row.whole_run = window_is_whole_run;
+      if (!window_is_whole_run && row.stats.count == 0) continue;  // not called in the window
+    } else {
+      row.stats = histogram_stats(call);
+      row.exact = false;
+    }
+    rows.push_back(std::move(row));
   }
-  std::sort(rows.begin(), rows.end(), [](const CudaLatencyRow& a, const CudaLatencyRow& b) {
+  std::stable_sort(rows.begin(), rows.end(), [](const CallLatencyRow& a, const CallLatencyRow& b) {
     return a.stats.total_ns > b.stats.total_ns;
   });
   return rows;
@@ -202,27 +243,27 @@ std::vector<ProcessRow> process_table(const RunContext& context) {
   // Group key: (pid, role); a thread seen only in thread_stats counts as 'other'.
   std::map<std::pair<int64_t, std::string>, ProcessRow> groups;
   std::map<std::pair<int64_t, std::string>, Lifetime> lifetimes;
-  auto group_of = [&](int64_t pid, const std::string& role, const std::string& comm) -> ProcessRow& {
+  auto group_of = [&](int64_t pid, const std::string& role, const std::string& comm,
+                      std::optional<int64_t> rank) -> ProcessRow& {
     auto& row = groups[{pid, role}];
     if (row.threads == 0) {
       row.role = role;
       row.pid = pid;
       row.name = comm;
+      row.rank = rank;
       row.processes = 1;
     }
     return row;
   };
-  std::set<int64_t> with_thread_row;
   for (const auto& t : context.threads) {
-    auto& row = group_of(t.pid, t.role, t.comm);
+    auto& row = group_of(t.pid, t.role, t.comm, t.rank);
     ++row.threads;
-    lifetimes[{t.pid, t.role}].cover(t.start_ns.value_or(context.run.start_ns),
-                                     t.exit_ns.value_or(run_end));
+    lifetimes[{t.pid, t.role}].cover(t.start_ns.value_or(context.run.start_ns), t.exit_ns.value_or(run_end));
   }
   for (const auto& s : context.thread_stats) {
     auto it = thread_by_tid.find(s.tid);
     if (it == thread_by_tid.end()) {
-      auto& row = group_of(s.pid, "other", "?");
+      auto& row = group_of(s.pid, "other", "?", std::nullopt);
       ++row.threads;
       row.counters += s.counters;
     } else {
@@ -232,11 +273,12 @@ std::vector<ProcessRow> process_table(const RunContext& context) {
   std::vector<ProcessRow> rows;
   for (auto& [key, row] : groups) {
     row.lifetime_ns = lifetimes[key].length();
-    fill_runq_quantiles(context, {row.pid}, row);
+    fill_quantiles(context, {row.pid}, row);
     rows.push_back(row);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const ProcessRow& a, const ProcessRow& b) {
-    return std::make_pair(role_rank(a.role), a.pid) < std::make_pair(role_rank(b.role), b.pid);
+    return std::make_tuple(a.rank.value_or(-1), role_rank(a.role), a.pid) <
+           std::make_tuple(b.rank.value_or(-1), role_rank(b.role), b.pid);
   });
   return rows;
 }
@@ -251,24 +293,21 @@ std::vector<ProcessRow> role_totals(const RunContext& context, const std::vector
     total.threads += row.threads;
     pids[row.role].insert(row.pid);
     total.counters += row.counters;
-    if (row.lifetime_ns) {
-      total.lifetime_ns = std::max(total.lifetime_ns.value_or(0), *row.lifetime_ns);
-    }
+    if (row.lifetime_ns) total.lifetime_ns = std::max(total.lifetime_ns.value_or(0), *row.lifetime_ns);
   }
   std::vector<ProcessRow> out;
   for (auto& [role, total] : totals) {
     total.processes = static_cast<int>(pids[role].size());
-    fill_runq_quantiles(context, pids[role], total);
+    fill_quantiles(context, pids[role], total);
     out.push_back(total);
   }
-  std::stable_sort(out.begin(), out.end(), [](const ProcessRow& a, const ProcessRow& b) {
-    return role_rank(a.role) < role_rank(b.role);
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ProcessRow& a, const ProcessRow& b) { return role_rank(a.role) < role_rank(b.role); });
   return out;
 }
 
-std::optional<BucketBounds> run_queue_quantile(const RunContext& context, double q) {
-  return histogram_quantile(merged_histogram(context, {}), q);
+std::optional<BucketBounds> run_histogram_quantile(const RunContext& context, const std::string& metric, double q) {
+  return histogram_quantile(merged_histogram(context, metric, {}), q);
 }
 
 }  // namespace ingero::reports

@@ -1,5 +1,5 @@
-// Per-run metrics: timings from the result record and the batch events, the
-// input-bound verdict, CUDA API latency per function, and the per-process table.
+// Per-run metrics: timings from the result record and the batch events, the input-bound
+// verdict, library-call latency per function, I/O, and the per-process table.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,9 @@ struct TimeWindow {
   int64_t length_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
   bool contains_start(const Event& e) const { return e.ts_ns >= start_ns && e.ts_ns < end_ns; }
 };
-TimeWindow analysis_window(const RunRecord& run, const EventSet& events, std::optional<double> since_s);
+// last_event_end: the end of the run's last event, for runs that never recorded their end.
+TimeWindow analysis_window(const RunRecord& run, std::optional<int64_t> last_event_end,
+                           std::optional<double> since_s);
 
 struct RunConfigSummary {
   std::string mode;  // empty when the run has no workload config
@@ -38,12 +40,23 @@ struct RunConfigSummary {
   bool persistent_workers = false;
   bool shuffle = false;
   int cpus = 0;  // 0: not pinned
+  int ranks = 1;
   std::optional<int64_t> samples;
   std::optional<int64_t> features;
+  std::optional<int64_t> batch_size;
 };
 RunConfigSummary summarize_config(const RunRecord& run);
 // Cores the workload could use: the pinned count, else the machine's.
 std::optional<int> usable_cores(const RunRecord& run);
+// Measured epoch times of a run's result record (empty when none were measured).
+std::vector<double> measured_epochs(const RunRecord& run);
+
+struct IoSummary {
+  int64_t requests = 0;
+  int64_t bytes = 0;
+  int64_t total_ns = 0;
+  std::optional<BucketBounds> p99_us;  // log2 bucket over every request
+};
 
 struct RunMetrics {
   double window_s = 0;
@@ -60,19 +73,31 @@ struct RunMetrics {
   std::optional<int> cores;
   std::optional<double> cpu_busy_share;  // traced threads' on-CPU time / (wall × cores)
   int64_t events_in_window = 0;
-  int64_t events_lost = 0;
+  std::optional<int64_t> events_lost;    // empty: never recorded (the run's harness died)
+  IoSummary io;
 };
-RunMetrics compute_run_metrics(const RunContext& context, const EventSet& events,
-                               const TimeWindow& window);
+RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batches, const TimeWindow& window,
+                               int64_t events_in_window);
 
-struct CudaLatencyRow {
+// One probed function (CUDA runtime/driver, NCCL): exact counts over the whole run; latency
+// percentiles exact over the window when every call was stored as an event, else the upper
+// bounds of the kernel's log2 buckets over the whole run.
+struct CallLatencyRow {
   std::string function;
-  std::string category;  // cuda_runtime | cuda_driver
-  LatencyStats stats;
+  std::string category;  // cuda_runtime | cuda_driver | nccl
+  int64_t calls = 0;     // entered the function
+  int64_t errors = 0;
+  int64_t bytes = 0;
+  LatencyStats stats;    // over the timed calls (count = how many)
+  bool exact = true;     // false: p50/p90/p99 are log2 bucket upper bounds
+  bool whole_run = true; // the numbers cover the whole run (not only the window)
 };
-// Every CUDA op with calls starting in the window, largest total time first.
-std::vector<CudaLatencyRow> cuda_latency_table(const EventSet& events, const TimeWindow& window);
-bool is_cuda_category(const std::string& category);
+// durations[op] = every stored duration of op in the window (asked only for ops stored in full).
+std::vector<CallLatencyRow> call_latency_table(const RunContext& context,
+                                               const std::map<std::string, std::vector<int64_t>>& durations,
+                                               bool window_is_whole_run);
+// Ops whose every call was stored, so that call_latency_table can be exact.
+std::vector<std::string> fully_stored_calls(const RunContext& context);
 
 // One process or role group. Per-process rows split the main process by role
 // (main thread, pin thread, others); role totals add up every row of a role.
@@ -80,16 +105,18 @@ struct ProcessRow {
   std::string role;
   std::string name;
   int64_t pid = 0;  // 0 in role totals
+  std::optional<int64_t> rank;
   int processes = 0;
   int threads = 0;
-  ThreadCounters counters;               // summed over the row's threads
-  std::optional<BucketBounds> runq_p50;  // bucket bounds from the process's log2 histogram
+  ThreadCounters counters;                // summed over the row's threads
+  std::optional<BucketBounds> runq_p50;   // µs bucket bounds from the process's log2 histogram
   std::optional<BucketBounds> runq_p99;
+  std::optional<BucketBounds> offcpu_p99;
   std::optional<int64_t> lifetime_ns;
 };
 std::vector<ProcessRow> process_table(const RunContext& context);
 std::vector<ProcessRow> role_totals(const RunContext& context, const std::vector<ProcessRow>& rows);
-// Run-queue latency quantile over all the run's processes (bucket bounds).
-std::optional<BucketBounds> run_queue_quantile(const RunContext& context, double q);
+// Quantile over all the run's processes of one µs histogram metric (bucket bounds).
+std::optional<BucketBounds> run_histogram_quantile(const RunContext& context, const std::string& metric, double q);
 
 }  // namespace ingero::reports

@@ -15,10 +15,8 @@ size_t nearest_rank_index(size_t n, double p) {
 }  // namespace
 
 LatencyStats latency_stats(std::vector<int64_t>& values) {
-  return latency_stats(values.data(), values.data() + values.size());
-}
-
-LatencyStats latency_stats(int64_t* first, int64_t* last) {
+  int64_t* first = values.data();
+  int64_t* last = first + values.size();
   LatencyStats stats;
   const auto n = static_cast<size_t>(last - first);
   stats.count = static_cast<int64_t>(n);

@@ -20,16 +20,15 @@ struct LatencyStats {
 // Nearest-rank percentiles (the smallest value with at least p·n values at or
 // below it) over every value. Reorders `values`.
 LatencyStats latency_stats(std::vector<int64_t>& values);
-// The same over [first, last), for buffers that are not a std::vector.
-LatencyStats latency_stats(int64_t* first, int64_t* last);
 
-// [lower, upper) in microseconds of the log2 bucket holding a quantile.
+// [lower, upper) of the log2 bucket holding a quantile, in the histogram's unit.
 struct BucketBounds {
-  double lower_us = 0;
-  double upper_us = 0;
+  double lower = 0;
+  double upper = 0;
 };
 
-// slot_counts[k] counts values in [2^k, 2^(k+1)) µs (slot 0 also holds values below 1 µs).
+// slot_counts[k] counts values in [2^k, 2^(k+1)) of the histogram's unit (µs for the
+// scheduler histograms, ns for call latency); slot 0 also holds the values below 1.
 std::optional<BucketBounds> histogram_quantile(const std::vector<int64_t>& slot_counts, double q);
 
 }  // namespace ingero::reports

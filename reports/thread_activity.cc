@@ -8,7 +8,7 @@ namespace {
 
 constexpr int kLayers = 3;  // cpu_wait, pinned_alloc, blocked: ThreadState's first three values
 
-bool starts_before(const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; }
+bool starts_before(const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; }
 
 // The times at which one layer's depth changes by `delta`: the starts (or ends) of
 // a list of intervals, ascending, empty intervals left out. A thread's intervals
@@ -38,7 +38,7 @@ class EdgeStream {
   int delta() const { return delta_; }
 
  private:
-  int64_t time_of(const Interval& e) const { return at_end_ ? e.end_ns : e.start_ns; }
+  int64_t time_of(const TimeSpan& e) const { return at_end_ ? e.end_ns : e.start_ns; }
 
   bool ascending() const {
     int64_t previous = INT64_MIN;
@@ -70,7 +70,7 @@ class EdgeStream {
   size_t next_ = 0;
   bool done_ = false;
   int64_t time_ = 0;
-  LargeVector<int64_t> sorted_;
+  std::vector<int64_t> sorted_;
 };
 
 ThreadState top_state(const std::array<int, kLayers>& depth) {
@@ -88,8 +88,9 @@ ThreadActivity::ThreadActivity(int64_t tid, int64_t alive_start_ns, int64_t aliv
   build_segments(intervals);  // before the lists move on
   preempted_ = OffCpuList(std::move(intervals.preempted));
   blocked_ = OffCpuList(std::move(intervals.blocked));
-  fault_ts_ = std::move(intervals.fault_ts);
-  if (!std::is_sorted(fault_ts_.begin(), fault_ts_.end())) std::sort(fault_ts_.begin(), fault_ts_.end());
+  faults_ = std::move(intervals.faults);
+  auto by_start = [](const FaultBurst& a, const FaultBurst& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(faults_.begin(), faults_.end(), by_start)) std::sort(faults_.begin(), faults_.end(), by_start);
 }
 
 // Sweep over interval edges in time order; each maximal stretch with one top
@@ -164,7 +165,7 @@ int64_t ThreadActivity::OffCpuList::count_overlapping(int64_t from, int64_t to) 
 int64_t ThreadActivity::OffCpuList::overlap_ns(int64_t from, int64_t to) const {
   int64_t covered = 0;
   for (size_t i = first_ending_after(from); i < intervals_.size() && intervals_[i].start_ns < to; ++i) {
-    const Interval& e = intervals_[i];
+    const TimeSpan& e = intervals_[i];
     covered += std::max<int64_t>(0, std::min(to, e.end_ns) - std::max(from, e.start_ns));
   }
   return covered;
@@ -185,9 +186,23 @@ ThreadState ThreadActivity::state_at(int64_t t, size_t& cursor) const {
   return ThreadState::on_cpu;
 }
 
-int64_t ThreadActivity::faults_in(int64_t from, int64_t to) const {
-  return std::lower_bound(fault_ts_.begin(), fault_ts_.end(), to) -
-         std::lower_bound(fault_ts_.begin(), fault_ts_.end(), from);
+double ThreadActivity::faults_in(int64_t from, int64_t to) const {
+  // Bursts of one thread do not overlap each other: those starting before `to` and ending
+  // after `from` are a contiguous run once sorted by start.
+  auto first = std::partition_point(faults_.begin(), faults_.end(),
+                                    [&](const FaultBurst& b) { return b.end_ns < from; });
+  double faults = 0;
+  for (auto it = first; it != faults_.end() && it->start_ns < to; ++it) {
+    const int64_t span = it->end_ns - it->start_ns;
+    if (span <= 0) {
+      faults += it->start_ns >= from ? static_cast<double>(it->count) : 0.0;
+      continue;
+    }
+    const int64_t overlap = std::min(to, it->end_ns) - std::max(from, it->start_ns);
+    faults += static_cast<double>(it->count) * static_cast<double>(std::max<int64_t>(0, overlap)) /
+              static_cast<double>(span);
+  }
+  return faults;
 }
 
 int64_t ThreadActivity::switches_in(int64_t from, int64_t to) const {

@@ -24,12 +24,20 @@ struct StateSegment {
 
 // A recorded interval of one thread, [start, start + dur). The thread is implied,
 // which keeps the per-thread copies of millions of intervals a third smaller.
-struct Interval {
+struct TimeSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool empty() const { return end_ns <= start_ns; }
 };
-using IntervalList = LargeVector<Interval>;
+using IntervalList = std::vector<TimeSpan>;
+
+// A burst of page faults: `count` faults between start and end (the tracer reports every
+// mem_burst_pages of a thread's faults as one such burst).
+struct FaultBurst {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t count = 0;
+};
 
 // One thread's recorded intervals, each list in any order (time order per list,
 // the usual case, is read without sorting).
@@ -38,7 +46,7 @@ struct ThreadIntervals {
   IntervalList blocked;             // offcpu_blocked
   IntervalList runq;                // runq_wait
   IntervalList pinned_alloc;        // cudaHostAlloc & co. called by this thread
-  LargeVector<int64_t> fault_ts;    // page_fault timestamps
+  std::vector<FaultBurst> faults;   // page_faults bursts
 };
 
 class ThreadActivity {
@@ -48,14 +56,16 @@ class ThreadActivity {
   int64_t tid() const { return tid_; }
   int64_t alive_start_ns() const { return alive_start_; }
   int64_t alive_end_ns() const { return alive_end_; }
-  const LargeVector<StateSegment>& segments() const { return segments_; }
+  const std::vector<StateSegment>& segments() const { return segments_; }
 
   // Segments (not on-CPU) overlapping [from, to), as index range into segments().
   std::pair<size_t, size_t> segments_overlapping(int64_t from, int64_t to) const;
   // State at t; `cursor` must not decrease between calls (pieces are visited in time order).
   ThreadState state_at(int64_t t, size_t& cursor) const;
 
-  int64_t faults_in(int64_t from, int64_t to) const;
+  // Page faults in [from, to): each burst counted in proportion to its overlap (a burst
+  // inside the interval counts whole; the faults of a burst are taken as spread evenly).
+  double faults_in(int64_t from, int64_t to) const;
   // Off-CPU intervals (context switches) overlapping [from, to) and the time they cover in it.
   int64_t switches_in(int64_t from, int64_t to) const;
   int64_t offcpu_overlap_ns(int64_t from, int64_t to) const;
@@ -73,7 +83,7 @@ class ThreadActivity {
    private:
     size_t first_ending_after(int64_t t) const;
     IntervalList intervals_;
-    LargeVector<int64_t> max_end_;  // running max of ends, for overlap search
+    std::vector<int64_t> max_end_;  // running max of ends, for overlap search
   };
 
   void build_segments(const ThreadIntervals& intervals);
@@ -81,12 +91,12 @@ class ThreadActivity {
   int64_t tid_;
   int64_t alive_start_;
   int64_t alive_end_;
-  LargeVector<StateSegment> segments_;
+  std::vector<StateSegment> segments_;
   // Kept apart rather than merged: the queries are sums over intervals, and a
   // merged copy would be one more buffer of millions of intervals to fault in.
   OffCpuList preempted_;
   OffCpuList blocked_;
-  LargeVector<int64_t> fault_ts_;        // sorted
+  std::vector<FaultBurst> faults_;       // sorted by start
 };
 
 }  // namespace ingero::reports

@@ -1,19 +1,25 @@
 #include "reports/trace_data.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <thread>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
+#include "common/trace_schema.h"
+
 namespace ingero::reports {
+
+const char* const kTraceDbHint =
+    "pass a trace DB written by 'ingero-bench --workload dataloader', 'ingero-bench sweep' or "
+    "'ingero-bench trace' (--db PATH)";
+
 namespace {
 
-constexpr const char* kOpenHint =
-    "pass a trace DB written by 'ingero-bench run' or 'ingero-bench trace' (--db PATH)";
-
-const EventColumn kNoEvents;
+const EventList kNoEvents;
 
 nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
   if (!text) return nullptr;
@@ -22,36 +28,45 @@ nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
 }
 
 Error query_failed(const sql::Connection& db, const char* what) {
-  return Error::failure(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()));
+  return Error::bad_input(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()),
+                          "the file is damaged or not an ingero-bench trace DB; " + std::string(kTraceDbHint));
 }
 
-// Calls on_row for each row of a query whose one parameter is the run id; a failed
-// step is reported as a failure to read table.
+// Calls on_row for each row of a query whose one parameter is the run id.
 template <class OnRow>
-Status read_run_rows(const sql::Connection& db, const char* table, const char* query, int64_t run_id,
+Status read_run_rows(const sql::Connection& db, const char* table, const std::string& query, int64_t run_id,
                      OnRow&& on_row) {
   auto stmt = db.prepare(query);
-  if (!stmt) return stmt.error();
+  if (!stmt) return query_failed(db, table);
   stmt->bind(1, run_id);
   if (Status read = stmt->for_each_row(on_row); !read) return query_failed(db, table);
   return {};
 }
 
 Status check_tables(const sql::Connection& db) {
-  for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms",
-                            "losses", "run_settings"}) {
+  for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms", "losses",
+                            "run_settings", "call_stats", "call_histograms", "sweeps", "sweep_points"}) {
     auto stmt = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
-    if (!stmt) return stmt.error();
+    if (!stmt) return query_failed(db, "the schema");
     stmt->bind(1, table);
     auto found = stmt->step();
-    if (!found || !*found) {
+    if (!found || !*found)
       return Error::bad_input(
-          fmt::format("'{}' is not an ingero-bench trace DB: table '{}' is missing", db.path(), table),
-          kOpenHint);
-    }
+          fmt::format("'{}' is not an ingero-bench trace DB: table '{}' is missing", db.path(), table), kTraceDbHint);
   }
   return {};
 }
+
+std::string this_host() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+constexpr const char* kRunColumns =
+    "SELECT run_id, label, kind, status, error, config_json, result_json, machine_json, targets_json, "
+    "started_unix, start_ns, end_ns, root_pid, traced, coalesce(node, ''), sweep_id, coalesce(sweep_point, ''), "
+    "coalesce(sweep_phase, ''), harness_pid, harness_start FROM runs";
 
 RunRecord read_run_row(const sql::Statement& row) {
   RunRecord run;
@@ -59,166 +74,64 @@ RunRecord read_run_row(const sql::Statement& row) {
   run.label = row.column_text(1);
   run.kind = row.column_text(2);
   run.status = row.column_text(3);
-  run.config = parse_json_or_null(row.column_optional_text(4));
-  run.result = parse_json_or_null(row.column_optional_text(5));
-  run.machine = parse_json_or_null(row.column_optional_text(6));
+  run.error = row.column_text(4);
+  run.config = parse_json_or_null(row.column_optional_text(5));
+  run.result = parse_json_or_null(row.column_optional_text(6));
+  run.machine = parse_json_or_null(row.column_optional_text(7));
   if (!run.machine.is_object()) run.machine = nlohmann::json::object();
-  run.start_ns = row.column_int(7);
-  run.end_ns = row.column_optional_int(8);
-  run.root_pid = row.column_optional_int(9);
-  run.traced = row.column_int(10) != 0;
+  run.targets = parse_json_or_null(row.column_optional_text(8));
+  run.started_unix = row.column_double(9);
+  run.start_ns = row.column_int(10);
+  run.end_ns = row.column_optional_int(11);
+  run.root_pid = row.column_optional_int(12);
+  run.traced = row.column_int(13) != 0;
+  run.node = row.column_text(14);
+  run.sweep_id = row.column_optional_int(15);
+  run.sweep_point = row.column_text(16);
+  run.sweep_phase = row.column_text(17);
+  // A run still 'running' whose writer is gone will never finish: say so (without writing).
+  if (run.status == contract::status::kRunning && (run.node.empty() || run.node == this_host())) {
+    auto pid = row.column_optional_int(18);
+    auto start = row.column_optional_int(19);
+    if (!pid || !start || !proc::is_alive(static_cast<pid_t>(*pid), static_cast<uint64_t>(*start))) {
+      run.status = std::string(contract::status::kAbandoned);
+      if (run.error.empty()) run.error = "the ingero-bench process writing it died before finishing it";
+    }
+  }
   return run;
 }
 
-constexpr const char* kRunColumns =
-    "SELECT run_id, label, kind, status, config_json, result_json, machine_json, start_ns, end_ns, "
-    "root_pid, traced FROM runs";
-
-// Maps op codes to positions in EventSet::ops; codes are small in practice, so a
-// flat table keeps the per-row lookup of the scan cheap.
-class OpIndex {
- public:
-  explicit OpIndex(const std::vector<OpInfo>& ops) : op_count_(ops.size()) {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].code >= 0 && ops[i].code < kFlatLimit) {
-        if (flat_.size() <= static_cast<size_t>(ops[i].code)) flat_.resize(ops[i].code + 1, -1);
-        flat_[ops[i].code] = static_cast<int>(i);
-      } else {
-        sparse_[ops[i].code] = static_cast<int>(i);
-      }
-    }
+// A plain read-only open, or, where that fails (a WAL file whose directory this user
+// cannot write), the file read as it is on disk.
+Result<sql::Connection> open_read_only(const std::string& path, std::vector<std::string>& notes) {
+  auto db = sql::open(path, sql::Mode::read_only, 5000);
+  if (db) {
+    auto version = schema::version_of(*db);
+    if (version) return db;
+    if (sqlite3_errcode(db->get()) == SQLITE_NOTADB) return version.error();
   }
-  size_t size() const { return op_count_; }
-  int find(int64_t code) const {
-    if (code >= 0 && static_cast<size_t>(code) < flat_.size()) return flat_[code];
-    auto it = sparse_.find(code);
-    return it == sparse_.end() ? -1 : it->second;
-  }
-
- private:
-  static constexpr int64_t kFlatLimit = 1 << 16;
-  size_t op_count_ = 0;
-  std::vector<int> flat_;
-  std::unordered_map<int64_t, int> sparse_;
-};
-
-struct ScanSlice {
-  int64_t first_rowid = 0;
-  int64_t last_rowid = 0;
-};
-
-struct TableScan {
-  int64_t run_id = 0;
-  bool whole_table = false;  // every row belongs to the run
-  int64_t first_rowid = 0;
-  int64_t last_rowid = 0;
-  OpIndex index;
-  int parts = 1;
-};
-
-// A scanning connection never writes. It reads pages into SQLite's default-sized
-// page cache (each page is needed once) rather than through a memory map: on the
-// virtual machine measured, the page faults of a mapped 700 MB file made each
-// half of the scan ~10 % slower than copying the pages. Failures only cost speed.
-void tune_for_scan(const sql::Connection& db) {
-  (void)db.exec("PRAGMA query_only = ON");
-  (void)db.exec("PRAGMA temp_store = MEMORY");
+  auto immutable = sql::open(path, sql::Mode::immutable, 0);
+  if (!immutable) return Error::bad_input(immutable.error().message, kTraceDbHint);
+  notes.push_back(
+      "opened as an immutable file (its directory cannot be written here): a run still being written "
+      "when it was copied may be missing its last events");
+  return immutable;
 }
 
-// One connection per slice: SQLite decodes rows on the calling thread, so
-// separate connections over disjoint rowid ranges use separate cores.
-Status scan_slice(const std::string& path, const TableScan& scan, const ScanSlice& slice,
-                  std::vector<EventList>& out) {
-  auto db = open_database(path, sql::Mode::read_only);
-  if (!db) return db.error();
-  tune_for_scan(*db);
-  // Rowid bounds make SQLite seek to the slice and walk the table b-tree, which
-  // yields rowid order by itself: the ORDER BY states the order the caller relies
-  // on and costs no sort.
-  const char* sql = scan.whole_table
-                        ? "SELECT op, ts_ns, dur_ns, tid FROM events WHERE rowid BETWEEN ?1 AND ?2 "
-                          "ORDER BY rowid"
-                        : "SELECT op, ts_ns, dur_ns, tid FROM events "
-                          "WHERE rowid BETWEEN ?1 AND ?2 AND +run_id = ?3 ORDER BY rowid";
-  auto stmt = db->prepare(sql);
-  if (!stmt) return query_failed(*db, "events");
-  // The loop runs once per event, so it steps through the C API directly and reads
-  // just the four columns it keeps (the run filter stays inside SQLite), without
-  // any per-row wrapper or allocation.
-  sqlite3_stmt* rows = stmt->handle();
-  sqlite3_bind_int64(rows, 1, slice.first_rowid);
-  sqlite3_bind_int64(rows, 2, slice.last_rowid);
-  if (!scan.whole_table) sqlite3_bind_int64(rows, 3, scan.run_id);
-  int rc = SQLITE_ROW;
-  while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
-    const int position = scan.index.find(sqlite3_column_int64(rows, 0));
-    if (position < 0) continue;  // an op code missing from ops: nothing can name it
-    out[position].push_back(
-        Event{sqlite3_column_int64(rows, 1), sqlite3_column_int64(rows, 2), sqlite3_column_int64(rows, 3)});
-  }
-  if (rc != SQLITE_DONE) return query_failed(*db, "events");
-  return {};
+// " AND ts_ns < ?n AND ts_ns + dur_ns > ?m" for the window parts that are set.
+std::string window_clause(const std::optional<int64_t>& from, const std::optional<int64_t>& until, int first_param,
+                          bool overlap) {
+  std::string clause;
+  if (until) clause += fmt::format(" AND ts_ns < ?{}", first_param);
+  if (from) clause += overlap ? fmt::format(" AND ts_ns + dur_ns > ?{}", first_param + 1)
+                              : fmt::format(" AND ts_ns >= ?{}", first_param + 1);
+  return clause;
 }
 
-// Share of the scanned rowid range holding each op of the run, from point lookups
-// at evenly spaced rowids. Reserving from it keeps the scan from regrowing (and
-// copying) lists of millions of events; reserved but unused room is never touched,
-// so it costs no memory, and a wrong guess only costs regrowth.
-std::vector<double> estimate_op_shares(const sql::Connection& db, const TableScan& scan, const ScanSlice& slice) {
-  constexpr int kSamples = 2000;
-  std::vector<double> shares(scan.index.size(), 0.0);
-  auto stmt = db.prepare("SELECT op, run_id FROM events WHERE rowid >= ? ORDER BY rowid LIMIT 1");
-  if (!stmt) return shares;
-  const double step = static_cast<double>(slice.last_rowid - slice.first_rowid + 1) / kSamples;
-  for (int i = 0; i < kSamples; ++i) {
-    stmt->reset();
-    stmt->bind(1, slice.first_rowid + static_cast<int64_t>(i * step));
-    auto row = stmt->step();
-    if (!row || !*row || stmt->column_int(1) != scan.run_id) continue;
-    const int position = scan.index.find(stmt->column_int(0));
-    if (position >= 0) shares[position] += 1.0 / kSamples;
-  }
-  return shares;
-}
-
-size_t reserve_for(double share, int64_t rows) {
-  const double margin = 0.005 + 0.1 * share;
-  return static_cast<size_t>(std::min(1.0, share + margin) * static_cast<double>(rows)) + 1024;
-}
-
-std::vector<ScanSlice> split_rowids(int64_t first, int64_t last, int parts) {
-  std::vector<ScanSlice> slices;
-  const int64_t span = last - first + 1;
-  const int64_t step = std::max<int64_t>(1, (span + parts - 1) / parts);
-  for (int64_t lo = first; lo <= last; lo += step) {
-    slices.push_back({lo, std::min(last, lo + step - 1)});
-  }
-  return slices;
-}
-
-// Reads every slice, slice 0 on the calling thread and each other one on its own
-// thread; partial[slice][op] receives the slice's events of that op in rowid order.
-Status read_events(const sql::Connection& db, const TableScan& scan, std::vector<std::vector<EventList>>& partial) {
-  const auto slices = split_rowids(scan.first_rowid, scan.last_rowid, scan.parts);
-  partial.assign(slices.size(), std::vector<EventList>(scan.index.size()));
-  for (size_t i = 0; i < slices.size(); ++i) {
-    const auto shares = estimate_op_shares(db, scan, slices[i]);
-    const int64_t rows = slices[i].last_rowid - slices[i].first_rowid + 1;
-    for (size_t op = 0; op < shares.size(); ++op) {
-      if (shares[op] > 0) partial[i][op].reserve(reserve_for(shares[op], rows));
-    }
-  }
-  std::vector<Status> outcome(slices.size());
-  std::vector<std::thread> workers;
-  for (size_t i = 1; i < slices.size(); ++i) {
-    workers.emplace_back([&, i] { outcome[i] = scan_slice(db.path(), scan, slices[i], partial[i]); });
-  }
-  if (!slices.empty()) outcome[0] = scan_slice(db.path(), scan, slices[0], partial[0]);
-  for (auto& worker : workers) worker.join();
-  for (const auto& status : outcome) {
-    if (!status) return status.error();
-  }
-  return {};
+void bind_window(sql::Statement& stmt, const std::optional<int64_t>& from, const std::optional<int64_t>& until,
+                 int first_param) {
+  if (until) stmt.bind(first_param, *until);
+  if (from) stmt.bind(first_param + 1, *from);
 }
 
 }  // namespace
@@ -234,6 +147,9 @@ ThreadCounters& ThreadCounters::operator+=(const ThreadCounters& other) {
   page_allocs += other.page_allocs;
   page_alloc_bytes += other.page_alloc_bytes;
   page_faults += other.page_faults;
+  io_count += other.io_count;
+  io_bytes += other.io_bytes;
+  io_ns += other.io_ns;
   return *this;
 }
 
@@ -243,73 +159,54 @@ ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats
   return total;
 }
 
-const EventColumn& EventSet::of(const std::string& op_name) const {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].name == op_name) return by_op[i];
-  }
-  return kNoEvents;
+const EventList& EventSet::of(const std::string& op) const {
+  auto it = by_op.find(op);
+  return it == by_op.end() ? kNoEvents : it->second;
 }
 
-EventColumn* EventSet::find(const std::string& op_name) {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].name == op_name) return &by_op[i];
-  }
-  return nullptr;
-}
-
-int64_t EventSet::total() const {
-  int64_t total = 0;
-  for (const auto& events : by_op) total += static_cast<int64_t>(events.size());
+size_t EventSet::total() const {
+  size_t total = 0;
+  for (const auto& [op, events] : by_op) total += events.size();
   return total;
-}
-
-Result<sql::Connection> open_database(const std::string& path, sql::Mode mode) {
-  auto db = sql::open(path, mode, 5000);
-  if (!db) return Error::bad_input(db.error().message, kOpenHint);
-  return db;
 }
 
 Result<std::unique_ptr<TraceFile>> TraceFile::open(const std::string& path) {
   std::error_code ec;
-  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) {
-    return Error::bad_input(fmt::format("trace database '{}' does not exist or is not a file", path),
-                            kOpenHint);
-  }
-  auto db = open_database(path, sql::Mode::read_only);
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec))
+    return Error::bad_input(fmt::format("trace database '{}' does not exist or is not a file", path), kTraceDbHint);
+  std::vector<std::string> notes;
+  auto db = open_read_only(path, notes);
   if (!db) return db.error();
-  auto version = db->query_int("PRAGMA user_version");
-  if (!version) {
-    return Error::bad_input(fmt::format("'{}' is not a SQLite trace database ({})", path,
-                                        db->last_error()),
-                            kOpenHint);
+  auto version = schema::version_of(*db);
+  if (!version) return Error::bad_input(version.error().message, kTraceDbHint);
+  if (*version == 0)
+    return Error::bad_input(fmt::format("'{}' is a SQLite file without a trace schema version", path), kTraceDbHint);
+  if (*version < contract::kOldestReadableSchema || *version > contract::kSchemaVersion)
+    return Error::bad_input(fmt::format("'{}' has trace schema version {}; this build reads versions {} to {}", path,
+                                        *version, contract::kOldestReadableSchema, contract::kSchemaVersion),
+                            "analyse it with the ingero-bench release that wrote it");
+  if (*version < contract::kSchemaVersion) {
+    if (auto tables = db->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'runs'"); !tables || **tables == 0)
+      return Error::bad_input(fmt::format("'{}' is not an ingero-bench trace DB: table 'runs' is missing", path),
+                              kTraceDbHint);
+    auto copy = sql::copy_into_memory(*db);
+    if (!copy) return copy.error();
+    if (Status s = schema::upgrade_from_v1(*copy); !s)
+      return Error::bad_input(fmt::format("'{}' (schema version {}) cannot be upgraded: {}", path, *version,
+                                          s.error().message),
+                              kTraceDbHint);
+    notes.push_back(fmt::format("schema version {} file, read through an in-memory upgrade (the file is unchanged)",
+                                *version));
+    db = std::move(copy);
   }
-  const int64_t found = version->value_or(0);
-  if (found != kTraceSchemaVersion) {
-    return Error::bad_input(
-        fmt::format("'{}' has trace schema version {} (PRAGMA user_version); this build reads "
-                    "version {}",
-                    path, found, kTraceSchemaVersion),
-        found == 0 ? kOpenHint
-                   : "re-record the trace, or analyse it with the ingero-bench release that wrote it");
-  }
-  if (auto tables = check_tables(*db); !tables) return tables.error();
-  return std::unique_ptr<TraceFile>(new TraceFile(std::move(db.value())));
-}
-
-Result<std::vector<OpInfo>> TraceFile::ops() const {
-  auto stmt = db_.prepare("SELECT op, name, category FROM ops ORDER BY op");
-  if (!stmt) return stmt.error();
-  std::vector<OpInfo> ops;
-  Status read = stmt->for_each_row([&](const sql::Statement& row) {
-    ops.push_back({row.column_int(0), row.column_text(1), row.column_text(2)});
-  });
-  if (!read) return query_failed(db_, "ops");
-  return ops;
+  if (Status s = db->exec("PRAGMA query_only = ON"); !s) return s.error();
+  if (Status s = check_tables(*db); !s) return s.error();
+  return std::unique_ptr<TraceFile>(new TraceFile(std::move(*db), path, *version, std::move(notes)));
 }
 
 Result<std::vector<RunRecord>> TraceFile::runs() const {
   auto stmt = db_.prepare(std::string(kRunColumns) + " ORDER BY run_id");
-  if (!stmt) return stmt.error();
+  if (!stmt) return query_failed(db_, "runs");
   std::vector<RunRecord> runs;
   Status read = stmt->for_each_row([&](const sql::Statement& row) { runs.push_back(read_run_row(row)); });
   if (!read) return query_failed(db_, "runs");
@@ -326,39 +223,44 @@ std::string TraceFile::run_id_list() const {
 
 Result<bool> TraceFile::run_has_events(int64_t run_id) const {
   auto stmt = db_.prepare("SELECT 1 FROM events WHERE run_id = ? LIMIT 1");
-  if (!stmt) return stmt.error();
+  if (!stmt) return query_failed(db_, "events");
   stmt->bind(1, run_id);
   auto found = stmt->step();
   if (!found) return query_failed(db_, "events");
-  return found;
+  return *found;
 }
 
 Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
-  auto stmt = db_.prepare(std::string(kRunColumns) +
-                           (run_id ? " WHERE run_id = ?" : " ORDER BY run_id DESC LIMIT 1"));
-  if (!stmt) return stmt.error();
+  auto stmt = db_.prepare(std::string(kRunColumns) + (run_id ? " WHERE run_id = ?" : " ORDER BY run_id DESC LIMIT 1"));
+  if (!stmt) return query_failed(db_, "runs");
   if (run_id) stmt->bind(1, *run_id);
   auto found = stmt->step();
   if (!found) return query_failed(db_, "runs");
   if (!*found) {
-    if (!run_id) {
+    if (!run_id)
       return Error::bad_input(fmt::format("'{}' holds no runs", path()),
-                              "record one with 'ingero-bench run --db " + path() + "'");
-    }
+                              fmt::format("record one with 'ingero-bench --workload dataloader --db {}'", path()));
     return Error::bad_input(fmt::format("run {} is not in '{}'", *run_id, path()),
                             fmt::format("pass one of the run ids it holds: {}", run_id_list()));
   }
   RunRecord run = read_run_row(*stmt);
   auto has_events = run_has_events(run.run_id);
   if (!has_events) return has_events.error();
-  if (!*has_events && run.result.is_null()) {
-    return Error::bad_input(
-        fmt::format("run {} in '{}' is empty: no events and no result record (status '{}')",
-                    run.run_id, path(), run.status),
-        "pick a finished run with --run ID, or re-record it (a run that is still 'running' has "
-        "nothing to analyse yet)");
-  }
+  if (!*has_events && run.result.is_null())
+    return Error::bad_input(fmt::format("run {} in '{}' is empty: no events and no result record (status '{}'{})",
+                                        run.run_id, path(), run.status, run.error.empty() ? "" : ": " + run.error),
+                            "pick a finished run with --run ID (ingero-bench runs --db FILE lists them)");
   return run;
+}
+
+Result<std::map<std::string, int64_t>> TraceFile::op_codes() const {
+  auto stmt = db_.prepare("SELECT name, op FROM ops");
+  if (!stmt) return query_failed(db_, "ops");
+  std::map<std::string, int64_t> codes;
+  if (Status s = stmt->for_each_row([&](const sql::Statement& row) { codes[row.column_text(0)] = row.column_int(1); });
+      !s)
+    return query_failed(db_, "ops");
+  return codes;
 }
 
 Result<RunContext> TraceFile::context(const RunRecord& run) const {
@@ -366,33 +268,35 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
   context.run = run;
   Status read = read_run_rows(
       db_, "threads",
-      "SELECT tid, pid, ppid, comm, role, start_ns, exit_ns FROM threads WHERE run_id = ? ORDER BY pid, tid",
+      "SELECT tid, pid, ppid, comm, role, start_ns, exit_ns, rank, exit_code FROM threads WHERE run_id = ? "
+      "ORDER BY pid, tid",
       run.run_id, [&](const sql::Statement& row) {
         context.threads.push_back({row.column_int(0), row.column_int(1), row.column_optional_int(2),
                                    row.column_text(3), row.column_text(4), row.column_optional_int(5),
-                                   row.column_optional_int(6)});
+                                   row.column_optional_int(6), row.column_optional_int(7),
+                                   row.column_optional_int(8)});
       });
   if (!read) return read.error();
 
   read = read_run_rows(
       db_, "thread_stats",
-      "SELECT tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, "
-      "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults "
-      "FROM thread_stats WHERE run_id = ? ORDER BY pid, tid",
+      "SELECT tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, offcpu_max_ns, runq_count, "
+      "runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns FROM thread_stats "
+      "WHERE run_id = ? ORDER BY pid, tid",
       run.run_id, [&](const sql::Statement& row) {
         ThreadStatsRecord s;
         ThreadCounters& c = s.counters;
-        int64_t* fields[] = {&s.tid, &s.pid, &c.voluntary_switches, &c.involuntary_switches,
-                             &c.oncpu_ns, &c.offcpu_ns, &c.offcpu_max_ns, &c.runq_count, &c.runq_ns,
-                             &c.page_allocs, &c.page_alloc_bytes, &c.page_faults};
-        for (int i = 0; i < 12; ++i) *fields[i] = row.column_int(i);
+        int64_t* fields[] = {&s.tid,          &s.pid,           &c.voluntary_switches, &c.involuntary_switches,
+                             &c.oncpu_ns,     &c.offcpu_ns,     &c.offcpu_max_ns,      &c.runq_count,
+                             &c.runq_ns,      &c.page_allocs,   &c.page_alloc_bytes,   &c.page_faults,
+                             &c.io_count,     &c.io_bytes,      &c.io_ns};
+        for (int i = 0; i < static_cast<int>(std::size(fields)); ++i) *fields[i] = row.column_int(i);
         context.thread_stats.push_back(s);
       });
   if (!read) return read.error();
 
   read = read_run_rows(
-      db_, "histograms",
-      "SELECT metric, pid, slot, count FROM histograms WHERE run_id = ? AND slot >= 0 AND slot < 64",
+      db_, "histograms", "SELECT metric, pid, slot, count FROM histograms WHERE run_id = ? AND slot >= 0 AND slot < 64",
       run.run_id, [&](const sql::Statement& row) {
         auto& slots = context.histograms[row.column_text(0)][row.column_int(1)];
         const auto slot = static_cast<size_t>(row.column_int(2));
@@ -405,42 +309,184 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
                        [&](const sql::Statement& row) { context.settings[row.column_text(0)] = row.column_text(1); });
   if (!read) return read.error();
 
+  std::map<std::string, int64_t> losses;
   read = read_run_rows(db_, "losses", "SELECT source, dropped FROM losses WHERE run_id = ?", run.run_id,
-                       [&](const sql::Statement& row) { context.losses[row.column_text(0)] = row.column_int(1); });
+                       [&](const sql::Statement& row) { losses[row.column_text(0)] = row.column_int(1); });
+  if (!read) return read.error();
+  if (!losses.empty() || !run.traced) context.losses = std::move(losses);
+
+  read = read_run_rows(
+      db_, "call_stats",
+      "SELECT o.name, o.category, sum(c.calls), sum(c.returns), sum(c.errors), sum(c.total_ns), max(c.max_ns), "
+      "sum(c.bytes), sum(c.streamed) FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
+      "GROUP BY c.op ORDER BY sum(c.total_ns) DESC, o.name",
+      run.run_id, [&](const sql::Statement& row) {
+        context.calls.push_back({row.column_text(0), row.column_text(1), row.column_int(2), row.column_int(3),
+                                 row.column_int(4), row.column_int(5), row.column_int(6), row.column_int(7),
+                                 row.column_int(8), {}});
+      });
+  if (!read) return read.error();
+  read = read_run_rows(
+      db_, "call_histograms",
+      "SELECT o.name, h.slot, sum(h.count) FROM call_histograms h JOIN ops o ON o.op = h.op WHERE h.run_id = ? "
+      "AND h.slot >= 0 AND h.slot < 64 GROUP BY h.op, h.slot",
+      run.run_id, [&](const sql::Statement& row) {
+        for (auto& call : context.calls) {
+          if (call.op != row.column_text(0)) continue;
+          const auto slot = static_cast<size_t>(row.column_int(1));
+          if (call.histogram.size() <= slot) call.histogram.resize(slot + 1, 0);
+          call.histogram[slot] += row.column_int(2);
+        }
+      });
   if (!read) return read.error();
   return context;
 }
 
-Result<EventSet> TraceFile::events(int64_t run_id, int threads) const {
-  auto ops = this->ops();
-  if (!ops) return ops.error();
+Result<EventSet> TraceFile::events(int64_t run_id, const EventFilter& filter) const {
+  auto codes = op_codes();
+  if (!codes) return codes.error();
+  std::string sql = "SELECT ts_ns, dur_ns, tid, coalesce(arg, 0) FROM events WHERE run_id = ?1 AND op = ?2" +
+                    window_clause(filter.from_ns, filter.until_ns, 3, true);
+  nlohmann::json tids = filter.tids;
+  if (!filter.tids.empty()) sql += " AND tid IN (SELECT value FROM json_each(?5))";
+  if (filter.min_dur_ns) sql += " AND dur_ns >= ?6";
+  sql += " ORDER BY ts_ns";
+  auto stmt = db_.prepare(sql);
+  if (!stmt) return query_failed(db_, "events");
   EventSet set;
-  set.ops = std::move(ops.value());
-  set.by_op.resize(set.ops.size());
-
-  // A file holding only this run is scanned without decoding run_id; otherwise
-  // each row is filtered on it (a table scan still beats an index walk that
-  // fetches every row by rowid).
-  auto first_run = db_.query_int("SELECT run_id FROM events ORDER BY run_id LIMIT 1");
-  auto last_run = db_.query_int("SELECT run_id FROM events ORDER BY run_id DESC LIMIT 1");
-  auto first_rowid = db_.query_int("SELECT min(rowid) FROM events");
-  auto last_rowid = db_.query_int("SELECT max(rowid) FROM events");
-  for (auto* r : {&first_run, &last_run, &first_rowid, &last_rowid}) {
-    if (!*r) return r->error();
-  }
-  if (!first_rowid->has_value()) return set;
-  const TableScan scan{run_id, **first_run == run_id && **last_run == run_id, **first_rowid, **last_rowid,
-                       OpIndex(set.ops), std::max(1, threads)};
-
-  std::vector<std::vector<EventList>> partial;
-  if (auto read = read_events(db_, scan, partial); !read) return read.error();
-  // Slices cover ascending rowid ranges, so their lists in slice order keep table order.
-  for (size_t op = 0; op < set.ops.size(); ++op) {
-    for (auto& slice_events : partial) {
-      if (!slice_events[op].empty()) set.by_op[op].append(std::move(slice_events[op]));
-    }
+  for (const std::string& op : filter.ops) {
+    EventList& list = set.by_op[op];
+    auto code = codes->find(op);
+    if (code == codes->end()) continue;  // an op this file never defined has no events
+    stmt->reset();
+    stmt->bind(1, run_id).bind(2, code->second);
+    bind_window(*stmt, filter.from_ns, filter.until_ns, 3);
+    if (!filter.tids.empty()) stmt->bind(5, tids.dump());
+    if (filter.min_dur_ns) stmt->bind(6, *filter.min_dur_ns);
+    Status read = stmt->for_each_row([&](const sql::Statement& row) {
+      list.push_back({row.column_int(0), row.column_int(1), row.column_int(2), row.column_int(3)});
+    });
+    if (!read) return query_failed(db_, "events");
   }
   return set;
+}
+
+Result<Timeline> TraceFile::timeline(int64_t run_id, const TimelineQuery& q) const {
+  std::string sql =
+      "SELECT o.name, o.category, e.ts_ns, e.dur_ns, e.pid, e.tid, e.ret, e.bytes, e.arg, e.stream FROM events e "
+      "JOIN ops o ON o.op = e.op WHERE e.run_id = ?1";
+  if (q.until_ns) sql += " AND e.ts_ns < ?2";
+  if (q.from_ns) sql += " AND e.ts_ns + e.dur_ns > ?3";
+  if (q.pid) sql += " AND e.pid = ?4";
+  if (q.tid) sql += " AND e.tid = ?5";
+  if (!q.categories.empty()) sql += " AND o.category IN (SELECT value FROM json_each(?6))";
+  sql += " ORDER BY e.ts_ns LIMIT ?7";
+  auto stmt = db_.prepare(sql);
+  if (!stmt) return query_failed(db_, "events");
+  stmt->bind(1, run_id);
+  if (q.until_ns) stmt->bind(2, *q.until_ns);
+  if (q.from_ns) stmt->bind(3, *q.from_ns);
+  if (q.pid) stmt->bind(4, *q.pid);
+  if (q.tid) stmt->bind(5, *q.tid);
+  if (!q.categories.empty()) stmt->bind(6, nlohmann::json(q.categories).dump());
+  stmt->bind(7, q.limit + 1);
+  Timeline timeline;
+  Status read = stmt->for_each_row([&](const sql::Statement& row) {
+    timeline.events.push_back({row.column_text(0), row.column_text(1), row.column_int(2), row.column_int(3),
+                               row.column_int(4), row.column_int(5), row.column_optional_int(6),
+                               row.column_optional_int(7), row.column_optional_int(8), row.column_optional_int(9)});
+  });
+  if (!read) return query_failed(db_, "events");
+  if (static_cast<int64_t>(timeline.events.size()) > q.limit) {
+    timeline.events.resize(static_cast<size_t>(q.limit));
+    timeline.truncated = true;
+  }
+  return timeline;
+}
+
+Result<std::optional<SweepRecord>> TraceFile::sweep(std::optional<int64_t> sweep_id) const {
+  auto stmt = db_.prepare(std::string("SELECT sweep_id, status, request_json, rules_json, coalesce(baseline_point, ''), "
+                                      "coalesce(recommended_point, ''), started_unix, ended_unix, harness_pid, "
+                                      "harness_start FROM sweeps") +
+                          (sweep_id ? " WHERE sweep_id = ?" : " ORDER BY sweep_id DESC LIMIT 1"));
+  if (!stmt) return query_failed(db_, "sweeps");
+  if (sweep_id) stmt->bind(1, *sweep_id);
+  auto row = stmt->step();
+  if (!row) return query_failed(db_, "sweeps");
+  if (!*row) return std::optional<SweepRecord>();
+  SweepRecord s;
+  s.sweep_id = stmt->column_int(0);
+  s.status = stmt->column_text(1);
+  s.request = parse_json_or_null(stmt->column_optional_text(2));
+  s.rules = parse_json_or_null(stmt->column_optional_text(3));
+  s.baseline_point = stmt->column_text(4);
+  s.recommended_point = stmt->column_text(5);
+  s.started_unix = stmt->column_double(6);
+  if (!stmt->column_is_null(7)) s.ended_unix = stmt->column_double(7);
+  if (s.status == contract::status::kRunning) {
+    auto pid = stmt->column_optional_int(8);
+    auto start = stmt->column_optional_int(9);
+    if (!pid || !start || !proc::is_alive(static_cast<pid_t>(*pid), static_cast<uint64_t>(*start)))
+      s.status = std::string(contract::status::kAbandoned);
+  }
+  return std::optional<SweepRecord>(std::move(s));
+}
+
+Result<std::vector<SweepPointRecord>> TraceFile::sweep_points(int64_t sweep_id) const {
+  std::vector<SweepPointRecord> points;
+  Status read = read_run_rows(db_, "sweep_points",
+                              "SELECT point, position, config_json, state, coalesce(reason, '') FROM sweep_points "
+                              "WHERE sweep_id = ? ORDER BY position",
+                              sweep_id, [&](const sql::Statement& row) {
+                                points.push_back({row.column_text(0), row.column_int(1),
+                                                  parse_json_or_null(row.column_optional_text(2)),
+                                                  row.column_text(3), row.column_text(4)});
+                              });
+  if (!read) return read.error();
+  return points;
+}
+
+Result<std::vector<OpCount>> TraceFile::count_events(int64_t run_id, std::optional<int64_t> from_ns,
+                                                     std::optional<int64_t> until_ns) const {
+  auto ops = db_.prepare("SELECT op, name, category FROM ops ORDER BY op");
+  if (!ops) return query_failed(db_, "ops");
+  auto count = db_.prepare("SELECT count(*) FROM events WHERE run_id = ?1 AND op = ?2" +
+                           window_clause(from_ns, until_ns, 3, false));
+  if (!count) return query_failed(db_, "events");
+  std::vector<OpCount> counts;
+  Status read = ops->for_each_row([&](const sql::Statement& op) {
+    count->reset();
+    count->bind(1, run_id).bind(2, op.column_int(0));
+    bind_window(*count, from_ns, until_ns, 3);
+    auto row = count->step();
+    if (row && *row && count->column_int(0) > 0)
+      counts.push_back({op.column_text(1), op.column_text(2), count->column_int(0)});
+  });
+  if (!read) return query_failed(db_, "events");
+  return counts;
+}
+
+Result<std::optional<int64_t>> TraceFile::last_event_end(int64_t run_id) const {
+  auto stmt = db_.prepare("SELECT max(ts_ns + dur_ns) FROM events WHERE run_id = ?");
+  if (!stmt) return query_failed(db_, "events");
+  stmt->bind(1, run_id);
+  auto row = stmt->step();
+  if (!row) return query_failed(db_, "events");
+  return *row ? stmt->column_optional_int(0) : std::nullopt;
+}
+
+Result<std::vector<int64_t>> TraceFile::durations(int64_t run_id, const std::string& op,
+                                                  std::optional<int64_t> from_ns,
+                                                  std::optional<int64_t> until_ns) const {
+  auto stmt = db_.prepare("SELECT e.dur_ns FROM events e JOIN ops o ON o.op = e.op WHERE e.run_id = ?1 AND "
+                          "o.name = ?2" + window_clause(from_ns, until_ns, 3, false));
+  if (!stmt) return query_failed(db_, "events");
+  stmt->bind(1, run_id).bind(2, op);
+  bind_window(*stmt, from_ns, until_ns, 3);
+  std::vector<int64_t> values;
+  if (Status s = stmt->for_each_row([&](const sql::Statement& row) { values.push_back(row.column_int(0)); }); !s)
+    return query_failed(db_, "events");
+  return values;
 }
 
 }  // namespace ingero::reports

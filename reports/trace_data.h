@@ -1,7 +1,10 @@
-// Reading one run out of a trace DB (tracer/schema.sql): its row, threads, exact
-// per-thread totals, histograms, settings, losses, and its events grouped by op.
-// Opens the file read-only; every failure is an Error value naming the problem.
+// Reading a trace DB (common/schema.sql), the one home of the readers' SQL: runs, their
+// threads, exact totals, histograms, settings and losses, and the events an analysis needs,
+// no more. A reader never writes: the file is opened read-only (immutable when its
+// directory cannot be written), and an older schema is upgraded in a private in-memory copy.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
@@ -13,29 +16,32 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "reports/event_column.h"
 #include "common/sqlite.h"
 
 namespace ingero::reports {
 
-inline constexpr int kTraceSchemaVersion = 1;
-
-// Opens a trace DB file; failing to open it is bad input with a hint naming the
-// commands that write one.
-Result<sql::Connection> open_database(const std::string& path, sql::Mode mode);
+// The hint readers give with a file that cannot be read as a trace DB.
+extern const char* const kTraceDbHint;
 
 struct RunRecord {
   int64_t run_id = 0;
   std::string label;
   std::string kind;
-  std::string status;
-  nlohmann::json config;   // null when absent or unparsable
-  nlohmann::json result;   // null when absent or unparsable
-  nlohmann::json machine;  // object; may lack keys
+  std::string status;          // as stored, except 'running' runs whose harness is gone: 'abandoned'
+  std::string error;           // why it failed or was abandoned
+  nlohmann::json config;       // null when absent or unparsable
+  nlohmann::json result;       // null when absent or unparsable
+  nlohmann::json machine;      // object; may lack keys
+  nlohmann::json targets;      // attach: the pids asked for; null otherwise
+  double started_unix = 0;
   int64_t start_ns = 0;
   std::optional<int64_t> end_ns;
   std::optional<int64_t> root_pid;
   bool traced = false;
+  std::string node;
+  std::optional<int64_t> sweep_id;
+  std::string sweep_point;
+  std::string sweep_phase;
 };
 
 struct ThreadRecord {
@@ -46,10 +52,12 @@ struct ThreadRecord {
   std::string role;  // main | worker | pin | other
   std::optional<int64_t> start_ns;
   std::optional<int64_t> exit_ns;
+  std::optional<int64_t> rank;
+  std::optional<int64_t> exit_code;
 };
 
-// The scheduler and memory counters of one thread (the thread_stats columns, in
-// their order), or their sum over a process or a role.
+// The scheduler, memory and I/O counters of one thread (the thread_stats columns), or
+// their sum over a process or a role.
 struct ThreadCounters {
   int64_t voluntary_switches = 0;
   int64_t involuntary_switches = 0;
@@ -61,6 +69,9 @@ struct ThreadCounters {
   int64_t page_allocs = 0;
   int64_t page_alloc_bytes = 0;
   int64_t page_faults = 0;
+  int64_t io_count = 0;
+  int64_t io_bytes = 0;
+  int64_t io_ns = 0;
 
   // Adds every counter except offcpu_max_ns, which keeps the larger of the two.
   ThreadCounters& operator+=(const ThreadCounters& other);
@@ -74,6 +85,23 @@ struct ThreadStatsRecord {
 
 ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats);
 
+// One probed function's exact totals over the run (call_stats summed over threads) and its
+// log2 nanosecond latency histogram (call_histograms summed over processes).
+struct CallTotals {
+  std::string op;
+  std::string category;
+  int64_t calls = 0;
+  int64_t returns = 0;
+  int64_t errors = 0;
+  int64_t total_ns = 0;
+  int64_t max_ns = 0;
+  int64_t bytes = 0;
+  int64_t streamed = 0;
+  std::vector<int64_t> histogram;
+  // Every timed call is also an event: percentiles can be exact.
+  bool every_call_stored() const { return streamed == returns; }
+};
+
 // Everything about a run except its events.
 struct RunContext {
   RunRecord run;
@@ -82,51 +110,129 @@ struct RunContext {
   // histograms[metric][pid] = counts per log2 slot
   std::map<std::string, std::map<int64_t, std::vector<int64_t>>> histograms;
   std::map<std::string, std::string> settings;
-  std::map<std::string, int64_t> losses;
+  // Per source; empty optional when the run never recorded them (its harness died).
+  std::optional<std::map<std::string, int64_t>> losses;
+  std::vector<CallTotals> calls;  // most total time first
 };
 
-struct OpInfo {
-  int64_t code = 0;
-  std::string name;
-  std::string category;
+// One event as the analysis holds it. arg: how many faults or allocations a memory
+// burst counts, the worker id of a worker_start, the batch index of a batch_* event.
+struct Event {
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t tid = 0;
+  int64_t arg = 0;
+  int64_t end_ns() const { return ts_ns + dur_ns; }
 };
+using EventList = std::vector<Event>;
 
-// A run's events, one column per op, each in table (rowid) order: the order the
-// writer stored them, which is time order per thread in practice but not guaranteed.
+// Events of several ops, each list in time order.
 struct EventSet {
-  std::vector<OpInfo> ops;
-  std::vector<EventColumn> by_op;  // parallel to ops
+  std::map<std::string, EventList> by_op;
+  const EventList& of(const std::string& op) const;
+  size_t total() const;
+};
 
-  const EventColumn& of(const std::string& op_name) const;
-  EventColumn* find(const std::string& op_name);
-  int64_t total() const;
+// Which events to read: ops by name; only those overlapping [from, until) when set; only
+// of these threads when non-empty; only those lasting at least min_dur_ns when set.
+struct EventFilter {
+  std::vector<std::string> ops;
+  std::optional<int64_t> from_ns;
+  std::optional<int64_t> until_ns;
+  std::vector<int64_t> tids;
+  std::optional<int64_t> min_dur_ns;
+};
+
+// One event with every column, for timelines (MCP get_timeline, exports, reports).
+struct EventRow {
+  std::string op;
+  std::string category;
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  std::optional<int64_t> ret, bytes, arg, stream;
+};
+struct TimelineQuery {
+  std::optional<int64_t> pid;
+  std::optional<int64_t> tid;
+  std::optional<int64_t> from_ns;   // events overlapping [from, until)
+  std::optional<int64_t> until_ns;
+  std::vector<std::string> categories;  // empty: all
+  int64_t limit = 1000;
+};
+struct Timeline {
+  std::vector<EventRow> events;  // in time order
+  bool truncated = false;        // more events matched than the limit
+};
+
+struct SweepRecord {
+  int64_t sweep_id = 0;
+  std::string status;        // as stored, except 'running' sweeps whose harness is gone: 'abandoned'
+  nlohmann::json request;
+  nlohmann::json rules;
+  std::string baseline_point;
+  std::string recommended_point;
+  double started_unix = 0;
+  std::optional<double> ended_unix;
+};
+
+struct SweepPointRecord {
+  std::string point;
+  int64_t position = 0;
+  nlohmann::json config;
+  std::string state;
+  std::string reason;
+};
+
+struct OpCount {
+  std::string op;
+  std::string category;
+  int64_t count = 0;
 };
 
 class TraceFile {
  public:
-  // Checks that path exists, is SQLite, carries PRAGMA user_version == kTraceSchemaVersion
-  // and has the trace tables.
+  // Checks that path exists, is SQLite, has a readable schema version and the trace
+  // tables; every problem is bad input naming the file and what to do.
   static Result<std::unique_ptr<TraceFile>> open(const std::string& path);
 
-  const std::string& path() const { return db_.path(); }
+  const std::string& path() const { return path_; }
   const sql::Connection& db() const { return db_; }
+  int schema_version() const { return schema_version_; }
+  // How the file was opened when it was not the plain way (immutable, upgraded copy).
+  const std::vector<std::string>& notes() const { return notes_; }
 
   Result<std::vector<RunRecord>> runs() const;
-  // The run with that id, or the last run when id is empty. A run with no events
-  // and no result record is bad input.
+  // The run with that id, or the last run when id is empty. A run with no events and
+  // no result record is bad input.
   Result<RunRecord> run(std::optional<int64_t> run_id) const;
   Result<RunContext> context(const RunRecord& run) const;
-  // Events of the run, read in one pass over the table's rowid range split into up
-  // to `threads` slices, each read through SQL on its own read-only connection and
-  // thread (SQLite decodes rows on the calling thread).
-  Result<EventSet> events(int64_t run_id, int threads = 2) const;
-  Result<std::vector<OpInfo>> ops() const;
+  Result<EventSet> events(int64_t run_id, const EventFilter& filter) const;
+  Result<Timeline> timeline(int64_t run_id, const TimelineQuery& query) const;
+  // Events per op starting in [from, until) (all of the run when unset), from the index.
+  Result<std::vector<OpCount>> count_events(int64_t run_id, std::optional<int64_t> from_ns,
+                                            std::optional<int64_t> until_ns) const;
+  // The sweep with that id, or the last one; empty when the DB holds none (or not that id).
+  Result<std::optional<SweepRecord>> sweep(std::optional<int64_t> sweep_id) const;
+  Result<std::vector<SweepPointRecord>> sweep_points(int64_t sweep_id) const;
+  // The end of the run's last event, for runs that never recorded their end.
+  Result<std::optional<int64_t>> last_event_end(int64_t run_id) const;
+  // Durations of one op's events starting in [from, until), for exact percentiles.
+  Result<std::vector<int64_t>> durations(int64_t run_id, const std::string& op, std::optional<int64_t> from_ns,
+                                         std::optional<int64_t> until_ns) const;
 
  private:
-  explicit TraceFile(sql::Connection db) : db_(std::move(db)) {}
+  TraceFile(sql::Connection db, std::string path, int version, std::vector<std::string> notes)
+      : db_(std::move(db)), path_(std::move(path)), schema_version_(version), notes_(std::move(notes)) {}
   Result<bool> run_has_events(int64_t run_id) const;
   std::string run_id_list() const;
+  Result<std::map<std::string, int64_t>> op_codes() const;
+
   sql::Connection db_;
+  std::string path_;
+  int schema_version_ = 0;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace ingero::reports

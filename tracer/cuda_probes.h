@@ -1,5 +1,6 @@
-// Which CUDA functions are probed, where their interesting arguments live, and
-// which mapped files are CUDA runtime / driver libraries.
+// The one attach table: which CUDA runtime, CUDA driver and NCCL functions are probed,
+// where their interesting arguments live, how each is recorded at each --cuda-detail
+// level; and which mapped files are those libraries.
 #pragma once
 
 #include <sys/types.h>
@@ -11,33 +12,51 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "common/result.h"
 
 namespace ingero::tracer {
 
-enum class CudaLibrary { runtime, driver };
+enum class CallLibrary { cuda_runtime, cuda_driver, nccl };
+std::string_view library_kind_name(CallLibrary library);  // the ops category: "cuda_runtime", ...
 
-// A probed function; the symbol is the op's name. Argument sources are the
-// IB_ARG_* encoding of bpf/events.h (x86-64 SysV calling convention).
-struct CudaProbeSpec {
+// How much each probed call costs and records (measured: results/gpu-h200-call-tracing.md).
+enum class CudaDetail {
+  count,    // kernel launches counted at entry only (no latency); other calls timed and stored
+  latency,  // every call timed; launches counted and histogrammed in the kernel, stored only when slow
+  full,     // every function at both the runtime and the driver layer, every call stored
+};
+Result<CudaDetail> parse_cuda_detail(std::string_view name);  // bad input naming the choices
+std::string_view cuda_detail_name(CudaDetail detail);
+
+// A probed function; the symbol is the op's name. Argument sources are the IB_ARG_*
+// encoding of bpf/events.h (x86-64 SysV calling convention).
+struct CallProbeSpec {
   uint16_t op;
-  CudaLibrary library;
+  CallLibrary library;
   uint8_t bytes_src = IB_ARG_NONE;
   uint8_t arg_src = IB_ARG_NONE;
   uint8_t stream_src = IB_ARG_NONE;
+  bool hot = false;         // a kernel launch: thousands a second in a training loop
+  bool by_default = true;   // probed below --cuda-detail full (each call probed at one layer only)
+  bool nccl_elements = false;  // bytes_src counts elements of the datatype in arg_src
 };
+const std::vector<CallProbeSpec>& call_probe_specs();
 
-const std::vector<CudaProbeSpec>& cuda_probe_specs();
+// One uprobe (and maybe its uretprobe) to attach for a library at a detail level.
+struct PlannedProbe {
+  const CallProbeSpec* spec;
+  uint64_t cookie;  // see IB_COOKIE_* in bpf/events.h
+  bool return_probe;
+};
+std::vector<PlannedProbe> plan_probes(CallLibrary library, CudaDetail detail);
 
-// The BPF attach cookie for a spec (see IB_COOKIE_* in bpf/events.h).
-uint64_t cuda_probe_cookie(const CudaProbeSpec& spec);
+// libcudart*.so* is the runtime, libcuda.so* the driver, libnccl.so* NCCL; else nothing.
+std::optional<CallLibrary> classify_library(std::string_view path);
 
-// libcudart*.so* is the runtime, libcuda.so* the driver; anything else is not CUDA.
-std::optional<CudaLibrary> classify_cuda_library(std::string_view path);
-
-// CUDA library files mapped by a process, from /proc/PID/maps (empty if it is gone).
-std::vector<std::string> mapped_cuda_libraries(pid_t pid);
-
+// Probed libraries mapped by a process, from /proc/PID/maps (empty if it is gone, even
+// when it exits while the file is being read).
+std::vector<std::string> mapped_call_libraries(pid_t pid);
 // The same, from the text of a maps file.
-std::vector<std::string> cuda_libraries_in_maps(std::string_view maps_text);
+std::vector<std::string> call_libraries_in_maps(std::string_view maps_text);
 
 }  // namespace ingero::tracer

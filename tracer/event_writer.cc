@@ -4,8 +4,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "tracer/trace_db.h"
-
 namespace ingero::tracer {
 
 namespace {
@@ -19,32 +17,14 @@ EventRecord to_record(const ib_event& e) {
 
 Result<std::unique_ptr<EventWriter>> EventWriter::start(const std::string& db_path, int64_t run_id,
                                                         size_t queue_capacity) {
-  auto db = open_trace_db(db_path);
-  if (!db) return db.error();
-  // A large page cache keeps the two event indexes in memory during a run. Without
-  // syncs during the run (WAL: a crash of this process still leaves a consistent
-  // file); finish() syncs once at the end.
-  if (Status s = sql::exec(db->get(), "PRAGMA cache_size = -65536; PRAGMA synchronous = OFF"); !s)
-    return s.error();
-  auto prepare = [&](const char* text) { return sql::Statement::prepare(db->get(), text); };
-  auto insert_event = prepare(
-      "INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, ret, bytes, arg, stream) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  auto insert_batch = prepare("INSERT INTO event_batches(run_id, seq, count, records) VALUES(?, ?, ?, ?)");
-  auto select_batch = prepare("SELECT records FROM event_batches WHERE run_id = ? AND seq = ?");
-  auto delete_batch = prepare("DELETE FROM event_batches WHERE run_id = ? AND seq = ?");
-  for (auto* stmt : {&insert_event, &insert_batch, &select_batch, &delete_batch})
-    if (!*stmt) return stmt->error();
-  Statements statements{std::move(*insert_event), std::move(*insert_batch), std::move(*select_batch),
-                        std::move(*delete_batch)};
-  auto writer = std::unique_ptr<EventWriter>(
-      new EventWriter(std::move(*db), std::move(statements), run_id, std::max<size_t>(queue_capacity, 1)));
+  auto table = EventTable::open(db_path, run_id);
+  if (!table) return table.error();
+  auto writer = std::unique_ptr<EventWriter>(new EventWriter(std::move(*table), std::max<size_t>(queue_capacity, 1)));
   writer->thread_ = std::thread([w = writer.get()] { w->run(); });
   return writer;
 }
 
-EventWriter::EventWriter(sql::Connection db, Statements statements, int64_t run_id, size_t capacity)
-    : db_(std::move(db)), sql_(std::move(statements)), run_id_(run_id), capacity_(capacity) {
+EventWriter::EventWriter(EventTable table, size_t capacity) : table_(std::move(table)), capacity_(capacity) {
   pending_.reserve(std::min<size_t>(capacity_, 1u << 16));
 }
 
@@ -74,7 +54,7 @@ Status EventWriter::finish() {
   if (!thread_.joinable()) return error_ ? Status(*error_) : Status();
   thread_.join();
   // Durable from here on: sync the log into the database file.
-  Status synced = sql::exec(db_.get(), "PRAGMA synchronous = NORMAL; PRAGMA wal_checkpoint(PASSIVE)");
+  Status synced = table_.sync();
   std::lock_guard lock(mutex_);
   if (error_) return *error_;
   return synced;
@@ -102,7 +82,7 @@ void EventWriter::run() {
 }
 
 void EventWriter::write(const std::vector<EventRecord>& batch) {
-  Status s = batch.size() <= kDirectInsertMax ? insert_events(batch.data(), batch.size()) : stage(batch);
+  Status s = batch.size() <= kDirectInsertMax ? table_.insert(batch.data(), batch.size()) : stage(batch);
   if (!s) {
     failed_.fetch_add(batch.size(), std::memory_order_relaxed);
     record_error(s.error());
@@ -116,52 +96,10 @@ void EventWriter::record_error(const Error& error) {
   if (!error_) error_ = error;
 }
 
-Status EventWriter::insert_events(const EventRecord* records, size_t count) {
-  auto txn = sql::Transaction::begin(db_.get());
-  if (!txn) return txn.error();
-  if (Status s = insert_rows(records, count); !s) return s;
-  return txn->commit();
-}
-
-Status EventWriter::insert_rows(const EventRecord* records, size_t count) {
-  sql::Statement& insert = sql_.insert_event;
-  auto optional_int = [&](int index, bool present, int64_t value) {
-    present ? insert.bind(index, value) : insert.bind_null(index);
-  };
-  for (const EventRecord* e = records; e != records + count; ++e) {
-    insert.bind(1, run_id_)
-        .bind(2, static_cast<int64_t>(e->ts_ns))
-        .bind(3, static_cast<int64_t>(e->dur_ns))
-        .bind(4, int64_t{e->pid})
-        .bind(5, int64_t{e->tid})
-        .bind(6, int64_t{e->op});
-    optional_int(7, e->flags & IB_EVENT_HAS_RET, e->ret);
-    optional_int(8, e->flags & IB_EVENT_HAS_BYTES, static_cast<int64_t>(e->bytes));
-    optional_int(9, e->flags & IB_EVENT_HAS_ARG, e->arg);
-    optional_int(10, e->flags & IB_EVENT_HAS_STREAM, static_cast<int64_t>(e->stream));
-    if (Status s = insert.run(); !s) return s;
-  }
-  return {};
-}
-
 Status EventWriter::stage(const std::vector<EventRecord>& batch) {
-  auto txn = sql::Transaction::begin(db_.get());
-  if (!txn) return txn.error();
-  std::vector<StagedBatch> added;
-  for (size_t first = 0; first < batch.size(); first += kRecordsPerBatch) {
-    size_t count = std::min(kRecordsPerBatch, batch.size() - first);
-    int64_t seq = next_seq_ + static_cast<int64_t>(added.size());
-    Status s = sql_.insert_batch.bind(1, run_id_)
-                   .bind(2, seq)
-                   .bind(3, static_cast<int64_t>(count))
-                   .bind_blob(4, batch.data() + first, count * sizeof(EventRecord))
-                   .run();
-    if (!s) return s;
-    added.push_back({seq, count});
-  }
-  if (Status s = txn->commit(); !s) return s;
-  next_seq_ += static_cast<int64_t>(added.size());
-  staged_.insert(staged_.end(), added.begin(), added.end());
+  if (Status s = table_.stage(batch.data(), batch.size(), next_seq_, kRecordsPerBatch); !s) return s;
+  for (size_t first = 0; first < batch.size(); first += kRecordsPerBatch)
+    staged_.push_back({next_seq_++, std::min(kRecordsPerBatch, batch.size() - first)});
   staged_events_ += batch.size();
   if (staged_events_ > peak_staged_.load(std::memory_order_relaxed))
     peak_staged_.store(staged_events_, std::memory_order_relaxed);
@@ -170,24 +108,7 @@ Status EventWriter::stage(const std::vector<EventRecord>& batch) {
 
 Status EventWriter::unstage_oldest() {
   StagedBatch oldest = staged_.front();
-  std::vector<EventRecord> records(oldest.count);
-  sql::Statement& select = sql_.select_batch;
-  select.bind(1, run_id_).bind(2, oldest.seq);
-  auto row = select.step();
-  if (row.ok() && *row) {
-    size_t bytes = std::min(select.column_bytes(0), records.size() * sizeof(EventRecord));
-    memcpy(records.data(), select.column_blob(0), bytes);
-  }
-  select.reset();
-  if (!row) return row.error();
-  // Moving rows and deleting the batch in one transaction: a batch is never in both tables.
-  Status moved;
-  {
-    auto txn = sql::Transaction::begin(db_.get());
-    moved = txn ? insert_rows(records.data(), records.size()) : Status(txn.error());
-    if (moved) moved = sql_.delete_batch.bind(1, run_id_).bind(2, oldest.seq).run();
-    if (moved) moved = txn->commit();
-  }
+  Status moved = table_.unstage(oldest.seq, oldest.count);
   if (!moved) {
     // The rows stay in event_batches; they are counted as failed, not written.
     written_.fetch_sub(oldest.count, std::memory_order_relaxed);

@@ -9,8 +9,6 @@
 // catches up; finish() moves whatever is left.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -24,25 +22,9 @@
 
 #include "bpf/events.h"
 #include "common/result.h"
-#include "common/sqlite.h"
+#include "tracer/trace_db.h"
 
 namespace ingero::tracer {
-
-// One events row, packed (the layout of event_batches.records).
-struct EventRecord {
-  uint64_t ts_ns;
-  uint64_t dur_ns;
-  uint32_t pid;
-  uint32_t tid;
-  uint16_t op;
-  uint16_t flags;  // IB_EVENT_HAS_*: which of ret/bytes/arg/stream are present
-  uint32_t pad;
-  int64_t ret;
-  uint64_t bytes;
-  int64_t arg;
-  uint64_t stream;
-};
-static_assert(sizeof(EventRecord) == 64);
 
 class EventWriter {
  public:
@@ -68,33 +50,20 @@ class EventWriter {
   // Most events waiting in event_batches at any time (0: the writer always kept up).
   uint64_t peak_staged() const { return peak_staged_.load(std::memory_order_relaxed); }
 
-  // The writer's connection; only for use after finish() (the thread no longer touches it).
-  sqlite3* connection() const { return db_.get(); }
-
  private:
-  struct Statements {
-    sql::Statement insert_event;
-    sql::Statement insert_batch;
-    sql::Statement select_batch;
-    sql::Statement delete_batch;
-  };
   struct StagedBatch {
     int64_t seq;
     size_t count;
   };
 
-  EventWriter(sql::Connection db, Statements statements, int64_t run_id, size_t capacity);
+  EventWriter(EventTable table, size_t capacity);
   void run();
   void write(const std::vector<EventRecord>& batch);
-  Status insert_events(const EventRecord* records, size_t count);  // in its own transaction
-  Status insert_rows(const EventRecord* records, size_t count);    // in the caller's
   Status stage(const std::vector<EventRecord>& batch);
   Status unstage_oldest();
   void record_error(const Error& error);
 
-  sql::Connection db_;
-  Statements sql_;
-  const int64_t run_id_;
+  EventTable table_;
   const size_t capacity_;
 
   std::mutex mutex_;

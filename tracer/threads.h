@@ -1,45 +1,36 @@
-// The processes and threads of a traced tree, built from the process events
-// (fork, thread_start, exec, rename, exit), and the role each thread plays.
+// The processes and threads of a traced tree, built from the process events (fork,
+// thread_start, exec, rename, exit) and from /proc for what was running before tracing
+// began, and the role each thread plays.
 #pragma once
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <map>
-#include <optional>
-#include <string>
-#include <string_view>
+#include <set>
+#include <vector>
 
 #include "bpf/events.h"
+#include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
-
-struct ThreadInfo {
-  pid_t pid = 0;
-  std::optional<pid_t> ppid;  // set for a process's main thread
-  std::string comm;
-  std::optional<uint64_t> start_ns;
-  std::optional<uint64_t> exit_ns;
-  std::optional<int> exit_code;
-};
-
-// 'worker' for ib-worker-N / pt_data_worker, 'pin' for ib-pin / pt_data_pin,
-// 'main' for the root process's main thread, else 'other'.
-std::string_view thread_role(pid_t tid, std::string_view comm, pid_t root_pid);
-
-// A wait status (code << 8 | signal) as an exit code: 128 + signal when killed.
-int exit_code_from_status(int64_t status);
 
 class ThreadTable {
  public:
   // Records what a process event says about a thread; other events are ignored.
   void apply(const ib_event& event);
-  // Adds a thread seen elsewhere (enrollment, counters) if not yet known.
+  // Adds a thread seen elsewhere (enrolment, counters) if not yet known.
   ThreadInfo& ensure(pid_t tid, pid_t pid);
-  const std::map<pid_t, ThreadInfo>& threads() const { return threads_; }
+  // A launched or attached process: its main thread plays the 'main' role.
+  void add_root(pid_t pid);
+  // A process with a torch.distributed rank: its main thread is that rank's main loop.
+  void set_rank(pid_t pid, int rank);
+  // Every thread with its role; names still missing are read from /proc.
+  std::vector<ThreadInfo> rows() const;
 
  private:
   std::map<pid_t, ThreadInfo> threads_;
+  std::set<pid_t> roots_;
+  std::map<pid_t, int> ranks_;
 };
 
 }  // namespace ingero::tracer

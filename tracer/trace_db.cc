@@ -1,7 +1,8 @@
 #include "tracer/trace_db.h"
 
-#include <chrono>
-#include <ctime>
+#include <unistd.h>
+
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <system_error>
@@ -9,108 +10,159 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tracer/ops.h"
-#include "tracer/schema_sql.h"
+#include "common/clock.h"
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
+#include "common/trace_schema.h"
 
 namespace ingero::tracer {
 
 namespace {
 
-int64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+// How long a statement waits for another writer's lock (a concurrent sweep on one file).
+constexpr int kBusyTimeoutMs = 30'000;
+
+// This process, as runs.harness_pid / harness_start name it.
+struct Harness {
+  int64_t pid;
+  std::optional<int64_t> start;
+};
+Harness this_harness() {
+  auto stat = proc::read_stat(getpid());
+  return {getpid(), stat ? std::optional<int64_t>(static_cast<int64_t>(stat->start_time)) : std::nullopt};
 }
 
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+std::string hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
-Status run_statement(sqlite3* db, std::string_view sql, const std::function<void(sql::Statement&)>& bind) {
-  auto stmt = sql::Statement::prepare(db, sql);
+std::string user_name() {
+  if (const char* sudo = getenv("SUDO_USER"); sudo && *sudo) return sudo;
+  if (const char* user = getenv("USER"); user && *user) return user;
+  return std::to_string(geteuid());
+}
+
+Status run_statement(const sql::Connection& db, std::string_view text, const std::function<void(sql::Statement&)>& bind) {
+  auto stmt = db.prepare(text);
   if (!stmt) return stmt.error();
   bind(*stmt);
   return stmt->run();
 }
 
-Status insert_ops(const sql::Connection& db) {
-  auto stmt = db.prepare("INSERT OR IGNORE INTO ops(op, name, category) VALUES(?, ?, ?)");
-  if (!stmt) return stmt.error();
-  for (const OpInfo& op : kOps) {
-    if (op.code == IB_OP_NONE) continue;
-    if (Status s = stmt->bind(1, int64_t{op.code}).bind(2, op.name).bind(3, op.category).run(); !s) return s;
-  }
+// A failure to store something, named for the user; SQLite's message and hint follow.
+Error storing(const Status& failed, const std::string& what) {
+  Error e = failed.error();
+  e.message = fmt::format("cannot store {}: {}", what, e.message);
+  return e;
+}
+
+Status create_parent_directory(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec)
+    return Error::bad_input(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()),
+                            "choose a --db path in a writable directory");
   return {};
 }
 
-// Creates the schema in an empty file, or checks the version of an existing one.
-Status create_or_check_schema(const sql::Connection& db, const std::string& path) {
-  auto version = db.query_int("PRAGMA user_version");
-  if (!version) {
-    if (sqlite3_errcode(db.get()) == SQLITE_NOTADB)
-      return Error::bad_input(fmt::format("{} is not a SQLite database, so not an ingero-bench trace DB", path),
-                              "pass a new file name or an existing trace DB");
-    return version.error();
-  }
-  if (version->value_or(0) == kSchemaVersion) {
-    // Idempotent: adds tables and indexes introduced within this schema version.
-    if (Status s = db.exec(kSchemaSql); !s) return s;
-    return insert_ops(db);
-  }
-  if (version->value_or(0) != 0)
-    return Error::bad_input(
-        fmt::format("{} is a trace DB of schema version {}; this build reads version {}", path, **version,
-                    kSchemaVersion),
-        "use a new --db file, or the ingero-bench build that wrote it");
-  auto tables = db.query_int("SELECT count(*) FROM sqlite_master");
-  if (!tables) return tables.error();
-  if (tables->value_or(0) != 0)
-    return Error::bad_input(fmt::format("{} is a SQLite database but not an ingero-bench trace DB "
-                                        "(no schema version, {} other objects)",
-                                        path, **tables),
-                            "pass a new file name or an existing trace DB");
-  auto txn = sql::Transaction::begin(db.get());
-  if (!txn) return txn.error();
-  // Another connection may have created it between the check and the lock.
-  auto again = db.query_int("PRAGMA user_version");
-  if (!again) return again.error();
-  if (again->value_or(0) == 0) {
-    if (Status s = db.exec(kSchemaSql); !s) return s;
-    if (Status s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;
-  }
-  if (Status s = insert_ops(db); !s) return s;
-  return txn->commit();
+// Opens, creates or upgrades, and switches to WAL. A file this call created is removed
+// again if it cannot be made a trace DB (a full disk would otherwise leave 0 bytes behind).
+Result<sql::Connection> open_for_writing(const std::string& path) {
+  if (path.empty()) return Error::bad_input("the trace DB path is empty", "pass --db FILE");
+  if (Status s = create_parent_directory(path); !s) return s.error();
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  auto db = sql::open(path, sql::Mode::read_write, kBusyTimeoutMs);
+  auto cleanup = [&](Error e) -> Result<sql::Connection> {
+    if (!existed) {
+      *db = sql::Connection();
+      std::filesystem::remove(path, ec);
+    }
+    return e;
+  };
+  if (!db) return db.error();
+  if (Status s = schema::create_or_upgrade(*db); !s) return cleanup(s.error());
+  if (Status s = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"); !s) return cleanup(s.error());
+  return db;
 }
 
 }  // namespace
 
-Result<sql::Connection> open_trace_db(const std::string& path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) return Error::bad_input(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
-
-  auto db = sql::open(path, sql::Mode::read_write, 30'000);
-  if (!db) return db.error();
-  if (Status s = create_or_check_schema(*db, path); !s) return s.error();
-  // WAL lets the harness and the writer thread write the same file; NORMAL is durable at checkpoints.
-  if (Status s = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"); !s) return s.error();
-  return db;
+uint64_t TraceTotals::events_lost() const {
+  uint64_t lost = 0;
+  for (const TraceLoss& loss : losses)
+    if (contract::loss_drops_events(loss.source)) lost += loss.dropped;
+  return lost;
 }
 
-Result<std::unique_ptr<TraceDb>> TraceDb::open(const std::string& path) {
-  auto db = open_trace_db(path);
-  if (!db) return db.error();
-  return std::unique_ptr<TraceDb>(new TraceDb(path, db->release()));
+bool TraceTotals::calls_traced() const {
+  for (const ProbedLibrary& library : libraries)
+    if (!library.attached.empty()) return true;
+  return false;
 }
 
-TraceDb::~TraceDb() { sqlite3_close_v2(db_); }
+// ---- TraceDb ------------------------------------------------------------------------
+
+Result<TraceDb> TraceDb::open(const std::string& path) {
+  auto db = open_for_writing(path);
+  if (!db) return db.error();
+  TraceDb trace(std::move(*db));
+  if (Status s = trace.mark_abandoned(); !s) return s.error();
+  return trace;
+}
+
+TraceDb::~TraceDb() {
+  if (!db_.get()) return;
+  // Back to a rollback journal unless another process still has the file open (then
+  // SQLite refuses, and the last one to close does it).
+  (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  (void)db_.exec("PRAGMA journal_mode = DELETE");
+}
+
+Status TraceDb::mark_abandoned() {
+  struct Owned {
+    const char* table;
+    const char* key;
+  };
+  for (const Owned owned : {Owned{"runs", "run_id"}, Owned{"sweeps", "sweep_id"}}) {
+    auto running = db_.prepare(fmt::format(
+        "SELECT {}, harness_pid, harness_start FROM {} WHERE status = 'running' AND (node IS NULL OR node = ?)",
+        owned.key, owned.table));
+    if (!running) return running.error();
+    running->bind(1, hostname());
+    std::vector<int64_t> gone;
+    Status read = running->for_each_row([&](const sql::Statement& row) {
+      auto pid = row.column_optional_int(1);
+      auto start = row.column_optional_int(2);
+      if (!pid || !start || !proc::is_alive(static_cast<pid_t>(*pid), static_cast<uint64_t>(*start)))
+        gone.push_back(row.column_int(0));
+    });
+    if (!read) return read;
+    for (int64_t id : gone) {
+      Status s = run_statement(db_,
+                               fmt::format("UPDATE {} SET status = 'abandoned' {} WHERE {} = ?", owned.table,
+                                           std::string(owned.table) == "runs"
+                                               ? ", error = coalesce(error, 'the ingero-bench process writing it "
+                                                 "died before finishing it (killed, or the machine stopped)')"
+                                               : "",
+                                           owned.key),
+                               [&](sql::Statement& st) { st.bind(1, id); });
+      if (!s) return s;
+    }
+  }
+  return {};
+}
 
 Result<int64_t> TraceDb::begin_run(const RunStart& start) {
+  const Harness harness = this_harness();
   Status s = run_statement(
       db_,
       "INSERT INTO runs(label, kind, command_json, config_json, machine_json, started_unix, start_ns, status, "
-      "traced, system_wide) VALUES(?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+      "traced, system_wide, targets_json, user, node, harness_pid, harness_start, sweep_id, sweep_point, "
+      "sweep_phase) VALUES(?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       [&](sql::Statement& st) {
         st.bind(1, start.label)
             .bind(2, start.kind)
@@ -118,23 +170,39 @@ Result<int64_t> TraceDb::begin_run(const RunStart& start) {
             .bind(4, start.config_json)
             .bind(5, start.machine_json)
             .bind(6, unix_now_s())
-            .bind(7, monotonic_now_ns())
+            .bind(7, monotonic_ns())
             .bind(8, int64_t{start.traced})
-            .bind(9, int64_t{start.system_wide});
+            .bind(9, int64_t{start.system_wide})
+            .bind(10, start.targets_json)
+            .bind(11, user_name())
+            .bind(12, hostname())
+            .bind(13, harness.pid)
+            .bind(14, harness.start)
+            .bind(15, start.sweep_id)
+            .bind(16, start.sweep_point)
+            .bind(17, start.sweep_phase);
       });
-  if (!s) return s.error();
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  if (!s) return storing(s, fmt::format("the start of run '{}'", start.label));
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_.get()));
 }
 
 Status TraceDb::finish_run(int64_t run_id, const RunEnd& end) {
-  return run_statement(db_, "UPDATE runs SET end_ns = ?, exit_code = ?, status = ?, result_json = ? WHERE run_id = ?",
-                       [&](sql::Statement& st) {
-                         st.bind(1, monotonic_now_ns())
-                             .bind(2, int64_t{end.exit_code})
-                             .bind(3, end.status)
-                             .bind(4, end.result_json)
-                             .bind(5, run_id);
-                       });
+  Status s = run_statement(db_,
+                           "UPDATE runs SET end_ns = ?, exit_code = ?, status = ?, result_json = coalesce(?, "
+                           "result_json), error = ?, targets_json = coalesce(?, targets_json) WHERE run_id = ?",
+                           [&](sql::Statement& st) {
+                             st.bind(1, monotonic_ns())
+                                 .bind(2, int64_t{end.exit_code})
+                                 .bind(3, end.status)
+                                 .bind(4, end.result_json)
+                                 .bind(5, end.error)
+                                 .bind(6, end.targets_json)
+                                 .bind(7, run_id);
+                           });
+  if (!s) return storing(s, fmt::format("the end of run {}", run_id));
+  // What a run wrote reaches the main file, where readers that cannot use the WAL see it.
+  (void)db_.exec("PRAGMA wal_checkpoint(PASSIVE)");
+  return {};
 }
 
 Status TraceDb::set_root_pid(int64_t run_id, pid_t pid) {
@@ -143,15 +211,14 @@ Status TraceDb::set_root_pid(int64_t run_id, pid_t pid) {
 }
 
 Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events) {
-  auto txn = sql::Transaction::begin(db_);
+  auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();
-  auto stmt = sql::Statement::prepare(
-      db_, "INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg) VALUES(?, ?, ?, ?, ?, ?, ?)");
+  auto stmt = db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg) VALUES(?, ?, ?, ?, ?, ?, ?)");
   if (!stmt) return stmt.error();
   for (const WorkloadEvent& e : events) {
-    auto code = op_code(e.op);
-    if (!code || kOps[*code].category != "workload")
-      return Error::bad_input(fmt::format("unknown workload op '{}' (expected batch_wait or batch_compute)", e.op));
+    auto code = contract::op_code(e.op);
+    if (!code || contract::kOps[*code].category != contract::category::kWorkload)
+      return Error::failure(fmt::format("unknown workload op '{}'", e.op));
     Status s = stmt->bind(1, run_id)
                    .bind(2, static_cast<int64_t>(e.ts_ns))
                    .bind(3, static_cast<int64_t>(e.dur_ns))
@@ -160,14 +227,279 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
                    .bind(6, int64_t{*code})
                    .bind(7, e.arg)
                    .run();
+    if (!s) return storing(s, fmt::format("the batch timings of run {}", run_id));
+  }
+  if (Status s = txn->commit(); !s) return storing(s, fmt::format("the batch timings of run {}", run_id));
+  return {};
+}
+
+namespace {
+
+Status insert_threads(const sql::Connection& db, int64_t run_id, const std::vector<ThreadInfo>& threads) {
+  auto insert = db.prepare(
+      "INSERT OR REPLACE INTO threads(run_id, tid, pid, ppid, comm, role, rank, uid, start_ns, exit_ns, exit_code) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  auto optional = [](const auto& v) { return v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt; };
+  for (const ThreadInfo& t : threads) {
+    insert->bind(1, run_id).bind(2, int64_t{t.tid}).bind(3, int64_t{t.pid}).bind(4, optional(t.ppid));
+    insert->bind(5, t.comm).bind(6, t.role).bind(7, optional(t.rank)).bind(8, optional(t.uid));
+    insert->bind(9, optional(t.start_ns)).bind(10, optional(t.exit_ns)).bind(11, optional(t.exit_code));
+    if (Status s = insert->run(); !s) return s;
+  }
+  return {};
+}
+
+Status insert_thread_stats(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto insert = db.prepare(
+      "INSERT OR REPLACE INTO thread_stats(run_id, tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, "
+      "offcpu_ns, offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, "
+      "io_bytes, io_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  for (const auto& [tid, s] : totals.thread_stats) {
+    const uint64_t values[] = {s.voluntary_switches, s.involuntary_switches, s.oncpu_ns,   s.offcpu_ns,
+                               s.offcpu_max_ns,      s.runq_count,           s.runq_ns,    s.page_allocs,
+                               s.page_alloc_bytes,   s.page_faults,          s.io_count,   s.io_bytes,
+                               s.io_ns};
+    insert->bind(1, run_id).bind(2, int64_t{tid}).bind(3, int64_t{s.pid});
+    for (size_t i = 0; i < std::size(values); ++i) insert->bind(4 + static_cast<int>(i), int64_t(values[i]));
+    if (Status st = insert->run(); !st) return st;
+  }
+  return {};
+}
+
+template <class Key, class Hist, size_t Slots>
+Status insert_histograms(sql::Statement& insert, int64_t run_id, const std::vector<std::pair<Key, Hist>>& rows,
+                         const std::function<void(sql::Statement&, const Key&)>& bind_key) {
+  for (const auto& [key, hist] : rows) {
+    for (size_t slot = 0; slot < Slots; ++slot) {
+      if (!hist.slots[slot]) continue;
+      insert.bind(1, run_id);
+      bind_key(insert, key);
+      insert.bind(4, int64_t(slot)).bind(5, int64_t(hist.slots[slot]));
+      if (Status s = insert.run(); !s) return s;
+    }
+  }
+  return {};
+}
+
+Status insert_call_stats(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto insert = db.prepare(
+      "INSERT OR REPLACE INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, "
+      "streamed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  for (const auto& [key, s] : totals.call_stats) {
+    insert->bind(1, run_id).bind(2, int64_t{key.tid}).bind(3, int64_t{s.pid}).bind(4, int64_t{key.op});
+    const uint64_t values[] = {s.calls, s.returns, s.errors, s.total_ns, s.max_ns, s.bytes, s.streamed};
+    for (size_t i = 0; i < std::size(values); ++i) insert->bind(5 + static_cast<int>(i), int64_t(values[i]));
+    if (Status st = insert->run(); !st) return st;
+  }
+  auto hist = db.prepare("INSERT OR REPLACE INTO call_histograms(run_id, pid, op, slot, count) VALUES(?, ?, ?, ?, ?)");
+  if (!hist) return hist.error();
+  return insert_histograms<ib_call_hist_key, ib_call_hist, IB_CALL_HIST_SLOTS>(
+      *hist, run_id, totals.call_histograms, [](sql::Statement& st, const ib_call_hist_key& key) {
+        st.bind(2, int64_t{key.pid}).bind(3, int64_t{key.op});
+      });
+}
+
+Status insert_metric_histograms(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto insert = db.prepare("INSERT OR REPLACE INTO histograms(run_id, pid, metric, slot, count) VALUES(?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  std::vector<std::pair<ib_hist_key, ib_hist>> known;
+  for (const auto& row : totals.histograms)
+    if (row.first.metric < IB_HIST_COUNT) known.push_back(row);
+  return insert_histograms<ib_hist_key, ib_hist, IB_HIST_SLOTS>(
+      *insert, run_id, known, [](sql::Statement& st, const ib_hist_key& key) {
+        st.bind(2, int64_t{key.pid}).bind(3, std::string_view(contract::kHistogramMetrics[key.metric]));
+      });
+}
+
+Status insert_losses_and_settings(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto loss = db.prepare("INSERT OR REPLACE INTO losses(run_id, source, dropped, offered) VALUES(?, ?, ?, ?)");
+  if (!loss) return loss.error();
+  for (const TraceLoss& row : totals.losses) {
+    loss->bind(1, run_id).bind(2, row.source).bind(3, int64_t(row.dropped));
+    loss->bind(4, row.offered ? std::optional<int64_t>(int64_t(*row.offered)) : std::nullopt);
+    if (Status s = loss->run(); !s) return s;
+  }
+  auto setting = db.prepare("INSERT OR REPLACE INTO run_settings(run_id, key, value) VALUES(?, ?, ?)");
+  if (!setting) return setting.error();
+  auto put = [&](const std::string& key, const std::string& value) {
+    return setting->bind(1, run_id).bind(2, key).bind(3, value).run();
+  };
+  for (const auto& [key, value] : totals.settings)
+    if (Status s = put(key, value); !s) return s;
+  for (size_t i = 0; i < totals.problems.size(); ++i)
+    if (Status s = put(fmt::format("trace_problem_{}", i + 1), totals.problems[i]); !s) return s;
+  return {};
+}
+
+std::string cuda_probes_json(const TraceTotals& totals) {
+  nlohmann::json libraries = nlohmann::json::array();
+  for (const ProbedLibrary& lib : totals.libraries)
+    libraries.push_back({{"path", lib.path}, {"kind", lib.kind}, {"attached", lib.attached}, {"missing", lib.missing}});
+  return nlohmann::json{{"traced", totals.calls_traced()}, {"detail", totals.cuda_detail}, {"libraries", libraries}}
+      .dump();
+}
+
+}  // namespace
+
+Status TraceDb::write_totals(int64_t run_id, const TraceTotals& totals) {
+  auto txn = sql::Transaction::begin(db_.get());
+  Status s = txn ? Status() : Status(txn.error());
+  if (s) s = insert_threads(db_, run_id, totals.threads);
+  if (s) s = insert_thread_stats(db_, run_id, totals);
+  if (s) s = insert_call_stats(db_, run_id, totals);
+  if (s) s = insert_metric_histograms(db_, run_id, totals);
+  if (s) s = insert_losses_and_settings(db_, run_id, totals);
+  if (s)
+    s = run_statement(db_, "UPDATE runs SET cuda_probes = ? WHERE run_id = ?",
+                      [&](sql::Statement& st) { st.bind(1, cuda_probes_json(totals)).bind(2, run_id); });
+  if (s) s = txn->commit();
+  if (!s) return storing(s, fmt::format("the trace totals of run {}", run_id));
+  return {};
+}
+
+Result<int64_t> TraceDb::begin_sweep(const SweepStart& start) {
+  const Harness harness = this_harness();
+  Status s = run_statement(db_,
+                           "INSERT INTO sweeps(started_unix, status, request_json, rules_json, node, harness_pid, "
+                           "harness_start) VALUES(?, 'running', ?, ?, ?, ?, ?)",
+                           [&](sql::Statement& st) {
+                             st.bind(1, unix_now_s())
+                                 .bind(2, start.request_json)
+                                 .bind(3, start.rules_json)
+                                 .bind(4, hostname())
+                                 .bind(5, harness.pid)
+                                 .bind(6, harness.start);
+                           });
+  if (!s) return storing(s, "the new sweep");
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_.get()));
+}
+
+Status TraceDb::put_sweep_point(int64_t sweep_id, const SweepPointRow& p) {
+  Status s = run_statement(db_,
+                           "INSERT OR REPLACE INTO sweep_points(sweep_id, point, position, config_json, state, reason) "
+                           "VALUES(?, ?, ?, ?, ?, ?)",
+                           [&](sql::Statement& st) {
+                             st.bind(1, sweep_id)
+                                 .bind(2, p.point)
+                                 .bind(3, int64_t{p.position})
+                                 .bind(4, p.config_json)
+                                 .bind(5, p.state)
+                                 .bind(6, p.reason.empty() ? std::nullopt : std::optional<std::string>(p.reason));
+                           });
+  if (!s) return storing(s, fmt::format("sweep point '{}'", p.point));
+  return {};
+}
+
+Status TraceDb::finish_sweep(int64_t sweep_id, const std::string& status, const std::optional<std::string>& baseline,
+                             const std::optional<std::string>& recommended) {
+  Status s = run_statement(db_,
+                           "UPDATE sweeps SET ended_unix = ?, status = ?, baseline_point = coalesce(?, baseline_point), "
+                           "recommended_point = ? WHERE sweep_id = ?",
+                           [&](sql::Statement& st) {
+                             st.bind(1, unix_now_s()).bind(2, status).bind(3, baseline).bind(4, recommended).bind(5, sweep_id);
+                           });
+  if (!s) return storing(s, fmt::format("the end of sweep {}", sweep_id));
+  return {};
+}
+
+Status TraceDb::resume_sweep(int64_t sweep_id) {
+  const Harness harness = this_harness();
+  Status s = run_statement(db_,
+                           "UPDATE sweeps SET status = 'running', ended_unix = NULL, harness_pid = ?, "
+                           "harness_start = ? WHERE sweep_id = ?",
+                           [&](sql::Statement& st) { st.bind(1, harness.pid).bind(2, harness.start).bind(3, sweep_id); });
+  if (!s) return storing(s, fmt::format("the resumption of sweep {}", sweep_id));
+  return {};
+}
+
+// ---- EventTable ---------------------------------------------------------------------
+
+Result<EventTable> EventTable::open(const std::string& path, int64_t run_id) {
+  auto db = open_for_writing(path);
+  if (!db) return db.error();
+  // A large page cache keeps the two event indexes in memory during a run. Without
+  // syncs during the run (WAL: a crash of this process still leaves a consistent
+  // file); sync() makes it durable once at the end.
+  if (Status s = db->exec("PRAGMA cache_size = -65536; PRAGMA synchronous = OFF"); !s) return s.error();
+  auto insert_event = db->prepare(
+      "INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, ret, bytes, arg, stream) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto insert_batch = db->prepare("INSERT INTO event_batches(run_id, seq, count, records) VALUES(?, ?, ?, ?)");
+  auto select_batch = db->prepare("SELECT records FROM event_batches WHERE run_id = ? AND seq = ?");
+  auto delete_batch = db->prepare("DELETE FROM event_batches WHERE run_id = ? AND seq = ?");
+  for (auto* stmt : {&insert_event, &insert_batch, &select_batch, &delete_batch})
+    if (!*stmt) return stmt->error();
+  Statements statements{std::move(*insert_event), std::move(*insert_batch), std::move(*select_batch),
+                        std::move(*delete_batch)};
+  return EventTable(std::move(*db), std::move(statements), run_id);
+}
+
+Status EventTable::insert_rows(const EventRecord* records, size_t count) {
+  sql::Statement& insert = sql_.insert_event;
+  auto optional_int = [&](int index, bool present, int64_t value) {
+    present ? insert.bind(index, value) : insert.bind_null(index);
+  };
+  for (const EventRecord* e = records; e != records + count; ++e) {
+    insert.bind(1, run_id_)
+        .bind(2, static_cast<int64_t>(e->ts_ns))
+        .bind(3, static_cast<int64_t>(e->dur_ns))
+        .bind(4, int64_t{e->pid})
+        .bind(5, int64_t{e->tid})
+        .bind(6, int64_t{e->op});
+    optional_int(7, e->flags & IB_EVENT_HAS_RET, e->ret);
+    optional_int(8, e->flags & IB_EVENT_HAS_BYTES, static_cast<int64_t>(e->bytes));
+    optional_int(9, e->flags & IB_EVENT_HAS_ARG, e->arg);
+    optional_int(10, e->flags & IB_EVENT_HAS_STREAM, static_cast<int64_t>(e->stream));
+    if (Status s = insert.run(); !s) return s;
+  }
+  return {};
+}
+
+Status EventTable::insert(const EventRecord* records, size_t count) {
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return txn.error();
+  if (Status s = insert_rows(records, count); !s) return s;
+  return txn->commit();
+}
+
+Status EventTable::stage(const EventRecord* records, size_t count, int64_t first_seq, size_t per_batch) {
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return txn.error();
+  int64_t seq = first_seq;
+  for (size_t first = 0; first < count; first += per_batch, ++seq) {
+    const size_t n = std::min(per_batch, count - first);
+    Status s = sql_.insert_batch.bind(1, run_id_)
+                   .bind(2, seq)
+                   .bind(3, static_cast<int64_t>(n))
+                   .bind_blob(4, records + first, n * sizeof(EventRecord))
+                   .run();
     if (!s) return s;
   }
   return txn->commit();
 }
 
-Status TraceDb::set_setting(int64_t run_id, const std::string& key, const std::string& value) {
-  return run_statement(db_, "INSERT OR REPLACE INTO run_settings(run_id, key, value) VALUES(?, ?, ?)",
-                       [&](sql::Statement& st) { st.bind(1, run_id).bind(2, key).bind(3, value); });
+Status EventTable::unstage(int64_t seq, size_t count) {
+  std::vector<EventRecord> records(count);
+  sql::Statement& select = sql_.select_batch;
+  select.bind(1, run_id_).bind(2, seq);
+  auto row = select.step();
+  if (row.ok() && *row) {
+    size_t bytes = std::min(select.column_bytes(0), records.size() * sizeof(EventRecord));
+    memcpy(records.data(), select.column_blob(0), bytes);
+  }
+  select.reset();
+  if (!row) return row.error();
+  // Moving rows and deleting the batch in one transaction: a batch is never in both tables.
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return txn.error();
+  if (Status s = insert_rows(records.data(), records.size()); !s) return s;
+  if (Status s = sql_.delete_batch.bind(1, run_id_).bind(2, seq).run(); !s) return s;
+  return txn->commit();
 }
+
+Status EventTable::sync() { return db_.exec("PRAGMA synchronous = NORMAL; PRAGMA wal_checkpoint(PASSIVE)"); }
 
 }  // namespace ingero::tracer

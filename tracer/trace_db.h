@@ -1,44 +1,49 @@
-// The trace database: one SQLite file, many runs. Schema: tracer/schema.sql.
-// Opening creates the schema (PRAGMA user_version = kSchemaVersion) or checks it;
-// a file of another version or not a trace DB is bad input with a clear message.
+// The one writer of the trace DB (schema: common/schema.sql): every INSERT and UPDATE a
+// run, a sweep or the tracer makes goes through here. One file, many runs.
+//
+// Opening creates the schema or upgrades an older file, and marks the runs and sweeps of
+// ingero-bench processes that died before finishing them as 'abandoned'. While a process
+// writes, the file is in WAL mode (the harness and the tracer's writer thread write it at
+// once); closing the last connection returns it to rollback-journal mode, so that the file
+// alone can be read where its directory cannot be written.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "common/sqlite.h"
+#include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
 
-inline constexpr int kSchemaVersion = 1;
-
-// Opens (creating if missing) a trace DB: parent directories, schema, ops table,
-// PRAGMA user_version, WAL. Another schema version or a non-DB file is bad input.
-Result<sql::Connection> open_trace_db(const std::string& path);
-
 struct RunStart {
   std::string label;                        // "loader w4 pf2", "trace: python3 x.py"
-  std::string kind;                         // "workload" | "command"
-  std::vector<std::string> command;         // argv of the traced process
+  std::string kind;                         // contract::kind
+  std::vector<std::string> command;         // argv of the traced process ([] when attached)
   std::optional<std::string> config_json;   // workload config record (JSON text)
   std::string machine_json;                 // machine description (JSON text)
   bool traced = true;
   bool system_wide = false;
+  std::optional<std::string> targets_json;  // attach: the pids asked for
+  std::optional<int64_t> sweep_id;
+  std::optional<std::string> sweep_point;
+  std::optional<std::string> sweep_phase;   // "measure" | "verify"
 };
 
 struct RunEnd {
   int exit_code = 0;
-  std::string status;                       // "ok" | "failed" | "interrupted"
+  std::string status;                       // contract::status
   std::optional<std::string> result_json;   // workload result record (JSON text)
+  std::optional<std::string> error;         // why it failed, in words
+  std::optional<std::string> targets_json;  // attach: what became of each target
 };
 
-// A workload-side interval (op category 'workload': batch_wait, batch_compute).
+// A workload-side interval (op category 'workload': batch_wait, batch_compute, worker_start).
 struct WorkloadEvent {
   std::string op;  // ops.name
   uint64_t ts_ns = 0;
@@ -48,30 +53,101 @@ struct WorkloadEvent {
   int64_t arg = 0;
 };
 
+struct SweepStart {
+  std::string request_json;
+  std::string rules_json;
+};
+
+struct SweepPointRow {
+  std::string point;
+  int position = 0;
+  std::string config_json;
+  std::string state;   // pending | measured | pruned | failed | skipped
+  std::string reason;
+};
+
 class TraceDb {
  public:
-  // Creates the file (and parent directories) if missing.
-  static Result<std::unique_ptr<TraceDb>> open(const std::string& path);
-  virtual ~TraceDb();
+  // Creates the file (and parent directories) if missing. A file that is not a trace DB,
+  // or of a schema this build cannot write, is bad input naming it.
+  static Result<TraceDb> open(const std::string& path);
+  TraceDb(TraceDb&&) = default;
+  TraceDb& operator=(TraceDb&&) = default;
+  ~TraceDb();
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return db_.path(); }
 
-  // Inserts a 'running' row with start_ns = now (CLOCK_MONOTONIC); returns run_id.
+  // Inserts a 'running' row (start_ns = now) owned by this process; returns run_id.
   Result<int64_t> begin_run(const RunStart& start);
-  // Sets end_ns = now, exit code, status, result record.
+  // Sets end_ns = now, exit code, status, result record, error.
   Status finish_run(int64_t run_id, const RunEnd& end);
   Status set_root_pid(int64_t run_id, pid_t pid);
   Status add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events);
-  Status set_setting(int64_t run_id, const std::string& key, const std::string& value);
+  // Everything the tracer hands back when it stops: threads, totals, histograms, losses,
+  // settings, probed libraries. In one transaction.
+  Status write_totals(int64_t run_id, const TraceTotals& totals);
 
-  // The raw handle, for the tracer's writer thread (same file, its own connection is
-  // opened by the writer; this one is used by the harness thread only).
-  ::sqlite3* handle() const { return db_; }
+  Result<int64_t> begin_sweep(const SweepStart& start);
+  Status put_sweep_point(int64_t sweep_id, const SweepPointRow& point);
+  Status finish_sweep(int64_t sweep_id, const std::string& status, const std::optional<std::string>& baseline,
+                      const std::optional<std::string>& recommended);
+  // Re-owns an interrupted sweep for --resume: status 'running', this process as its harness.
+  Status resume_sweep(int64_t sweep_id);
+
+  // The writer's connection, for reading back what it wrote (tests, resume).
+  const sql::Connection& connection() const { return db_; }
 
  private:
-  TraceDb(std::string path, ::sqlite3* db) : path_(std::move(path)), db_(db) {}
-  std::string path_;
-  ::sqlite3* db_ = nullptr;
+  explicit TraceDb(sql::Connection db) : db_(std::move(db)) {}
+  Status mark_abandoned();
+  sql::Connection db_;
+};
+
+// One 64-byte row of the events table as the writer thread stages it (event_batches.records).
+struct EventRecord {
+  uint64_t ts_ns;
+  uint64_t dur_ns;
+  uint32_t pid;
+  uint32_t tid;
+  uint16_t op;
+  uint16_t flags;  // IB_EVENT_HAS_*: which of ret/bytes/arg/stream are present
+  uint32_t pad;
+  int64_t ret;
+  uint64_t bytes;
+  int64_t arg;
+  uint64_t stream;
+};
+static_assert(sizeof(EventRecord) == 64);
+
+// The events of one run, as the tracer's writer thread stores them over its own connection:
+// straight into the indexed table, or, during a burst, staged as packed batches first.
+class EventTable {
+ public:
+  static Result<EventTable> open(const std::string& path, int64_t run_id);
+  EventTable(EventTable&&) = default;
+
+  Status insert(const EventRecord* records, size_t count);  // in one transaction
+  // Stages records as batches of per_batch, numbered from first_seq, in one transaction.
+  Status stage(const EventRecord* records, size_t count, int64_t first_seq, size_t per_batch);
+  // Moves staged batch `seq` (count records) into events, in one transaction.
+  Status unstage(int64_t seq, size_t count);
+  // Makes what was written durable (the writer runs without syncs).
+  Status sync();
+
+ private:
+  struct Statements {
+    sql::Statement insert_event;
+    sql::Statement insert_batch;
+    sql::Statement select_batch;
+    sql::Statement delete_batch;
+  };
+  EventTable(sql::Connection db, Statements statements, int64_t run_id)
+      : db_(std::move(db)), sql_(std::move(statements)), run_id_(run_id) {}
+  Status insert_rows(const EventRecord* records, size_t count);  // in the caller's transaction
+
+  sql::Connection db_;
+  Statements sql_;
+  int64_t run_id_;
 };
 
 }  // namespace ingero::tracer

@@ -7,29 +7,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "cuda.skel.h"
-#include "io.skel.h"
-#include "mem.skel.h"
-#include "proc.skel.h"
-#include "sched.skel.h"
-#include "tracer/cuda_probes.h"
+#include "common/clock.h"
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
+#include "ingero.skel.h"
 #include "tracer/event_writer.h"
-#include "tracer/ops.h"
-#include "common/sqlite.h"
 #include "tracer/threads.h"
 
 namespace ingero::tracer {
@@ -61,12 +56,10 @@ std::string last_libbpf_warning() {
 }
 
 // ---- RAII owners
-template <class Skel>
 struct SkeletonDestroyer {
-  void operator()(Skel* skel) const { Skel::destroy(skel); }
+  void operator()(ingero_bpf* skel) const { ingero_bpf::destroy(skel); }
 };
-template <class Skel>
-using SkeletonPtr = std::unique_ptr<Skel, SkeletonDestroyer<Skel>>;
+using SkeletonPtr = std::unique_ptr<ingero_bpf, SkeletonDestroyer>;
 
 struct LinkDestroyer {
   void operator()(bpf_link* link) const { bpf_link__destroy(link); }
@@ -92,101 +85,6 @@ bool has_capability(int cap) {
   return data[cap / 32].effective & (1u << (cap % 32));
 }
 
-Status check_preconditions(const TraceOptions& opts) {
-  const char* hint = "run with sudo, or pass --no-trace to run without tracing";
-  bool can_trace = (has_capability(CAP_BPF) && has_capability(CAP_PERFMON)) || has_capability(CAP_SYS_ADMIN);
-  if (!can_trace)
-    return Error::failure(
-        fmt::format("eBPF tracing needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN); uid {} lacks them",
-                    geteuid()),
-        hint);
-  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-    return Error::failure("eBPF tracing needs kernel BTF (/sys/kernel/btf/vmlinux is missing)",
-                          "use a kernel built with CONFIG_DEBUG_INFO_BTF, or pass --no-trace");
-  uint32_t ring = opts.ringbuf_bytes;
-  if (ring < static_cast<uint32_t>(getpagesize()) || (ring & (ring - 1)) != 0)
-    return Error::bad_input(fmt::format("ring buffer size {} must be a power of two of at least {} bytes", ring,
-                                        getpagesize()));
-  return {};
-}
-
-const char* const kLossNames[IB_LOSS_COUNT] = {"cuda", "sched", "proc", "cuda_inflight", "thread_stats"};
-
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::optional<pid_t> parent_of(pid_t pid) {
-  // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
-  std::string stat = read_first_line(fmt::format("/proc/{}/stat", pid));
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  int ppid = 0;
-  char state = 0;
-  if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return std::nullopt;
-  return ppid;
-}
-
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// Opens a skeleton and applies the run's configuration before load.
-template <class Skel>
-Result<SkeletonPtr<Skel>> open_skeleton(const char* name, const TraceOptions& opts) {
-  SkeletonPtr<Skel> skel(Skel::open());
-  if (!skel) return Error::failure(fmt::format("opening BPF object {}: {}", name, last_libbpf_warning()));
-  skel->rodata->system_wide = opts.system_wide;
-  skel->rodata->offcpu_min_ns = opts.offcpu_min_ns;
-  skel->rodata->runq_min_ns = opts.runq_min_ns;
-  skel->rodata->wakeup_bytes = opts.ringbuf_bytes / 4;
-  for (bpf_map* ring : {skel->maps.cuda_ring, skel->maps.sched_ring, skel->maps.proc_ring})
-    if (bpf_map__set_max_entries(ring, opts.ringbuf_bytes) != 0)
-      return Error::failure(fmt::format("sizing ring buffer {}: {}", bpf_map__name(ring), strerror(errno)));
-  return skel;
-}
-
-// Makes `user` use the maps `owner` created (same name), so every object shares one
-// filter, one set of counters and one loss table. Object-private maps are left alone.
-Status share_maps(bpf_object* owner, bpf_object* user) {
-  bpf_map* map;
-  bpf_object__for_each_map(map, user) {
-    const char* name = bpf_map__name(map);
-    if (strchr(name, '.')) continue;  // .rodata and friends are per object
-    bpf_map* owned = bpf_object__find_map_by_name(owner, name);
-    if (!owned) continue;
-    if (int err = bpf_map__reuse_fd(map, bpf_map__fd(owned)); err)
-      return Error::failure(fmt::format("sharing BPF map {}: {}", name, strerror(-err)));
-  }
-  return {};
-}
-
-template <class Skel>
-Status load_skeleton(Skel* skel, const char* name, bpf_object* owner) {
-  if (owner)
-    if (Status s = share_maps(owner, skel->obj); !s) return s;
-  if (int err = Skel::load(skel); err)
-    return Error::failure(fmt::format("loading BPF object {}: {} ({})", name, strerror(-err), last_libbpf_warning()),
-                          "pass --no-trace to run without tracing");
-  return {};
-}
-
-template <class Skel>
-Status attach_skeleton(Skel* skel, const char* name) {
-  if (int err = Skel::attach(skel); err)
-    return Error::failure(fmt::format("attaching BPF programs of {}: {} ({})", name, strerror(-err),
-                                      last_libbpf_warning()),
-                          "pass --no-trace to run without tracing");
-  return {};
-}
-
 // Visits every key of a BPF hash map.
 template <class Key, class Fn>
 void for_each_key(int map_fd, Fn&& fn) {
@@ -200,6 +98,57 @@ void for_each_key(int map_fd, Fn&& fn) {
   }
 }
 
+// Every (key, value) of a BPF hash map.
+template <class Key, class Value>
+std::vector<std::pair<Key, Value>> read_map(bpf_map* map) {
+  std::vector<std::pair<Key, Value>> rows;
+  const int fd = bpf_map__fd(map);
+  for_each_key<Key>(fd, [&](const Key& key) {
+    Value value{};
+    if (bpf_map_lookup_elem(fd, &key, &value) == 0) rows.emplace_back(key, value);
+  });
+  return rows;
+}
+
+
+// Every descendant of pid that runs now, from the parent links in /proc.
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  for (pid_t pid : proc::all_pids())
+    if (auto stat = proc::read_stat(pid)) children.emplace(stat->ppid, pid);
+  std::vector<pid_t> found;
+  std::vector<pid_t> frontier = {root};
+  while (!frontier.empty()) {
+    pid_t parent = frontier.back();
+    frontier.pop_back();
+    auto [first, last] = children.equal_range(parent);
+    for (auto it = first; it != last; ++it) {
+      found.push_back(it->second);
+      frontier.push_back(it->second);
+    }
+  }
+  return found;
+}
+
+// The programs in the order they are attached: process events first, so that a fork
+// enrolls the child before its first scheduler event is looked at.
+std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
+  return {
+      {s->progs.on_fork, &s->links.on_fork},
+      {s->progs.on_exec, &s->links.on_exec},
+      {s->progs.on_exit, &s->links.on_exit},
+      {s->progs.on_rename, &s->links.on_rename},
+      {s->progs.on_sched_wakeup, &s->links.on_sched_wakeup},
+      {s->progs.on_sched_wakeup_new, &s->links.on_sched_wakeup_new},
+      {s->progs.on_sched_switch, &s->links.on_sched_switch},
+      {s->progs.on_page_alloc, &s->links.on_page_alloc},
+      {s->progs.on_page_fault_user, &s->links.on_page_fault_user},
+      {s->progs.on_mem_thread_exit, &s->links.on_mem_thread_exit},
+      {s->progs.on_block_rq_issue, &s->links.on_block_rq_issue},
+      {s->progs.on_block_rq_complete, &s->links.on_block_rq_complete},
+  };
+}
+
 class BpfTracer final : public Tracer {
  public:
   BpfTracer(const TraceOptions& opts, int64_t run_id) : opts_(opts), run_id_(run_id) {}
@@ -207,162 +156,216 @@ class BpfTracer final : public Tracer {
 
   Status init(const std::string& db_path);
   Status enroll(pid_t root_pid) override;
+  Status attach(pid_t pid) override;
   void poll() override;
-  Result<TraceSummary> stop() override;
+  Result<TraceTotals> stop() override;
 
  private:
-  struct ProbedLibrary {
-    std::string path;
-    CudaLibrary kind;
-    std::vector<std::string> attached;
-    std::vector<std::string> missing;
-  };
-
-  Status load_and_attach();
-  Status attach_cuda_library(const std::string& path, bool requested);
+  Status load();
+  Status attach_programs();
+  Status open_rings();
+  Status add_to_filter(pid_t pid);
+  Status probe_library(const std::string& path, bool requested);
+  void scan_for_cuda_processes();
   static int on_ring_event(void* ctx, void* data, size_t size);
   void consume();
   void detach_all();
   void stop_consumer();
   void shutdown();
+  void flush_memory_bursts();
   std::vector<TraceLoss> collect_losses() const;
-  Status write_totals(sqlite3* db, const std::vector<TraceLoss>& losses);
-  Status write_threads(sqlite3* db);
-  nlohmann::json cuda_probes_json() const;
-  TraceSummary summarize(std::vector<TraceLoss> losses) const;
+  std::vector<std::pair<std::string, std::string>> settings() const;
+  void record_problem(std::string problem);
 
   const TraceOptions opts_;
   const int64_t run_id_;
   std::unique_ptr<EventWriter> writer_;
-
-  SkeletonPtr<ingero_sched> sched_;
-  SkeletonPtr<ingero_proc> proc_;
-  SkeletonPtr<ingero_mem> mem_;
-  SkeletonPtr<ingero_io> io_;
-  SkeletonPtr<ingero_cuda> cuda_;
+  SkeletonPtr skel_;
   std::vector<LinkPtr> uprobe_links_;
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
 
   std::atomic<bool> consuming_{false};
   std::thread consumer_;
 
-  std::mutex threads_mutex_;
+  std::mutex mutex_;  // guards threads_ and problems_ (the consumer thread writes them)
   ThreadTable threads_;
-  pid_t root_pid_ = 0;
+  std::vector<std::string> problems_;
 
   std::vector<ProbedLibrary> libraries_;
   std::set<std::pair<dev_t, ino_t>> probed_files_;
+  // System-wide CUDA mode: when each process was last looked at, and which were enrolled.
+  std::map<pid_t, std::chrono::steady_clock::time_point> checked_;
+  std::set<pid_t> enrolled_;
   bool stopped_ = false;
 };
 
 Status BpfTracer::init(const std::string& db_path) {
   auto writer = EventWriter::start(db_path, run_id_, opts_.queue_capacity);
   if (!writer) return writer.error();
-  writer_ = std::move(*writer);
-  if (Status s = load_and_attach(); !s) return s;
-  for (const std::string& path : opts_.cudart_paths)
-    if (Status s = attach_cuda_library(path, true); !s) return s;
+  writer_ = std::move(writer).value();
+  if (Status s = load(); !s) return s;
+  if (Status s = attach_programs(); !s) return s;
+  if (Status s = open_rings(); !s) return s;
+  for (const std::string& path : opts_.library_paths)
+    if (Status s = probe_library(path, true); !s) return s;
   consuming_ = true;
   consumer_ = std::thread([this] { consume(); });
   return {};
 }
 
-Status BpfTracer::load_and_attach() {
+// open -> configure rodata and ring sizes -> load.
+Status BpfTracer::load() {
   libbpf_set_print(libbpf_print);
-  auto sched = open_skeleton<ingero_sched>("sched", opts_);
-  if (!sched) return sched.error();
-  auto proc = open_skeleton<ingero_proc>("proc", opts_);
-  if (!proc) return proc.error();
-  auto mem = open_skeleton<ingero_mem>("mem", opts_);
-  if (!mem) return mem.error();
-  auto io = open_skeleton<ingero_io>("io", opts_);
-  if (!io) return io.error();
-  auto cuda = open_skeleton<ingero_cuda>("cuda", opts_);
-  if (!cuda) return cuda.error();
-  sched_ = std::move(*sched);
-  proc_ = std::move(*proc);
-  mem_ = std::move(*mem);
-  io_ = std::move(*io);
-  cuda_ = std::move(*cuda);
+  skel_.reset(ingero_bpf::open());
+  if (!skel_) return Error::failure(fmt::format("opening the BPF object: {}", last_libbpf_warning()));
+  auto* ro = skel_->rodata;
+  ro->system_wide = opts_.system_wide && !opts_.cuda_processes_only;
+  ro->offcpu_min_ns = opts_.offcpu_min_ns;
+  ro->runq_min_ns = opts_.runq_min_ns;
+  ro->wakeup_bytes = opts_.ringbuf_bytes / 4;
+  ro->mem_burst_pages = opts_.mem_burst_pages;
+  ro->call_stream_min_ns = opts_.call_stream_min_ns;
+  for (bpf_map* ring : {skel_->maps.cuda_ring, skel_->maps.sched_ring, skel_->maps.proc_ring})
+    if (bpf_map__set_max_entries(ring, opts_.ringbuf_bytes) != 0)
+      return Error::failure(fmt::format("sizing ring buffer {}: {}", bpf_map__name(ring), strerror(errno)));
+  if (int err = ingero_bpf::load(skel_.get()); err)
+    return Error::failure(fmt::format("loading the BPF programs: {} ({})", strerror(-err), last_libbpf_warning()),
+                          "pass --no-trace to run without tracing");
+  return {};
+}
 
-  // sched creates the shared maps; the others reuse them.
-  if (Status s = load_skeleton(sched_.get(), "sched", nullptr); !s) return s;
-  if (Status s = load_skeleton(proc_.get(), "proc", sched_->obj); !s) return s;
-  if (Status s = load_skeleton(mem_.get(), "mem", sched_->obj); !s) return s;
-  if (Status s = load_skeleton(io_.get(), "io", sched_->obj); !s) return s;
-  if (Status s = load_skeleton(cuda_.get(), "cuda", sched_->obj); !s) return s;
+Status BpfTracer::attach_programs() {
+  for (auto [program, link] : attach_order(skel_.get())) {
+    *link = bpf_program__attach(program);
+    if (!*link)
+      return Error::failure(fmt::format("attaching BPF program {}: {} ({})", bpf_program__name(program),
+                                        strerror(errno), last_libbpf_warning()),
+                            "pass --no-trace to run without tracing");
+  }
+  return {};
+}
 
-  // proc first: a fork must enroll children before their first scheduler event.
-  if (Status s = attach_skeleton(proc_.get(), "proc"); !s) return s;
-  if (Status s = attach_skeleton(sched_.get(), "sched"); !s) return s;
-  if (Status s = attach_skeleton(mem_.get(), "mem"); !s) return s;
-  if (Status s = attach_skeleton(io_.get(), "io"); !s) return s;
-
-  rings_.reset(ring_buffer__new(bpf_map__fd(sched_->maps.cuda_ring), on_ring_event, this, nullptr));
-  if (!rings_) return Error::failure(fmt::format("creating ring buffer reader: {}", strerror(errno)));
-  for (bpf_map* ring : {sched_->maps.sched_ring, sched_->maps.proc_ring})
+Status BpfTracer::open_rings() {
+  rings_.reset(ring_buffer__new(bpf_map__fd(skel_->maps.cuda_ring), on_ring_event, this, nullptr));
+  if (!rings_) return Error::failure(fmt::format("creating the ring buffer reader: {}", strerror(errno)));
+  for (bpf_map* ring : {skel_->maps.sched_ring, skel_->maps.proc_ring})
     if (int err = ring_buffer__add(rings_.get(), bpf_map__fd(ring), on_ring_event, this); err)
       return Error::failure(fmt::format("adding ring buffer {}: {}", bpf_map__name(ring), strerror(-err)));
   return {};
 }
 
-Status BpfTracer::attach_cuda_library(const std::string& path, bool requested) {
+Status BpfTracer::probe_library(const std::string& path, bool requested) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
-    if (requested) return Error::bad_input(fmt::format("CUDA library {} not found: {}", path, strerror(errno)));
+    if (requested) return Error::bad_input(fmt::format("library {} not found: {}", path, strerror(errno)));
     return {};
   }
   if (!probed_files_.insert({st.st_dev, st.st_ino}).second) return {};
-  ProbedLibrary library{path, classify_cuda_library(path).value_or(CudaLibrary::runtime), {}, {}};
-  for (const CudaProbeSpec& spec : cuda_probe_specs()) {
-    if (spec.library != library.kind) continue;
-    std::string symbol(op_name(spec.op));
+  const CallLibrary kind = classify_library(path).value_or(CallLibrary::cuda_runtime);
+  ProbedLibrary library{path, std::string(library_kind_name(kind)), {}, {}};
+  for (const PlannedProbe& probe : plan_probes(kind, opts_.cuda_detail)) {
+    const std::string symbol(contract::op_name(probe.spec->op));
     auto attach = [&](bpf_program* prog, bool retprobe) {
       bpf_uprobe_opts uprobe{};
       uprobe.sz = sizeof(uprobe);
       uprobe.func_name = symbol.c_str();
-      uprobe.bpf_cookie = cuda_probe_cookie(spec);
+      uprobe.bpf_cookie = probe.cookie;
       uprobe.retprobe = retprobe;
       return LinkPtr(bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), 0, &uprobe));
     };
-    LinkPtr entry = attach(cuda_->progs.cuda_call_entry, false);
-    LinkPtr exit = entry ? attach(cuda_->progs.cuda_call_return, true) : nullptr;
-    if (!entry || !exit) {
+    LinkPtr entry = attach(skel_->progs.cuda_call_entry, false);
+    LinkPtr exit = entry && probe.return_probe ? attach(skel_->progs.cuda_call_return, true) : nullptr;
+    if (!entry || (probe.return_probe && !exit)) {
       library.missing.push_back(symbol);
       continue;
     }
     uprobe_links_.push_back(std::move(entry));
-    uprobe_links_.push_back(std::move(exit));
+    if (exit) uprobe_links_.push_back(std::move(exit));
     library.attached.push_back(symbol);
   }
   if (requested && library.attached.empty())
-    return Error::bad_input(fmt::format("no CUDA function could be probed in {} ({})", path, last_libbpf_warning()));
+    return Error::bad_input(fmt::format("no CUDA or NCCL function could be probed in {} ({})", path,
+                                        last_libbpf_warning()));
   libraries_.push_back(std::move(library));
   return {};
 }
 
-Status BpfTracer::enroll(pid_t root_pid) {
-  if (!sched_) return Error::failure("tracer is stopped");
+Status BpfTracer::add_to_filter(pid_t pid) {
   uint8_t one = 1;
-  uint32_t key = static_cast<uint32_t>(root_pid);
-  if (bpf_map_update_elem(bpf_map__fd(sched_->maps.tgid_filter), &key, &one, BPF_ANY) != 0)
-    return Error::failure(fmt::format("enrolling pid {} in the trace filter: {}", root_pid, strerror(errno)));
-  std::lock_guard lock(threads_mutex_);
-  root_pid_ = root_pid;
-  ThreadInfo& root = threads_.ensure(root_pid, root_pid);
-  root.ppid = parent_of(root_pid);
-  root.comm = read_first_line(fmt::format("/proc/{}/comm", root_pid));
-  root.start_ns = monotonic_ns();
+  uint32_t key = static_cast<uint32_t>(pid);
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.tgid_filter), &key, &one, BPF_ANY) != 0)
+    return Error::failure(fmt::format("enrolling pid {} in the trace filter: {}", pid, strerror(errno)));
   return {};
 }
 
+Status BpfTracer::enroll(pid_t root_pid) {
+  if (!skel_) return Error::failure("the tracer is stopped");
+  if (Status s = add_to_filter(root_pid); !s) return s;
+  std::lock_guard lock(mutex_);
+  threads_.add_root(root_pid);
+  ThreadInfo& root = threads_.ensure(root_pid, root_pid);
+  if (auto stat = proc::read_stat(root_pid)) root.ppid = stat->ppid;
+  root.comm = proc::read_first_line(fmt::format("/proc/{}/comm", root_pid)).value_or("");
+  root.uid = proc::process_uid(root_pid);
+  root.start_ns = static_cast<uint64_t>(monotonic_ns());
+  return {};
+}
+
+Status BpfTracer::attach(pid_t pid) {
+  if (!skel_) return Error::failure("the tracer is stopped");
+  auto target = proc::read_stat(pid);
+  if (!target)
+    return Error::bad_input(fmt::format("no running process has pid {}", pid), "check the pid with ps");
+  // The target first: what it forks from now on is enrolled by the kernel; what it forked
+  // before is found in /proc afterwards.
+  if (Status s = add_to_filter(pid); !s) return s;
+  std::vector<pid_t> processes = {pid};
+  for (pid_t child : descendants_of(pid)) {
+    if (Status s = add_to_filter(child); !s) return s;
+    processes.push_back(child);
+  }
+  std::lock_guard lock(mutex_);
+  threads_.add_root(pid);
+  enrolled_.insert(processes.begin(), processes.end());
+  for (pid_t process : processes) {
+    auto stat = proc::read_stat(process);
+    const auto uid = proc::process_uid(process);
+    for (pid_t tid : proc::thread_ids(process)) {
+      ThreadInfo& t = threads_.ensure(tid, process);
+      if (tid == process && stat) t.ppid = stat->ppid;
+      t.comm = proc::read_first_line(fmt::format("/proc/{}/task/{}/comm", process, tid)).value_or(t.comm);
+      t.uid = uid;
+    }
+  }
+  if (!proc::is_alive(pid, target->start_time))
+    return Error::bad_input(fmt::format("process {} exited while it was being attached to", pid));
+  return {};
+}
+
+// System-wide CUDA mode: a process is enrolled once it maps a probed library. New pids are
+// looked at on the next poll; the others again every few seconds (python imports torch late).
+void BpfTracer::scan_for_cuda_processes() {
+  constexpr auto kRecheck = std::chrono::seconds(2);
+  const auto now = std::chrono::steady_clock::now();
+  const pid_t self = getpid();
+  for (pid_t pid : proc::all_pids()) {
+    if (pid == self || enrolled_.count(pid)) continue;
+    auto [it, fresh] = checked_.try_emplace(pid, now);
+    if (!fresh && now - it->second < kRecheck) continue;
+    it->second = now;
+    if (mapped_call_libraries(pid).empty()) continue;
+    (void)attach(pid);  // it may have exited meanwhile: nothing to trace then
+  }
+}
+
 void BpfTracer::poll() {
-  if (stopped_ || !sched_ || !opts_.cudart_paths.empty()) return;
+  if (stopped_ || !skel_) return;
+  if (opts_.cuda_processes_only) scan_for_cuda_processes();
+  if (!opts_.library_paths.empty()) return;
   std::vector<uint32_t> pids;
-  for_each_key<uint32_t>(bpf_map__fd(sched_->maps.tgid_filter), [&](uint32_t pid) { pids.push_back(pid); });
+  for_each_key<uint32_t>(bpf_map__fd(skel_->maps.tgid_filter), [&](uint32_t pid) { pids.push_back(pid); });
   for (uint32_t pid : pids)
-    for (const std::string& path : mapped_cuda_libraries(static_cast<pid_t>(pid)))
-      (void)attach_cuda_library(path, false);
+    for (const std::string& path : mapped_call_libraries(static_cast<pid_t>(pid))) (void)probe_library(path, false);
 }
 
 int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
@@ -371,12 +374,16 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
   ib_event event;
   memcpy(&event, data, sizeof event);
   if (event.op >= IB_OP_FORK && event.op <= IB_OP_RENAME) {
-    if (event.op == IB_OP_EXIT || event.op == IB_OP_THREAD_EXIT) event.ret = exit_code_from_status(event.ret);
-    std::lock_guard lock(self->threads_mutex_);
+    std::lock_guard lock(self->mutex_);
     self->threads_.apply(event);
   }
   self->writer_->push(event);
   return 0;
+}
+
+void BpfTracer::record_problem(std::string problem) {
+  std::lock_guard lock(mutex_);
+  problems_.push_back(std::move(problem));
 }
 
 void BpfTracer::consume() {
@@ -387,7 +394,8 @@ void BpfTracer::consume() {
     int n = ring_buffer__poll(rings_.get(), kDrainIntervalMs);
     if (n >= 0) n = ring_buffer__consume(rings_.get());
     if (n < 0 && n != -EINTR) {
-      fprintf(stderr, "ingero-bench: trace ring buffer poll failed: %s\n", strerror(-n));
+      record_problem(fmt::format("reading the ring buffers failed ({}); events after that were not stored",
+                                 strerror(-n)));
       return;
     }
   }
@@ -395,10 +403,7 @@ void BpfTracer::consume() {
 
 void BpfTracer::detach_all() {
   uprobe_links_.clear();
-  if (proc_) ingero_proc::detach(proc_.get());
-  if (sched_) ingero_sched::detach(sched_.get());
-  if (mem_) ingero_mem::detach(mem_.get());
-  if (io_) ingero_io::detach(io_.get());
+  if (skel_) ingero_bpf::detach(skel_.get());
 }
 
 void BpfTracer::stop_consumer() {
@@ -412,188 +417,125 @@ void BpfTracer::shutdown() {
   stop_consumer();
   if (writer_) (void)writer_->finish();
   rings_.reset();
-  cuda_.reset();
-  io_.reset();
-  mem_.reset();
-  proc_.reset();
-  sched_.reset();
+  skel_.reset();
   stopped_ = true;
+}
+
+// The partial bursts of threads still alive (or whose exit program found no room on the
+// ring): with them, a thread's page_faults / page_allocs events add up to its counters.
+void BpfTracer::flush_memory_bursts() {
+  for (const auto& [tid, b] : read_map<uint32_t, ib_mem_burst>(skel_->maps.mem_bursts)) {
+    auto emit = [&](uint16_t op, uint64_t start, uint64_t last, uint64_t count, uint64_t bytes) {
+      ib_event e{};
+      e.ts_ns = start;
+      e.dur_ns = last - start;
+      e.pid = b.pid;
+      e.tid = tid;
+      e.op = op;
+      e.arg = static_cast<int64_t>(count);
+      e.bytes = bytes;
+      e.flags = IB_EVENT_HAS_ARG | (op == IB_OP_PAGE_ALLOCS ? IB_EVENT_HAS_BYTES : 0);
+      writer_->push(e);
+    };
+    if (b.faults) emit(IB_OP_PAGE_FAULTS, b.fault_start_ns, b.fault_last_ns, b.faults, 0);
+    if (b.allocs) emit(IB_OP_PAGE_ALLOCS, b.alloc_start_ns, b.alloc_last_ns, b.allocs, b.alloc_bytes);
+  }
 }
 
 std::vector<TraceLoss> BpfTracer::collect_losses() const {
   std::vector<uint64_t> dropped(IB_LOSS_COUNT, 0);
-  int losses_fd = bpf_map__fd(sched_->maps.losses);
+  const int losses_fd = bpf_map__fd(skel_->maps.losses);
   for (uint32_t i = 0; i < IB_LOSS_COUNT; ++i) bpf_map_lookup_elem(losses_fd, &i, &dropped[i]);
 
   std::vector<uint64_t> offered(IB_RING_COUNT, 0);
-  int cpus = libbpf_num_possible_cpus();
+  const int cpus = libbpf_num_possible_cpus();
   std::vector<uint64_t> per_cpu(cpus > 0 ? cpus : 1);
-  int offered_fd = bpf_map__fd(sched_->maps.ring_offered);
+  const int offered_fd = bpf_map__fd(skel_->maps.ring_offered);
   for (uint32_t ring = 0; ring < IB_RING_COUNT; ++ring)
     if (bpf_map_lookup_elem(offered_fd, &ring, per_cpu.data()) == 0)
       for (uint64_t n : per_cpu) offered[ring] += n;
 
   std::vector<TraceLoss> losses;
   for (int i = 0; i < IB_LOSS_COUNT; ++i)
-    losses.push_back({kLossNames[i], dropped[i], i < IB_RING_COUNT ? std::optional(offered[i]) : std::nullopt});
-  uint64_t queued = writer_->written() + writer_->failed();
-  losses.push_back({"queue", writer_->dropped(), queued + writer_->dropped()});
-  losses.push_back({"writer", writer_->failed(), queued});
+    losses.push_back({contract::kKernelLossSources[i], dropped[i],
+                      i < IB_RING_COUNT ? std::optional(offered[i]) : std::nullopt});
+  const uint64_t queued = writer_->written() + writer_->failed();
+  losses.push_back({std::string(contract::kQueueLoss), writer_->dropped(), queued + writer_->dropped()});
+  losses.push_back({std::string(contract::kWriterLoss), writer_->failed(), queued});
   return losses;
 }
 
-Status BpfTracer::write_totals(sqlite3* db, const std::vector<TraceLoss>& losses) {
-  auto stats = sql::Statement::prepare(
-      db,
-      "INSERT OR REPLACE INTO thread_stats(run_id, tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, "
-      "offcpu_ns, offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, "
-      "io_bytes, io_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!stats) return stats.error();
-  Status status;
-  int stats_fd = bpf_map__fd(sched_->maps.thread_stats);
-  for_each_key<uint32_t>(stats_fd, [&](uint32_t tid) {
-    ib_thread_stats s{};
-    if (!status || bpf_map_lookup_elem(stats_fd, &tid, &s) != 0) return;
-    {
-      std::lock_guard lock(threads_mutex_);
-      threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
-    }
-    const uint64_t values[] = {s.voluntary_switches, s.involuntary_switches, s.oncpu_ns,   s.offcpu_ns,
-                               s.offcpu_max_ns,      s.runq_count,           s.runq_ns,    s.page_allocs,
-                               s.page_alloc_bytes,   s.page_faults,          s.io_count,   s.io_bytes,
-                               s.io_ns};
-    stats->bind(1, run_id_).bind(2, int64_t{tid}).bind(3, int64_t{s.pid});
-    for (size_t i = 0; i < std::size(values); ++i) stats->bind(4 + static_cast<int>(i), int64_t(values[i]));
-    status = stats->run();
-  });
-  if (!status) return status;
-
-  auto hist = sql::Statement::prepare(
-      db, "INSERT OR REPLACE INTO histograms(run_id, pid, metric, slot, count) VALUES(?, ?, ?, ?, ?)");
-  if (!hist) return hist.error();
-  static const char* const kMetricNames[IB_HIST_COUNT] = {"runq_us", "offcpu_us", "io_us"};
-  int hist_fd = bpf_map__fd(sched_->maps.histograms);
-  for_each_key<ib_hist_key>(hist_fd, [&](const ib_hist_key& key) {
-    ib_hist h{};
-    if (!status || key.metric >= IB_HIST_COUNT || bpf_map_lookup_elem(hist_fd, &key, &h) != 0) return;
-    for (int slot = 0; slot < IB_HIST_SLOTS && status; ++slot)
-      if (h.slots[slot])
-        status = hist->bind(1, run_id_)
-                     .bind(2, int64_t{key.pid})
-                     .bind(3, std::string_view(kMetricNames[key.metric]))
-                     .bind(4, int64_t{slot})
-                     .bind(5, int64_t(h.slots[slot]))
-                     .run();
-  });
-  if (!status) return status;
-
-  auto loss = sql::Statement::prepare(
-      db, "INSERT OR REPLACE INTO losses(run_id, source, dropped, offered) VALUES(?, ?, ?, ?)");
-  if (!loss) return loss.error();
-  for (const TraceLoss& row : losses) {
-    loss->bind(1, run_id_).bind(2, row.source).bind(3, int64_t(row.dropped));
-    row.offered ? loss->bind(4, int64_t(*row.offered)) : loss->bind_null(4);
-    if (Status s = loss->run(); !s) return s;
-  }
-
-  auto setting = sql::Statement::prepare(db, "INSERT OR REPLACE INTO run_settings(run_id, key, value) VALUES(?, ?, ?)");
-  if (!setting) return setting.error();
-  const std::pair<const char*, std::string> settings[] = {
+std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
+  return {
       {"offcpu_min_ns", std::to_string(opts_.offcpu_min_ns)},
       {"runq_min_ns", std::to_string(opts_.runq_min_ns)},
       {"ringbuf_bytes", std::to_string(opts_.ringbuf_bytes)},
       {"queue_capacity", std::to_string(opts_.queue_capacity)},
       {"system_wide", opts_.system_wide ? "1" : "0"},
-      {"cuda_discovery", opts_.cudart_paths.empty() ? "maps" : "explicit"},
+      {"cuda_discovery", opts_.library_paths.empty() ? "maps" : "explicit"},
+      {"cuda_detail", std::string(cuda_detail_name(opts_.cuda_detail))},
+      {"call_stream_min_ns", std::to_string(opts_.call_stream_min_ns)},
+      {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
   };
-  for (auto& [key, value] : settings)
-    if (Status s = setting->bind(1, run_id_).bind(2, std::string_view(key)).bind(3, value).run(); !s) return s;
-
-  if (Status s = write_threads(db); !s) return s;
-
-  auto probes = sql::Statement::prepare(db, "UPDATE runs SET cuda_probes = ? WHERE run_id = ?");
-  if (!probes) return probes.error();
-  return probes->bind(1, cuda_probes_json().dump()).bind(2, run_id_).run();
 }
 
-Status BpfTracer::write_threads(sqlite3* db) {
-  auto insert = sql::Statement::prepare(
-      db,
-      "INSERT OR REPLACE INTO threads(run_id, tid, pid, ppid, comm, role, start_ns, exit_ns, exit_code) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!insert) return insert.error();
-  std::lock_guard lock(threads_mutex_);
-  for (const auto& [tid, t] : threads_.threads()) {
-    std::string comm = t.comm;
-    if (comm.empty()) comm = read_first_line(fmt::format("/proc/{}/task/{}/comm", t.pid, tid));
-    auto bind_optional = [&](int index, auto value) {
-      value ? insert->bind(index, int64_t(*value)) : insert->bind_null(index);
-    };
-    insert->bind(1, run_id_).bind(2, int64_t{tid}).bind(3, int64_t{t.pid});
-    bind_optional(4, t.ppid);
-    insert->bind(5, std::string_view(comm)).bind(6, thread_role(tid, comm, root_pid_));
-    bind_optional(7, t.start_ns);
-    bind_optional(8, t.exit_ns);
-    bind_optional(9, t.exit_code);
-    if (Status s = insert->run(); !s) return s;
-  }
-  return {};
-}
-
-nlohmann::json BpfTracer::cuda_probes_json() const {
-  nlohmann::json libraries = nlohmann::json::array();
-  for (const ProbedLibrary& lib : libraries_)
-    libraries.push_back({{"path", lib.path},
-                         {"kind", lib.kind == CudaLibrary::runtime ? "runtime" : "driver"},
-                         {"attached", lib.attached},
-                         {"missing", lib.missing}});
-  bool traced = std::any_of(libraries_.begin(), libraries_.end(),
-                            [](const ProbedLibrary& lib) { return !lib.attached.empty(); });
-  return {{"traced", traced},
-          {"discovery", opts_.cudart_paths.empty() ? "maps" : "explicit"},
-          {"libraries", libraries}};
-}
-
-TraceSummary BpfTracer::summarize(std::vector<TraceLoss> losses) const {
-  TraceSummary summary;
-  summary.events_written = writer_->written();
-  for (const TraceLoss& loss : losses)
-    if (loss.source != "thread_stats") summary.events_dropped += loss.dropped;  // that one loses totals, not events
-  summary.losses = std::move(losses);
-  for (const ProbedLibrary& lib : libraries_) {
-    if (!lib.attached.empty()) summary.cuda_traced = true;
-    summary.cuda_libraries.push_back(lib.path);
-    for (const std::string& symbol : lib.missing) summary.missing_symbols.push_back(basename_of(lib.path) + ":" + symbol);
-  }
-  return summary;
-}
-
-Result<TraceSummary> BpfTracer::stop() {
-  if (stopped_ || !sched_) return Error::failure("tracer already stopped");
+Result<TraceTotals> BpfTracer::stop() {
+  if (stopped_ || !skel_) return Error::failure("the tracer was already stopped");
   detach_all();
   stop_consumer();
+  flush_memory_bursts();
   Status written = writer_->finish();
-  std::vector<TraceLoss> losses = collect_losses();
-  Status totals = write_totals(writer_->connection(), losses);
-  TraceSummary summary = summarize(std::move(losses));
+  TraceTotals totals;
+  totals.thread_stats = read_map<uint32_t, ib_thread_stats>(skel_->maps.thread_stats);
+  totals.histograms = read_map<ib_hist_key, ib_hist>(skel_->maps.histograms);
+  totals.call_stats = read_map<ib_call_key, ib_call_stats>(skel_->maps.call_stats);
+  totals.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(skel_->maps.call_hists);
+  totals.losses = collect_losses();
+  totals.settings = settings();
+  totals.libraries = libraries_;
+  totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
+  totals.events_written = writer_->written();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
+    totals.threads = threads_.rows();
+    totals.problems = problems_;
+  }
+  if (!written) totals.problems.push_back("storing events failed: " + written.error().message);
   shutdown();
-  if (!written) return written.error();
-  if (!totals) return totals.error();
-  std::string lost;
-  for (const TraceLoss& loss : summary.losses)
-    if (loss.dropped) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", loss.source, loss.dropped);
-  if (!lost.empty())
-    fprintf(stderr,
-            "ingero-bench: WARNING: the trace LOST events (%s); see the losses table. Totals in thread_stats "
-            "are exact, individual events are incomplete.\n",
-            lost.c_str());
-  return summary;
+  return totals;
 }
 
 }  // namespace
 
+Status validate(const TraceOptions& opts) {
+  const uint32_t ring = opts.ringbuf_bytes;
+  const auto page = static_cast<uint32_t>(getpagesize());
+  if (ring < page || (ring & (ring - 1)) != 0)
+    return Error::bad_input(fmt::format("ring buffer size {} bytes is not a power of two of at least {} bytes", ring,
+                                        page),
+                            "pass --ringbuf-mb 1, 2, 4, 8, 16, 32, 64, ...");
+  if (opts.mem_burst_pages == 0) return Error::bad_input("memory bursts of 0 pages", "pass a positive count");
+  return {};
+}
+
+Status check_can_trace() {
+  const char* hint = "run with sudo, or pass --no-trace to run without tracing";
+  bool can_trace = (has_capability(CAP_BPF) && has_capability(CAP_PERFMON)) || has_capability(CAP_SYS_ADMIN);
+  if (!can_trace)
+    return Error::bad_input(
+        fmt::format("eBPF tracing needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN); uid {} lacks them",
+                    geteuid()),
+        hint);
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    return Error::bad_input("eBPF tracing needs kernel BTF (/sys/kernel/btf/vmlinux is missing)",
+                            "use a kernel built with CONFIG_DEBUG_INFO_BTF, or pass --no-trace");
+  return {};
+}
+
 Result<std::unique_ptr<Tracer>> Tracer::start(const TraceOptions& opts, const std::string& db_path, int64_t run_id) {
-  if (Status s = check_preconditions(opts); !s) return s.error();
+  if (Status s = validate(opts); !s) return s.error();
+  if (Status s = check_can_trace(); !s) return s.error();
   auto tracer = std::make_unique<BpfTracer>(opts, run_id);
   if (Status s = tracer->init(db_path); !s) return s.error();  // the destructor detaches what was attached
   return std::unique_ptr<Tracer>(std::move(tracer));

@@ -1,10 +1,12 @@
 // The embedded eBPF tracer. Life cycle, driven by the harness:
 //
 //   auto t = Tracer::start(opts, db_path, run_id);   // load + attach; writer thread starts
-//   spawn the traced child paused; t->enroll(child_pid); release the child
-//   while child runs: t->poll();                      // every ~20-50 ms: attach CUDA uprobes to
-//                                                     // libraries the tree has newly mapped
-//   t->stop();                                        // detach, drain, write totals + losses
+//   launched: spawn the child paused; t->enroll(pid); release it
+//   attached: t->attach(pid) for each running process
+//   while it runs: t->poll();                         // every ~20-50 ms: probe CUDA / NCCL libraries
+//                                                     // the traced processes have newly mapped
+//   auto totals = t->stop();                          // detach, drain, hand back the totals
+//   db.write_totals(run_id, *totals);
 //
 // Destruction without stop() still detaches every probe and closes every map.
 #pragma once
@@ -13,57 +15,54 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/result.h"
+#include "tracer/cuda_probes.h"
+#include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
 
 struct TraceOptions {
-  bool system_wide = false;                  // no tgid filter
-  std::vector<std::string> cudart_paths;     // --cudart: probe these instead of discovering
+  bool system_wide = false;                  // no tgid filter: every process on the machine
+  bool cuda_processes_only = false;          // system-wide: enrol only processes mapping a probed library
+  std::vector<std::string> library_paths;    // --cudart: probe these instead of discovering
+  CudaDetail cuda_detail = CudaDetail::latency;
+  uint64_t call_stream_min_ns = 1'000'000;   // hot calls (launches) stored individually from this long
   uint64_t offcpu_min_ns = 100'000;          // stream off-CPU intervals at least this long
   uint64_t runq_min_ns = 100'000;            // stream run-queue waits at least this long
+  uint64_t mem_burst_pages = 64;             // page faults / allocations per burst event
   uint32_t ringbuf_bytes = 32u << 20;        // per ring buffer (power of two, >= page size)
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
 };
 
-// One row of the losses table.
-struct TraceLoss {
-  std::string source;              // 'cuda' | 'sched' | 'proc' | 'cuda_inflight' | 'thread_stats' | 'queue' | 'writer'
-  uint64_t dropped = 0;
-  std::optional<uint64_t> offered;  // events the source tried to deliver, where counted
-};
-
-struct TraceSummary {
-  uint64_t events_written = 0;
-  uint64_t events_dropped = 0;               // kernel ring reservations that failed + in-flight CUDA
-                                             // calls that found no map slot + queue overflow
-  std::vector<TraceLoss> losses;             // as written to the losses table
-  std::vector<std::string> cuda_libraries;   // library files probed
-  std::vector<std::string> missing_symbols;  // "libcuda.so.1:cuMemcpyAsync" style
-  bool cuda_traced = false;                  // false: no CUDA library found, CUDA calls not traced
-};
+// Bad option values, found before anything is created or loaded: bad input naming the flag.
+Status validate(const TraceOptions& opts);
+// Root (CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN) and kernel BTF, or an Error naming what
+// is missing and suggesting sudo or --no-trace.
+Status check_can_trace();
 
 class Tracer {
  public:
-  // Not root / no BPF / no BTF: Error::failure naming what is missing and suggesting
-  // sudo or --no-trace; nothing is left attached.
+  // Nothing is left attached when this fails.
   static Result<std::unique_ptr<Tracer>> start(const TraceOptions& opts, const std::string& db_path,
                                                int64_t run_id);
   virtual ~Tracer();
 
-  // Adds the root of the traced tree to the in-kernel filter; its descendants are
-  // enrolled by the kernel as they are forked.
+  // Adds a launched process (the root of the traced tree) to the in-kernel filter; its
+  // descendants are enrolled by the kernel as they are forked.
   virtual Status enroll(pid_t root_pid) = 0;
-  // Attaches CUDA probes to libraries the tree has mapped since the last call
-  // (nothing to do when cudart_paths were given).
+  // Adds a running process, its threads and its descendants (from /proc) to the filter;
+  // children it forks from now on are enrolled by the kernel. A pid that does not exist
+  // or exits meanwhile is bad input naming it.
+  virtual Status attach(pid_t pid) = 0;
+  // Probes CUDA / NCCL libraries the traced processes have mapped since the last call
+  // (nothing to do when library_paths were given). In system-wide CUDA mode, also
+  // enrolls the processes that map one.
   virtual void poll() = 0;
-  // Detaches, drains, writes totals, losses, settings and threads. Call once.
-  virtual Result<TraceSummary> stop() = 0;
+  // Detaches, drains the rings and the writer, and hands back the totals. Call once.
+  virtual Result<TraceTotals> stop() = 0;
 };
 
 }  // namespace ingero::tracer

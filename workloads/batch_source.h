@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include <sys/types.h>
+
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -30,10 +32,27 @@ class Interrupted : public std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };
 
-// Loader statistics the tests assert on.
+// An epoch ran past the run's epoch deadline (config.epoch_deadline_s): a sweep has
+// already seen that this configuration is clearly slower than the best one.
+class DeadlineExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One loader worker's start-up: from fork (measured in the parent) until it was ready to
+// take its first task (measured in the worker), CLOCK_MONOTONIC.
+struct WorkerStart {
+  int id = 0;
+  pid_t pid = 0;
+  uint64_t fork_ns = 0;
+  uint64_t ready_ns = 0;
+};
+
+// Loader statistics the tests assert on, and the workers' start-ups.
 struct LoaderStats {
   int64_t max_in_flight = 0;   // most batches dispatched but not yet handed to the main loop
   int64_t worker_forks = 0;    // worker processes started so far
+  std::vector<WorkerStart> starts;  // every worker that reported ready
 };
 
 class BatchSource {

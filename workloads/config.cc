@@ -2,38 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
+
 namespace ingero::workloads {
 
 namespace {
 
-struct ModeInfo {
-  Mode mode;
-  const char* name;
-  bool uses_workers;
-  bool python;
-};
-
-constexpr ModeInfo kModes[] = {
-    {Mode::kDirect, "direct", false, false},
-    {Mode::kDirectShuffled, "direct-shuffled", false, false},
-    {Mode::kResident, "resident", false, false},
-    {Mode::kLoader, "loader", true, false},
-    {Mode::kLoaderBatched, "loader-batched", true, false},
-    {Mode::kTorchLoader, "torch-loader", true, false},
-    {Mode::kPython, "python", true, true},
-    {Mode::kPythonDirect, "python-direct", false, true},
-};
-
-const ModeInfo& info(Mode mode) {
-  for (const auto& m : kModes) {
-    if (m.mode == mode) return m;
-  }
-  return kModes[0];
-}
+// Mode values are positions in the contract's mode table (common/trace_contract.h).
+const contract::ModeInfo& info(Mode mode) { return contract::kModes[static_cast<size_t>(mode)]; }
 
 std::string known_modes() {
   std::string out;
-  for (const auto& m : kModes) {
+  for (const auto& m : contract::kModes) {
     if (!out.empty()) out += ", ";
     out += m.name;
   }
@@ -45,20 +25,18 @@ std::string known_modes() {
 const std::vector<Mode>& all_modes() {
   static const std::vector<Mode> modes = [] {
     std::vector<Mode> v;
-    for (const auto& m : kModes) v.push_back(m.mode);
+    for (size_t i = 0; i < std::size(contract::kModes); ++i) v.push_back(static_cast<Mode>(i));
     return v;
   }();
   return modes;
 }
 
-std::string mode_name(Mode mode) { return info(mode).name; }
+std::string mode_name(Mode mode) { return std::string(info(mode).name); }
 bool mode_uses_workers(Mode mode) { return info(mode).uses_workers; }
-bool mode_runs_in_python(Mode mode) { return info(mode).python; }
+bool mode_runs_in_python(Mode mode) { return info(mode).runs_in_python; }
 
 Result<Mode> parse_mode(const std::string& name) {
-  for (const auto& m : kModes) {
-    if (name == m.name) return m.mode;
-  }
+  if (const contract::ModeInfo* m = contract::find_mode(name)) return static_cast<Mode>(m - contract::kModes);
   return Error::bad_input(fmt::format("unknown mode '{}'", name),
                           fmt::format("use one of: {}, or all", known_modes()));
 }
@@ -120,6 +98,7 @@ Status validate(const WorkloadConfig& c) {
   if (c.warmup_epochs < 0) return Error::bad_input("--warmup-epochs must be >= 0");
   if (c.repeat < 1) return Error::bad_input("--repeat must be >= 1");
   if (c.cpus < 0) return Error::bad_input("--cpus must be >= 0 (0: not pinned)");
+  if (c.epoch_deadline_s < 0) return Error::bad_input("the epoch deadline must be >= 0 (0: none)");
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
   }
@@ -148,6 +127,7 @@ nlohmann::json to_json(const WorkloadConfig& c) {
       {"cpus", c.cpus},
       {"seed", c.seed},
   };
+  if (c.epoch_deadline_s > 0) j["epoch_deadline_s"] = c.epoch_deadline_s;
   return j;
 }
 
@@ -175,6 +155,7 @@ Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
     c.train = j.at("train").get<bool>();
     c.cpus = j.at("cpus").get<int>();
     c.seed = j.at("seed").get<uint64_t>();
+    c.epoch_deadline_s = j.value("epoch_deadline_s", 0.0);
     return c;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("malformed workload configuration: ") + e.what());

@@ -14,6 +14,7 @@
 
 namespace ingero::workloads {
 
+// In the order of common/trace_contract.h's kModes, which names them.
 enum class Mode {
   kDirect,          // contiguous slice -> device (the fast path)
   kDirectShuffled,  // randperm index, one gather per batch -> device
@@ -52,6 +53,7 @@ struct WorkloadConfig {
   bool train = false;
   int cpus = 0;  // 0: not pinned
   uint64_t seed = 0;
+  double epoch_deadline_s = 0;  // > 0: stop the run when an epoch takes longer (a sweep's early stop)
 
   int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
   int64_t batches_per_epoch() const;

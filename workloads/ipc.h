@@ -25,8 +25,9 @@ struct TaskHeader {
 struct ReplyHeader {
   int64_t batch = 0;
   int64_t count = 0;
+  uint64_t ready_ns = 0;  // when the worker became ready for its first task (CLOCK_MONOTONIC)
   int32_t ok = 0;
-  char error[244] = {};
+  char error[236] = {};
 };
 
 enum class IoStatus { kOk, kClosed, kError };

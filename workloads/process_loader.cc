@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/wait_status.h"
 #include "workloads/ipc.h"
 #include "workloads/model.h"
@@ -65,6 +66,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
   // As PyTorch does in every worker: one intra-op thread. The parent's OpenMP pool does
   // not exist in a forked child; a single-threaded region never touches it.
   at::set_num_threads(1);
+  const uint64_t ready_ns = static_cast<uint64_t>(monotonic_ns());
 
   ipc::TaskHeader task;
   std::vector<int64_t> indices;
@@ -74,6 +76,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
     ipc::ReplyHeader reply;
     reply.batch = task.batch;
     reply.count = task.count;
+    reply.ready_ns = ready_ns;
     std::string error;
     auto buffer = ipc::create_shared_buffer(task.count, dataset.size(1), &error);
     if (buffer) {
@@ -100,6 +103,8 @@ struct Worker {
   int id = 0;
   pid_t pid = -1;
   int sock = -1;
+  uint64_t fork_ns = 0;
+  bool reported_ready = false;
 };
 
 struct Arrival {
@@ -178,7 +183,10 @@ class ProcessLoader final : public BatchSource {
     if (!config_.persistent_workers) shutdown_workers();
   }
 
-  LoaderStats stats() const override { return stats_; }
+  LoaderStats stats() const override {
+    std::lock_guard<std::mutex> lock(starts_mutex_);
+    return stats_;
+  }
 
  private:
   torch::Tensor load_in_main(const torch::Tensor& indices) {
@@ -194,6 +202,7 @@ class ProcessLoader final : public BatchSource {
       if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         throw WorkerFailure(fmt::format("socketpair for worker {}: {}", i, std::strerror(errno)));
       }
+      const auto fork_ns = static_cast<uint64_t>(monotonic_ns());
       pid_t pid = fork();
       if (pid < 0) {
         close(sv[0]);
@@ -206,7 +215,7 @@ class ProcessLoader final : public BatchSource {
         worker_main(i, sv[1], parent, dataset_, per_sample_);
       }
       close(sv[1]);
-      workers_.push_back(Worker{i, pid, sv[0]});
+      workers_.push_back(Worker{i, pid, sv[0], fork_ns, false});
       ++stats_.worker_forks;
     }
   }
@@ -264,6 +273,7 @@ class ProcessLoader final : public BatchSource {
         ipc::ReplyHeader reply;
         int fd = -1;
         if (ipc::recv_reply(workers_[i].sock, &reply, &fd) != ipc::IoStatus::kOk) throw_worker_gone(workers_[i]);
+        note_ready(workers_[i], reply.ready_ns);
         if (!reply.ok) {
           throw WorkerFailure(fmt::format("loader worker {} (pid {}) failed on batch {}: {}", workers_[i].id,
                                           workers_[i].pid, reply.batch, reply.error));
@@ -271,6 +281,14 @@ class ProcessLoader final : public BatchSource {
         return Arrival{reply.batch, ipc::map_shared_tensor(fd, reply.count, dataset_.size(1)), nullptr};
       }
     }
+  }
+
+  // The first reply of a worker says when it became ready: its start-up, fork to ready.
+  void note_ready(Worker& w, uint64_t ready_ns) {
+    if (w.reported_ready || ready_ns == 0) return;
+    w.reported_ready = true;
+    std::lock_guard<std::mutex> lock(starts_mutex_);
+    stats_.starts.push_back(WorkerStart{w.id, w.pid, w.fork_ns, ready_ns});
   }
 
   [[noreturn]] void throw_worker_gone(const Worker& w) {
@@ -317,6 +335,7 @@ class ProcessLoader final : public BatchSource {
   ArrivalQueue arrivals_;
   std::thread pin_thread_;
   std::atomic<bool> pin_stop_{false};
+  mutable std::mutex starts_mutex_;  // the pin thread receives replies too
   LoaderStats stats_;
 };
 

@@ -20,6 +20,33 @@ RESULT_VERSION = 1
 MAX_BATCH_RECORDS = 10_000
 
 
+class DeadlineExceeded(Exception):
+    """An epoch ran past cfg["epoch_deadline_s"]: a sweep already knows this point is slower."""
+
+
+def record_worker_ready(path):
+    """worker_init_fn: when this worker became ready for its first batch (its fork time is
+    the trace's fork event). One line per worker start, appended (atomic for short writes)."""
+    def ready(worker_id):
+        line = "%d %d %d\n" % (worker_id, os.getpid(), time.monotonic_ns())
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+    return ready
+
+
+def read_worker_starts(path):
+    starts = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                worker_id, pid, ready = (int(x) for x in line.split())
+                starts.append({"id": worker_id, "pid": pid, "ready_ns": ready})
+    return starts
+
+
 class IndexedRows(Dataset):
     """dataset[i] -> (row, i): only with --verify, so outputs can be matched to samples."""
 
@@ -116,6 +143,8 @@ def main():
     model.train(cfg["train"])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01) if cfg["train"] else None
     pin = cfg["pin_memory"] and device.type == "cuda"
+    deadline = cfg.get("epoch_deadline_s", 0) or 0
+    workers_path = os.path.join(os.path.dirname(os.path.abspath(args.result)), "workers")
     notes = [] if pin or not cfg["pin_memory"] else ["pin_memory has no effect without a CUDA device; ignored"]
 
     def make_loader():
@@ -124,6 +153,7 @@ def main():
         if cfg["num_workers"] > 0:
             kwargs["prefetch_factor"] = cfg["prefetch_factor"] or 2
             kwargs["persistent_workers"] = cfg["persistent_workers"]
+            kwargs["worker_init_fn"] = record_worker_ready(workers_path)
         loader = DataLoader(IndexedRows(data) if args.verify else data, **kwargs)
 
         def iterate():
@@ -154,6 +184,9 @@ def main():
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0
                 while True:
+                    if deadline and (time.monotonic_ns() - t0) / 1e9 > deadline * (1 if measured else 2):
+                        raise DeadlineExceeded("an epoch ran past the deadline of %.3g s (stopped after %.3g s)"
+                                               % (deadline, (time.monotonic_ns() - t0) / 1e9))
                     w0 = time.monotonic_ns()
                     try:
                         x, idx = next(it)
@@ -192,7 +225,9 @@ def main():
                     samples_per_epoch, h2d_per_epoch = samples, h2d
                 epoch += 1
     except KeyboardInterrupt:
-        result["status"], result["error"], code = "failed", "interrupted", 130
+        result["status"], result["error"], code = "interrupted", "interrupted", 130
+    except DeadlineExceeded as e:
+        result["status"], result["error"] = "stopped", str(e)
     except Exception as e:  # a worker death surfaces here as RuntimeError
         result["status"], result["error"], code = "failed", str(e), 1
         print("python reference: %s" % e, file=sys.stderr)
@@ -209,6 +244,7 @@ def main():
         "wait_fraction": sum(waits) / sum(epoch_seconds) if epoch_seconds else 0.0,
         "batches": batches, "batches_truncated": truncated, "checksum": checksum,
         "torch_version": torch.__version__,
+        "workers": read_worker_starts(workers_path),
     })
     write_atomically(args.result, json.dumps(result))
     if args.verify:

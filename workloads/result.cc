@@ -22,6 +22,13 @@ Distribution distribution_from_json(const nlohmann::json& j) {
   return {j.value("total_s", 0.0), j.value("p50_s", 0.0), j.value("p99_s", 0.0), j.value("max_s", 0.0)};
 }
 
+nlohmann::json workers_json(const std::vector<WorkerStart>& starts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : starts)
+    out.push_back({{"id", w.id}, {"pid", w.pid}, {"fork_ns", w.fork_ns}, {"ready_ns", w.ready_ns}});
+  return out;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -82,6 +89,7 @@ nlohmann::json to_json(const RunResult& r) {
       {"batches_truncated", r.batches_truncated},
       {"checksum", r.checksum},
       {"loader", {{"max_in_flight", r.loader.max_in_flight}, {"worker_forks", r.loader.worker_forks}}},
+      {"workers", workers_json(r.loader.starts)},
   };
   if (!r.error.empty()) j["error"] = r.error;
   return j;
@@ -110,6 +118,9 @@ Result<ResultSummary> summary_from_json(const nlohmann::json& j) {
     s.wait_fraction = j.value("wait_fraction", 0.0);
     s.pid = j.value("pid", 0);
     s.main_tid = j.value("main_tid", 0);
+    for (const auto& w : j.value("workers", nlohmann::json::array()))
+      s.workers.push_back(WorkerStart{w.at("id").get<int>(), w.at("pid").get<pid_t>(), w.value("fork_ns", uint64_t{0}),
+                                      w.at("ready_ns").get<uint64_t>()});
     for (const auto& b : j.value("batches", nlohmann::json::array())) {
       s.batches.push_back(BatchTiming{b.at("epoch").get<int>(), b.at("index").get<int64_t>(),
                                       b.at("wait_start_ns").get<uint64_t>(), b.at("wait_ns").get<uint64_t>(),

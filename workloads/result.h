@@ -34,6 +34,8 @@ Distribution summarize(std::vector<double> seconds);
 
 struct RunResult {
   WorkloadConfig config;  // device resolved to cpu|cuda
+  // ok | failed | interrupted (Ctrl-C; what was measured is kept) | stopped (an epoch ran
+  // past config.epoch_deadline_s; the epochs before it are kept)
   std::string status = "ok";
   std::string error;
   std::vector<std::string> notes;  // e.g. a flag that does nothing on this device
@@ -62,6 +64,7 @@ struct ResultSummary {
   Distribution wait, compute;
   double wait_fraction = 0;
   std::vector<BatchTiming> batches;
+  std::vector<WorkerStart> workers;  // loader workers' start-ups (fork_ns 0: not measured)
   pid_t main_tid = 0;
   pid_t pid = 0;
 };

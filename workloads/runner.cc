@@ -6,6 +6,9 @@
 
 #include <atomic>
 
+#include <fmt/format.h>
+
+#include "common/clock.h"
 #include "workloads/direct_sources.h"
 #include "workloads/model.h"
 #include "workloads/process_loader.h"
@@ -17,10 +20,17 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+uint64_t now_ns() { return static_cast<uint64_t>(monotonic_ns()); }
+
+// Every source is stoppable between batches: Ctrl-C, and an epoch past its deadline. A
+// warm-up epoch (start-up, first-use costs) gets twice the deadline.
+void check_stop(const WorkloadConfig& config, uint64_t epoch_start_ns, bool measured) {
+  if (stop_requested()) throw Interrupted();
+  if (config.epoch_deadline_s <= 0) return;
+  const double elapsed = static_cast<double>(now_ns() - epoch_start_ns) / 1e9;
+  if (elapsed > config.epoch_deadline_s * (measured ? 1.0 : 2.0))
+    throw DeadlineExceeded(fmt::format("an epoch ran past the deadline of {:.3g} s (stopped after {:.3g} s)",
+                                       config.epoch_deadline_s, elapsed));
 }
 
 // The model step on one batch; returns the output (kept for hooks) after synchronising
@@ -125,42 +135,56 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
     result.h2d_bytes_once = dataset.numel() * static_cast<int64_t>(dataset.element_size());
   }
 
-  int epoch = 0;
-  for (int rep = 0; rep < requested.repeat; ++rep) {
-    auto source = make_batch_source(result.config, dataset, device);
-    const int epochs_this_repeat = requested.epochs + (rep == 0 ? requested.warmup_epochs : 0);
-    for (int e = 0; e < epochs_this_repeat; ++e, ++epoch) {
-      const bool measured = rep > 0 || e >= requested.warmup_epochs;
-      int64_t h2d = 0, samples = 0, index = 0;
-      double checksum = 0;
-      const uint64_t t0 = monotonic_ns();
-      source->begin_epoch(epoch);
-      for (;; ++index) {
-        const uint64_t w0 = monotonic_ns();
-        std::optional<Batch> batch = source->next();
-        const uint64_t w1 = monotonic_ns();
-        if (!batch) break;
-        torch::Tensor out = step.run(*batch, &checksum, &h2d);
-        const uint64_t c1 = monotonic_ns();
-        samples += batch->indices.size(0);
-        if (hooks.on_batch) hooks.on_batch(epoch, batch->indices.to(torch::kCPU), out.to(torch::kCPU));
-        if (!measured) continue;
-        if (result.batches.size() < kMaxBatchRecords) {
-          result.batches.push_back(BatchTiming{epoch, index, w0, w1 - w0, c1 - w1});
-        } else {
-          result.batches_truncated = true;
+  // What was measured before a stop is kept: the record says how the run ended.
+  try {
+    int epoch = 0;
+    for (int rep = 0; rep < requested.repeat; ++rep) {
+      auto source = make_batch_source(result.config, dataset, device);
+      const int epochs_this_repeat = requested.epochs + (rep == 0 ? requested.warmup_epochs : 0);
+      for (int e = 0; e < epochs_this_repeat; ++e, ++epoch) {
+        const bool measured = rep > 0 || e >= requested.warmup_epochs;
+        int64_t h2d = 0, samples = 0, index = 0;
+        double checksum = 0;
+        const uint64_t t0 = now_ns();
+        source->begin_epoch(epoch);
+        for (;; ++index) {
+          check_stop(result.config, t0, measured);
+          const uint64_t w0 = now_ns();
+          std::optional<Batch> batch = source->next();
+          const uint64_t w1 = now_ns();
+          if (!batch) break;
+          torch::Tensor out = step.run(*batch, &checksum, &h2d);
+          const uint64_t c1 = now_ns();
+          samples += batch->indices.size(0);
+          if (hooks.on_batch) hooks.on_batch(epoch, batch->indices.to(torch::kCPU), out.to(torch::kCPU));
+          if (!measured) continue;
+          if (result.batches.size() < kMaxBatchRecords) {
+            result.batches.push_back(BatchTiming{epoch, index, w0, w1 - w0, c1 - w1});
+          } else {
+            result.batches_truncated = true;
+          }
         }
+        source->end_epoch();
+        const uint64_t t1 = now_ns();
+        const LoaderStats stats = source->stats();
+        if (hooks.on_epoch_end) hooks.on_epoch_end(epoch, stats);
+        result.loader.max_in_flight = std::max(result.loader.max_in_flight, stats.max_in_flight);
+        if (!measured) continue;
+        result.epoch_seconds.push_back(static_cast<double>(t1 - t0) / 1e9);
+        result.samples_per_epoch = samples;
+        result.h2d_bytes_per_epoch = h2d;
+        result.checksum = checksum;
       }
-      source->end_epoch();
-      const uint64_t t1 = monotonic_ns();
-      if (hooks.on_epoch_end) hooks.on_epoch_end(epoch, source->stats());
-      result.loader = source->stats();
-      if (!measured) continue;
-      result.epoch_seconds.push_back(static_cast<double>(t1 - t0) / 1e9);
-      result.samples_per_epoch = samples;
-      result.h2d_bytes_per_epoch = h2d;
-      result.checksum = checksum;
+      const LoaderStats stats = source->stats();
+      result.loader.worker_forks += stats.worker_forks;
+      result.loader.starts.insert(result.loader.starts.end(), stats.starts.begin(), stats.starts.end());
     }
+  } catch (const DeadlineExceeded& e) {
+    result.status = "stopped";
+    result.error = e.what();
+  } catch (const Interrupted&) {
+    result.status = "interrupted";
+    result.error = "interrupted";
   }
   return result;
 }

@@ -14,7 +14,12 @@ namespace ingero::workloads {
 
 namespace {
 
-void on_stop_signal(int) { request_stop(); }
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  request_stop();
+}
 
 void install_stop_handlers() {
   struct sigaction sa {};
@@ -72,10 +77,8 @@ int workload_process_main(const std::string& config_json, const std::string& res
   int code = 0;
   try {
     result = run_workload(*config);
-  } catch (const Interrupted&) {
-    result.status = "failed";
-    result.error = "interrupted";
-    code = 130;
+    // A stop keeps what was measured; the exit code says which signal asked for it.
+    if (result.status == "interrupted") code = 128 + (g_stop_signal ? g_stop_signal : SIGINT);
   } catch (const std::exception& e) {
     result.status = "failed";
     result.error = e.what();

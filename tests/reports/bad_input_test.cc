@@ -35,7 +35,7 @@ TEST(BadInput, MissingFile) {
 TEST(BadInput, NotASqliteFile) {
   const std::string path = temp_db_path("text");
   std::ofstream(path) << "this is not a database, just some text that is long enough to have a header\n";
-  expect_bad_input(explain_error(path), "not a SQLite trace database");
+  expect_bad_input(explain_error(path), "not a SQLite database");
 }
 
 TEST(BadInput, WrongSchemaVersion) {
@@ -51,7 +51,7 @@ TEST(BadInput, SqliteFileWithoutTraceTables) {
   const std::string path = temp_db_path("other-sqlite");
   std::remove(path.c_str());
   {
-    auto db = open_database(path, sql::Mode::read_write);
+    auto db = sql::open(path, sql::Mode::read_write, 0);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db->exec("CREATE TABLE notes(x); PRAGMA user_version = 1").ok());
   }

@@ -108,7 +108,7 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
     for (int b = 0; b < 20; ++b) {
       const int64_t start = 10 * kMs + b * 20 * kMs;
       db->add_event(run, "offcpu_preempted", start, 10 * kMs, kWorkerA, kWorkerA);  // runnable, no CPU
-      db->add_event(run, "page_fault", start + kMs, 0, kWorkerB, kWorkerB, 4096);   // B runs and faults
+      db->add_event(run, "page_faults", start + kMs, kMs, kWorkerB, kWorkerB, std::nullopt, 64);  // B faults
       db->add_event(run, "offcpu_blocked", start, 10 * kMs, kPin, kPin);            // pin thread idle
     }
     db->commit();
@@ -123,7 +123,7 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
   EXPECT_EQ(preempted->lost_ns, 100 * kMs);
   EXPECT_EQ(working->lost_ns, 100 * kMs);
   EXPECT_EQ(preempted->calls_explained, 20);
-  EXPECT_EQ(working->evidence.page_faults, 20);
+  EXPECT_EQ(working->evidence.page_faults, 20 * 64);
   EXPECT_EQ(preempted->severity, "HIGH");
   EXPECT_EQ(find_chain(a, "batch_wait", "pin.on_cpu"), nullptr);
   ASSERT_EQ(a.chains.victims.size(), 1u);
@@ -145,6 +145,8 @@ TEST(CausalChains, WorkerStartUpAndPinnedAllocationAreSeparateCauses) {
     db->begin();
     add_batches(*db, run, 20);
     db->add_event(run, "fork", 12 * kMs, 0, kMain, kMain, std::nullopt, kWorkerA);
+    // The loader's own measurement: forked at 12 ms, ready for work at 30 ms.
+    db->add_event(run, "worker_start", 12 * kMs, 18 * kMs, kWorkerA, kWorkerA, std::nullopt, 0);
     db->add_event(run, "offcpu_blocked", 0, 10 * kMs, kPin, kPin);
     db->add_event(run, "cudaHostAlloc", 10 * kMs, 2 * kMs, kMain, kPin);
     db->add_event(run, "offcpu_blocked", 12 * kMs, 488 * kMs, kPin, kPin);
@@ -219,7 +221,7 @@ TEST(CausalChains, SinceWindowKeepsOnlyTheEnd) {
   EXPECT_EQ(find_chain(analyze_path(path, 1.0), "cudaStreamSynchronize", "main.cpu_wait"), nullptr);
 }
 
-TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
+TEST(ExplainCommand, RendersJsonAndText) {
   const std::string path = temp_db_path("explain-json");
   {
     auto db = TraceFixture::create(path);
@@ -232,7 +234,7 @@ TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
     db->add_histogram(run, kMain, "runq_us", 3, 10);
     db->commit();
   }
-  for (int repeat = 0; repeat < 2; ++repeat) {
+  {
     std::ostringstream out;
     ExplainOptions options;
     options.db = path;
@@ -246,13 +248,6 @@ TEST(ExplainCommand, StoresChainsOnceAndRendersJson) {
     EXPECT_EQ(doc["processes"][0]["runq_p50_bucket_us"]["lower_us"], 8.0);
     EXPECT_TRUE(doc["chain_thresholds"].contains("severity"));
   }
-  auto db = open_database(path, sql::Mode::read_only);
-  ASSERT_TRUE(db.ok());
-  auto rows = db->query_int("SELECT count(*) FROM causal_chains WHERE run_id = 1");
-  ASSERT_TRUE(rows.ok());
-  auto chains = db->query_int("SELECT count(DISTINCT cause) FROM causal_chains WHERE run_id = 1");
-  EXPECT_EQ(**rows, **chains);  // the second explain replaced the first one's rows
-
   std::ostringstream text;
   ExplainOptions options;
   options.db = path;

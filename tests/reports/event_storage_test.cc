@@ -1,17 +1,21 @@
-// How events are read and held: TraceFile::events against plain SQL (values of
-// every stored width, several runs, slice counts, values SQLite converts, rows in
-// a write-ahead log), chunked event columns, thread timelines from unsorted
-// intervals, and the huge-page allocator.
+// How events are read: TraceFile::events and its filters against a plain scan of the
+// table (values of every stored width, several runs, rows in a write-ahead log), files of
+// schema version 1 read through an in-memory upgrade, readers that leave the file as it
+// was, and thread timelines from unsorted intervals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "reports/commands.h"
 #include "reports/thread_activity.h"
 #include "reports/trace_data.h"
 #include "tests/reports/scenario.h"
@@ -19,89 +23,103 @@
 namespace ingero::reports::testing {
 namespace {
 
+const std::vector<std::string> kVariedOps = {"cuLaunchKernel", "offcpu_blocked", "runq_wait", "page_faults",
+                                             "batch_wait"};
+
 // Values of every integer width SQLite stores (1 to 8 bytes, the constants 0 and
 // 1, negatives), over enough rows for a b-tree with interior pages.
 void add_varied_events(TraceFixture& db, int64_t run, int count, uint32_t seed) {
   std::mt19937_64 rng(seed);
   const int64_t magnitudes[] = {0, 1, 127, 128, 32'767, 8'388'607, 2'147'483'647, 140'737'488'355'327,
                                 INT64_MAX / 2};
-  const char* ops[] = {"cudaLaunchKernel", "offcpu_blocked", "runq_wait", "page_fault", "batch_wait"};
   for (int i = 0; i < count; ++i) {
     const int64_t ts = magnitudes[rng() % 9] - static_cast<int64_t>(rng() % 3);
     const int64_t dur = i % 7 == 0 ? 0 : (i % 11 == 0 ? 1 : static_cast<int64_t>(rng() % 5'000'000));
     const int64_t tid = i % 5 == 0 ? 4'000'000 : 100 + static_cast<int64_t>(rng() % 4);
-    db.add_event(run, ops[rng() % 5], ts, dur, tid, tid);
+    db.add_event(run, kVariedOps[rng() % kVariedOps.size()], ts, dur, tid, tid, std::nullopt,
+                 static_cast<int64_t>(rng() % 100));
   }
 }
 
-// Per op, the run's events as TraceFile::events reads them over `threads`
-// slices, against SQL's answer in table order.
-void expect_events_match_sql(const std::string& path, int64_t run, int threads = 2) {
+using Row = std::array<int64_t, 4>;  // ts, dur, tid, arg
+
+// The filter applied by hand to every row of the table.
+std::vector<Row> scan(const TraceFile& trace, int64_t run, const std::string& op, const EventFilter& f) {
+  auto stmt = trace.db().prepare(
+      "SELECT e.ts_ns, e.dur_ns, e.tid, coalesce(e.arg, 0) FROM events e JOIN ops o USING(op) "
+      "WHERE e.run_id = ? AND o.name = ?");
+  EXPECT_TRUE(stmt.ok());
+  stmt->bind(1, run).bind(2, op);
+  std::vector<Row> rows;
+  EXPECT_TRUE(stmt->for_each_row([&](const sql::Statement& r) {
+    const Row row{r.column_int(0), r.column_int(1), r.column_int(2), r.column_int(3)};
+    if (f.until_ns && !(row[0] < *f.until_ns)) return;
+    if (f.from_ns && !(row[0] + row[1] > *f.from_ns)) return;
+    if (!f.tids.empty() && std::find(f.tids.begin(), f.tids.end(), row[2]) == f.tids.end()) return;
+    if (f.min_dur_ns && row[1] < *f.min_dur_ns) return;
+    rows.push_back(row);
+  }).ok());
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+void expect_events_match_scan(const std::string& path, int64_t run, EventFilter filter) {
   auto trace = TraceFile::open(path);
   ASSERT_TRUE(trace.ok()) << trace.error().message;
-  auto events = (*trace)->events(run, threads);
+  filter.ops = kVariedOps;
+  auto events = (*trace)->events(run, filter);
   ASSERT_TRUE(events.ok()) << events.error().message;
-  auto stmt = (*trace)->db().prepare(
-      "SELECT ts_ns, dur_ns, tid FROM events WHERE run_id = ? AND op = ? ORDER BY rowid");
-  ASSERT_TRUE(stmt.ok());
-  int64_t expected_total = 0;
-  for (size_t i = 0; i < events->ops.size(); ++i) {
-    stmt->reset();
-    stmt->bind(1, run).bind(2, events->ops[i].code);
-    std::vector<std::array<int64_t, 3>> expected;
-    ASSERT_TRUE(stmt->for_each_row([&](const sql::Statement& row) {
-      expected.push_back({row.column_int(0), row.column_int(1), row.column_int(2)});
-    }).ok());
-    std::vector<std::array<int64_t, 3>> got;
-    for (const Event& e : events->by_op[i]) got.push_back({e.ts_ns, e.dur_ns, e.tid});
-    EXPECT_EQ(got, expected) << events->ops[i].name << " over " << threads << " slices";
-    EXPECT_EQ(events->by_op[i].size(), expected.size());
-    expected_total += static_cast<int64_t>(expected.size());
+  size_t total = 0;
+  for (const std::string& op : kVariedOps) {
+    const EventList& list = events->of(op);
+    EXPECT_TRUE(std::is_sorted(list.begin(), list.end(),
+                               [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; }))
+        << op;
+    std::vector<Row> got;
+    for (const Event& e : list) got.push_back({e.ts_ns, e.dur_ns, e.tid, e.arg});
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, scan(**trace, run, op, filter)) << op;
+    total += got.size();
   }
-  EXPECT_EQ(events->total(), expected_total);
+  EXPECT_EQ(events->total(), total);
 }
 
-TEST(TraceEvents, EveryIntegerWidthReadsAsSqlReturnsItForAnySliceCount) {
+TEST(TraceEvents, EveryIntegerWidthAndEveryFilterReadAsAScanFindsThem) {
   const std::string path = temp_db_path("events-widths");
   {
     auto db = TraceFixture::create(path);
     const int64_t run = add_loader_run(*db, 2000 * kMs);
     db->begin();
-    add_varied_events(*db, run, 120'000, 7);
+    add_varied_events(*db, run, 60'000, 7);
     db->commit();
   }
-  for (int threads : {1, 2, 3, 8}) expect_events_match_sql(path, 1, threads);
+  expect_events_match_scan(path, 1, {});
+  EventFilter window;
+  window.from_ns = 128;
+  window.until_ns = 2'147'483'647;
+  expect_events_match_scan(path, 1, window);
+  EventFilter threads;
+  threads.tids = {100, 4'000'000};
+  threads.min_dur_ns = 2;
+  expect_events_match_scan(path, 1, threads);
+  EventFilter everything = window;
+  everything.tids = {101};
+  everything.min_dur_ns = 1'000'000;
+  expect_events_match_scan(path, 1, everything);
 }
 
-TEST(TraceEvents, ReadsOneRunOfSeveralInTableOrder) {
+TEST(TraceEvents, ReadsOneRunOfSeveral) {
   const std::string path = temp_db_path("events-runs");
   {
     auto db = TraceFixture::create(path);
     const int64_t first = add_loader_run(*db, 2000 * kMs, "first");
     const int64_t second = add_loader_run(*db, 2000 * kMs, "second");
     db->begin();
-    for (int part = 0; part < 4; ++part) add_varied_events(*db, part % 2 == 0 ? first : second, 20'000, part);
+    for (int part = 0; part < 4; ++part) add_varied_events(*db, part % 2 == 0 ? first : second, 10'000, part);
     db->commit();
   }
-  expect_events_match_sql(path, 1);
-  expect_events_match_sql(path, 2);
-  expect_events_match_sql(path, 2, 5);
-}
-
-TEST(TraceEvents, RealValueInAnIntegerColumnReadsAsSqliteConvertsIt) {
-  const std::string path = temp_db_path("events-real");
-  {
-    auto db = TraceFixture::create(path);
-    const int64_t run = add_loader_run(*db, 2000 * kMs);
-    db->begin();
-    add_varied_events(*db, run, 5'000, 3);
-    // A real with a fraction stays a real in an INTEGER column; SQLite reads it as 2.
-    ASSERT_TRUE(db->db().exec(fmt::format("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op) "
-                                             "VALUES ({}, 2.5, 10, {}, {}, {})",
-                                             run, kMain, kMain, db->op_code("batch_wait"))).ok());
-    db->commit();
-  }
-  expect_events_match_sql(path, 1);
+  expect_events_match_scan(path, 1, {});
+  expect_events_match_scan(path, 2, {});
 }
 
 TEST(TraceEvents, ReadsRowsStillInTheWriteAheadLog) {
@@ -119,27 +137,86 @@ TEST(TraceEvents, ReadsRowsStillInTheWriteAheadLog) {
 
   auto trace = TraceFile::open(path);
   ASSERT_TRUE(trace.ok());
-  auto events = (*trace)->events(run);
+  EventFilter all;
+  all.ops = kVariedOps;
+  auto events = (*trace)->events(run, all);
   ASSERT_TRUE(events.ok());
-  EXPECT_EQ(events->total(), 6'000);
-  expect_events_match_sql(path, run);
+  EXPECT_EQ(events->total(), 6'000u);
 }
 
-TEST(EventColumn, IteratesChunksInOrderSkippingEmptyOnes) {
-  EventColumn column;
-  EXPECT_TRUE(column.begin() == column.end());
-  column.append(EventList{});
-  column.append(EventList{{1, 0, 7}, {2, 0, 7}});
-  column.append(EventList{});
-  column.append(EventList{{3, 0, 8}});
-  column.append(EventList{});
-  std::vector<int64_t> seen;
-  for (const Event& e : column) seen.push_back(e.ts_ns);
-  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2, 3}));
-  EXPECT_EQ(column.size(), 3u);
-  const EventList copied(column.begin(), column.end());
-  EXPECT_EQ(copied.size(), 3u);
-  EXPECT_EQ(copied.back().tid, 8);
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A file written by the version-1 tracer: its op codes were positions in another list.
+// It is read through an in-memory upgrade; the file itself stays as it was.
+TEST(TraceFile, SchemaVersion1IsReadThroughAnInMemoryUpgrade) {
+  const std::string path = temp_db_path("v1");
+  std::filesystem::remove(path);
+  {
+    auto db = sql::open(path, sql::Mode::read_write, 0);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec(file_bytes(INGERO_V1_SCHEMA_SQL)).ok());
+    ASSERT_TRUE(db->exec(
+        "PRAGMA user_version = 1;"
+        "INSERT INTO ops VALUES (3, 'batch_wait', 'workload'), (4, 'cudaMemcpyAsync', 'cuda_runtime'),"
+        "  (5, 'page_fault', 'mm');"
+        "INSERT INTO runs(run_id, label, kind, command_json, config_json, result_json, machine_json, started_unix,"
+        "  start_ns, end_ns, root_pid, exit_code, status, traced)"
+        "  VALUES (1, 'loader w2', 'workload', '[]', '{\"mode\":\"loader\",\"num_workers\":2}', NULL, '{}', 1.7e9,"
+        "  0, 1000000000, 100, 0, 'ok', 1);"
+        "INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, ret, bytes, arg, stream) VALUES"
+        "  (1, 10, 5, 100, 100, 3, NULL, NULL, 0, NULL), (1, 20, 7, 100, 100, 4, 1, 4096, 1, 9),"
+        "  (1, 30, 9, 100, 100, 4, 1, 4096, 1, 9), (1, 40, 0, 100, 100, 5, NULL, 4096, NULL, NULL);")
+                    .ok());
+  }
+  const std::string before = file_bytes(path);
+  auto trace = TraceFile::open(path);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_EQ((*trace)->schema_version(), 1);
+  ASSERT_FALSE((*trace)->notes().empty());
+  EXPECT_NE((*trace)->notes()[0].find("in-memory upgrade"), std::string::npos);
+  auto events = (*trace)->events(1, {{"batch_wait", "cudaMemcpyAsync"}, {}, {}, {}, {}});
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->of("batch_wait").size(), 1u);
+  EXPECT_EQ(events->of("cudaMemcpyAsync").size(), 2u);
+  auto run = (*trace)->run(1);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  auto context = (*trace)->context(*run);
+  ASSERT_TRUE(context.ok());
+  // call_stats are rebuilt from the events of a file that stored every call.
+  ASSERT_EQ(context->calls.size(), 1u);
+  EXPECT_EQ(context->calls[0].op, "cudaMemcpyAsync");
+  EXPECT_EQ(context->calls[0].calls, 2);
+  EXPECT_EQ(context->calls[0].errors, 2);
+  EXPECT_EQ(context->calls[0].bytes, 8192);
+  EXPECT_FALSE(context->losses.has_value() && !context->losses->empty());
+  trace->reset();
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+// explain, compare and recommend read; the file is byte for byte what it was, and no
+// journal or shared-memory file is left beside it.
+TEST(TraceFile, ReadersLeaveTheFileAsItWas) {
+  const std::string path = temp_db_path("readers");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    add_varied_events(*db, run, 5'000, 5);
+    add_loader_run(*db, 2000 * kMs, "second");
+    db->commit();
+  }
+  const std::string before = file_bytes(path);
+  std::ostringstream out;
+  EXPECT_TRUE(explain({path, 1, true, std::nullopt, true}, out).ok());
+  (void)compare({path, 1, 2, false}, out);
+  (void)recommend({path, std::nullopt, std::nullopt, true}, out);
+  EXPECT_EQ(file_bytes(path), before);
+  for (const char* side : {"-wal", "-shm", "-journal"}) EXPECT_FALSE(std::filesystem::exists(path + side)) << side;
 }
 
 ThreadIntervals sample_intervals() {
@@ -151,7 +228,7 @@ ThreadIntervals sample_intervals() {
     if (i % 3 == 0) t.blocked.push_back({base + 500, base + 900});
     if (i % 10 == 0) t.pinned_alloc.push_back({base + 450, base + 700});
     t.preempted.push_back({base + 950, base + 950});  // empty: no edges
-    t.fault_ts.push_back(base + 5);
+    t.faults.push_back({base + 5, base + 5, 1});
   }
   return t;
 }
@@ -169,7 +246,7 @@ TEST(ThreadActivity, UnsortedIntervalsGiveTheSameTimeline) {
   shuffle_list(shuffled.blocked, rng);
   shuffle_list(shuffled.runq, rng);
   shuffle_list(shuffled.pinned_alloc, rng);
-  shuffle_list(shuffled.fault_ts, rng);
+  shuffle_list(shuffled.faults, rng);
   const ThreadActivity unsorted(kWorkerA, 0, 1'000'000, std::move(shuffled));
 
   ASSERT_EQ(sorted.segments().size(), unsorted.segments().size());
@@ -194,15 +271,6 @@ TEST(ThreadActivity, UnsortedIntervalsGiveTheSameTimeline) {
   // [0, 1000): preempted [100,300), the empty one at 950, blocked [500,900).
   EXPECT_EQ(sorted.switches_in(0, 1000), 3);
   EXPECT_EQ(sorted.offcpu_overlap_ns(0, 1000), 200 + 400);
-}
-
-TEST(HugePageAllocator, LargeBuffersAreAlignedAndGrow) {
-  LargeVector<int64_t> values;
-  for (int64_t i = 0; i < 3'000'000; ++i) values.push_back(i);  // crosses several 2 MiB sizes
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % huge_pages::kHugePageBytes, 0u);
-  EXPECT_EQ(values[2'999'999], 2'999'999);
-  LargeVector<int64_t> small(10, 4);
-  EXPECT_EQ(small[9], 4);
 }
 
 }  // namespace

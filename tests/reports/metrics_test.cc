@@ -31,10 +31,10 @@ TEST(Stats, HistogramQuantilesAreBucketBounds) {
   auto p50 = histogram_quantile(slots, 0.5);
   auto p99 = histogram_quantile(slots, 0.99);
   ASSERT_TRUE(p50 && p99);
-  EXPECT_EQ(p50->lower_us, 8);
-  EXPECT_EQ(p50->upper_us, 16);
-  EXPECT_EQ(p99->lower_us, 1024);
-  EXPECT_EQ(histogram_quantile(slots, 0.05)->lower_us, 0);
+  EXPECT_EQ(p50->lower, 8);
+  EXPECT_EQ(p50->upper, 16);
+  EXPECT_EQ(p99->lower, 1024);
+  EXPECT_EQ(histogram_quantile(slots, 0.05)->lower, 0);
   EXPECT_FALSE(histogram_quantile({}, 0.5));
 }
 

@@ -28,6 +28,23 @@ ConfigRun measured(int64_t id, const std::string& label, const std::string& conf
 
 const ConfigResult& recommended(const RecommendReport& r) { return r.configs[r.recommended]; }
 
+RecommendInputs inputs(std::vector<ConfigRun> runs, std::optional<int64_t> baseline_run = std::nullopt) {
+  RecommendInputs in;
+  in.runs = std::move(runs);
+  in.baseline_run = baseline_run;
+  return in;
+}
+
+// A run of sweep 1 at `point` in `phase` ('measure' or 'verify').
+ConfigRun sweep_run(int64_t id, const std::string& point, const std::string& config, std::vector<double> epochs,
+                    const std::string& phase = "measure") {
+  ConfigRun entry = measured(id, point, config, std::move(epochs));
+  entry.run.sweep_id = 1;
+  entry.run.sweep_point = point;
+  entry.run.sweep_phase = phase;
+  return entry;
+}
+
 std::vector<ConfigRun> loader_sweep() {
   return {measured(1, "loader w0", loader_config(0), {3.0, 3.0, 3.0}),
           measured(2, "loader w2", loader_config(2), {1.5, 1.5, 1.5}),
@@ -36,11 +53,11 @@ std::vector<ConfigRun> loader_sweep() {
 }
 
 TEST(Recommend, LoaderOnlySweepPicksTheFastestLoader) {
-  auto report = recommend_configuration(loader_sweep(), std::nullopt);
+  auto report = recommend_configuration(inputs(loader_sweep()));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(recommended(*report).label, "loader w4");
   EXPECT_EQ(report->configs[report->baseline].label, "loader w0");
-  EXPECT_NEAR(report->speedup_vs_baseline, 3.0, 1e-9);
+  EXPECT_NEAR(report->speedup, 3.0, 1e-9);
   EXPECT_FALSE(report->not_a_loader_setting);
   const auto& w8 = report->configs[1];  // fastest first: w4, w8, w2, w0
   ASSERT_EQ(w8.label, "loader w8");
@@ -53,13 +70,11 @@ TEST(Recommend, InMemoryDataIsNotALoaderSetting) {
   runs.push_back(measured(5, "direct-shuffled", loader_config(0, 2, false, false, "direct-shuffled"), {0.1, 0.1}));
   runs.push_back(measured(6, "resident", loader_config(0, 2, false, false, "resident"), {0.05, 0.05}));
   runs.push_back(measured(7, "direct", loader_config(0, 2, false, false, "direct", false), {0.01, 0.01}));
-  auto report = recommend_configuration(runs, 2);
+  auto report = recommend_configuration(inputs(runs, 2));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(recommended(*report).label, "resident");
   EXPECT_TRUE(report->not_a_loader_setting);
-  EXPECT_NEAR(report->speedup_vs_baseline, 1.5 / 0.05, 1e-9);
-  ASSERT_TRUE(report->speedup_vs_best_loader);
-  EXPECT_NEAR(*report->speedup_vs_best_loader, 1.0 / 0.05, 1e-9);
+  EXPECT_NEAR(report->speedup, 1.5 / 0.05, 1e-9);
   EXPECT_NE(report->headline.find("Not a DataLoader setting"), std::string::npos);
   bool mentions_unshuffled = false;
   for (const auto& reason : report->reasons) mentions_unshuffled |= reason.find("does not replace") != std::string::npos;
@@ -71,19 +86,19 @@ TEST(Recommend, CheaperSettingWinsWithinNoise) {
                                  measured(2, "loader w2", loader_config(2), {0.9, 1.0, 1.1}),
                                  measured(3, "loader w4", loader_config(4), {0.85, 0.95, 1.05}),
                                  measured(4, "loader w2 pf8", loader_config(2, 8), {0.9, 1.0, 1.1})};
-  auto report = recommend_configuration(runs, std::nullopt);
+  auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->configs[report->fastest].label, "loader w4");
   EXPECT_EQ(recommended(*report).label, "loader w2");
   bool explains = false;
-  for (const auto& reason : report->reasons) explains |= reason.find("within the run-to-run noise") != std::string::npos;
+  for (const auto& reason : report->reasons) explains |= reason.find("indistinguishable from it") != std::string::npos;
   EXPECT_TRUE(explains);
 }
 
 TEST(Recommend, BaselineKeptWhenNothingBeatsItBeyondNoise) {
   std::vector<ConfigRun> runs = {measured(1, "loader w2", loader_config(2), {1.0, 1.1}),
                                  measured(2, "loader w4", loader_config(4), {0.98, 1.08})};
-  auto report = recommend_configuration(runs, std::nullopt);
+  auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->recommended, report->baseline);
   EXPECT_NE(report->headline.find("Keep"), std::string::npos);
@@ -92,7 +107,7 @@ TEST(Recommend, BaselineKeptWhenNothingBeatsItBeyondNoise) {
 TEST(Recommend, PinnedCoresCountForOversubscription) {
   std::vector<ConfigRun> runs = {measured(1, "loader w2 on 2 cpus", loader_config(2, 2, true, false, "loader", true, 2),
                                           {1.0}, 16)};
-  auto report = recommend_configuration(runs, std::nullopt);
+  auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   ASSERT_FALSE(report->configs[0].flags.empty());
   EXPECT_NE(report->configs[0].flags[0].find("2 workers on 2 cores"), std::string::npos);
@@ -101,7 +116,7 @@ TEST(Recommend, PinnedCoresCountForOversubscription) {
 TEST(Recommend, HighRunQueueLatencyIsFlagged) {
   auto runs = loader_sweep();
   runs[3].runq_p99 = BucketBounds{2048, 4096};
-  auto report = recommend_configuration(runs, std::nullopt);
+  auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   bool flagged = false;
   for (const auto& c : report->configs) {
@@ -113,10 +128,10 @@ TEST(Recommend, HighRunQueueLatencyIsFlagged) {
 TEST(Recommend, FailedRunsAndNoRunsAreHandled) {
   auto failed = measured(1, "resident", loader_config(0, 2, false, false, "resident"), {0.01});
   failed.run.status = "failed";
-  auto report = recommend_configuration({failed}, std::nullopt);
+  auto report = recommend_configuration(inputs({failed}));
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().exit_code, kExitBadInput);
-  auto unknown = recommend_configuration(loader_sweep(), 99);
+  auto unknown = recommend_configuration(inputs(loader_sweep(), 99));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().exit_code, kExitBadInput);
 }
@@ -144,10 +159,56 @@ TEST(RecommendCommand, ReadsTheSweepFromTheDb) {
   options.json = true;
   ASSERT_TRUE(recommend(options, out).ok());
   const auto doc = nlohmann::json::parse(out.str());
-  EXPECT_EQ(doc["recommended"], "direct-shuffled");
-  EXPECT_EQ(doc["baseline"], "loader w4 pf2 pin");
+  EXPECT_EQ(doc["schema"], "ingero-bench/recommend");
+  EXPECT_EQ(doc["version"], 2);
+  EXPECT_EQ(doc["recommended"]["label"], "direct-shuffled");
+  EXPECT_EQ(doc["recommended"]["run_id"], 3);
+  EXPECT_EQ(doc["baseline"]["label"], "loader w4 pf2 pin");
+  EXPECT_EQ(doc["baseline"]["config"]["num_workers"], 4);
   EXPECT_TRUE(doc["not_a_loader_setting"].get<bool>());
-  EXPECT_NEAR(doc["speedup_vs_baseline"].get<double>(), 80.0, 1e-9);
+  EXPECT_NEAR(doc["speedup"].get<double>(), 80.0, 1e-9);
+  EXPECT_FALSE(doc["verified"].get<bool>());
+  EXPECT_TRUE(doc["verified_by"].empty());
+}
+
+// The search picks; the interleaved re-runs decide the speed-up it states.
+TEST(Recommend, VerificationRunsGiveTheStatedSpeedup) {
+  RecommendInputs in;
+  in.sweep_id = 1;
+  in.baseline_point = "loader w0";
+  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", ""},
+               {"loader w2", nlohmann::json::parse(loader_config(2)), "measured", ""},
+               {"loader w8", nlohmann::json::parse(loader_config(8)), "pruned", "slower than loader w2 beyond noise"},
+               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "more workers than cores"}};
+  in.runs = {sweep_run(1, "loader w0", loader_config(0), {3.0, 3.1, 2.9}),
+             sweep_run(2, "loader w2", loader_config(2), {1.0, 1.1, 0.9})};
+  in.verify_runs = {sweep_run(3, "loader w0", loader_config(0), {2.0, 2.1, 1.9}, "verify"),
+                    sweep_run(4, "loader w2", loader_config(2), {1.0, 1.05, 0.95}, "verify"),
+                    sweep_run(5, "loader w0", loader_config(0), {2.0, 2.2, 1.8}, "verify"),
+                    sweep_run(6, "loader w2", loader_config(2), {1.0, 1.1, 0.9}, "verify")};
+  auto report = recommend_configuration(in);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(recommended(*report).label, "loader w2");
+  ASSERT_TRUE(report->verified);
+  ASSERT_TRUE(report->verification.has_value());
+  EXPECT_EQ(report->verification->baseline_runs, (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(report->verification->recommended_runs, (std::vector<int64_t>{4, 6}));
+  EXPECT_NEAR(report->speedup, 2.0, 1e-9);  // from the re-runs (2.0 / 1.0), not the search's 3.0
+  EXPECT_LE(report->speedup_low, report->speedup);
+  EXPECT_GE(report->speedup_high, report->speedup);
+  EXPECT_GT(report->speedup_low, 1.0);
+  ASSERT_EQ(report->skipped.size(), 2u);
+  EXPECT_NE(report->skipped[0].find("loader w8: pruned"), std::string::npos) << report->skipped[0];
+  EXPECT_NE(report->skipped[1].find("loader w16: skipped"), std::string::npos) << report->skipped[1];
+  EXPECT_NE(report->headline.find("Verified"), std::string::npos) << report->headline;
+}
+
+TEST(Recommend, UnverifiedAdviceSaysSoAndHowToVerify) {
+  auto report = recommend_configuration(inputs(loader_sweep()));
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->verified);
+  EXPECT_NE(report->headline.find("not verified"), std::string::npos) << report->headline;
+  EXPECT_NE(report->headline.find("ingero-bench sweep"), std::string::npos) << report->headline;
 }
 
 }  // namespace

@@ -90,10 +90,11 @@ class Generator {
       event("runq_wait", start + off / 2, off - off / 2, pid, pid);
       t += period;
     }
-    const int64_t fault_gap = std::max<int64_t>(end_ns / std::max<int64_t>(faults, 1), 1);
-    for (int64_t i = 0; i < faults; ++i) {
-      event("page_fault", 5 * kMs + i * fault_gap, 0, pid, pid, 4096);
-    }
+    // As the tracer reports them: one event per burst of 64 faults.
+    const int64_t bursts_of_faults = std::max<int64_t>(faults / 64, 1);
+    const int64_t fault_gap = std::max<int64_t>(end_ns / bursts_of_faults, 1);
+    for (int64_t i = 0; i < bursts_of_faults; ++i)
+      event("page_faults", 5 * kMs + i * fault_gap, fault_gap / 4, pid, pid, std::nullopt, std::min<int64_t>(faults, 64));
   }
 
   int64_t count() const { return count_; }

@@ -1,50 +1,20 @@
 #include "tests/reports/trace_fixture.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "common/trace_contract.h"
+#include "common/trace_schema.h"
+
 namespace ingero::reports::testing {
 namespace {
 
-struct OpSpec {
-  const char* name;
-  const char* category;
-};
-
-// The op names the schema documents; codes are arbitrary on purpose, the
-// analysis must resolve names through the ops table.
-const std::vector<OpSpec>& known_ops() {
-  static const std::vector<OpSpec> ops = {
-      {"cudaMalloc", "cuda_runtime"},        {"cudaFree", "cuda_runtime"},
-      {"cudaMallocHost", "cuda_runtime"},    {"cudaHostAlloc", "cuda_runtime"},
-      {"cudaFreeHost", "cuda_runtime"},      {"cudaHostRegister", "cuda_runtime"},
-      {"cudaMemcpy", "cuda_runtime"},        {"cudaMemcpyAsync", "cuda_runtime"},
-      {"cudaMemsetAsync", "cuda_runtime"},   {"cudaLaunchKernel", "cuda_runtime"},
-      {"cudaStreamSynchronize", "cuda_runtime"}, {"cudaDeviceSynchronize", "cuda_runtime"},
-      {"cudaEventSynchronize", "cuda_runtime"},  {"cudaStreamWaitEvent", "cuda_runtime"},
-      {"cuLaunchKernel", "cuda_driver"},     {"cuMemAlloc_v2", "cuda_driver"},
-      {"cuMemFree_v2", "cuda_driver"},       {"cuMemcpyHtoDAsync_v2", "cuda_driver"},
-      {"cuMemcpyAsync", "cuda_driver"},      {"cuStreamSynchronize", "cuda_driver"},
-      {"cuCtxSynchronize", "cuda_driver"},   {"cuMemHostAlloc", "cuda_driver"},
-      {"offcpu_preempted", "sched"},         {"offcpu_blocked", "sched"},
-      {"runq_wait", "sched"},                {"page_fault", "mm"},
-      {"block_io", "io"},                    {"fork", "process"},
-      {"exec", "process"},                   {"exit", "process"},
-      {"batch_wait", "workload"},            {"batch_compute", "workload"},
-  };
-  return ops;
-}
-
-std::string read_schema() {
-  std::ifstream in(INGERO_SCHEMA_SQL);
-  if (!in) throw std::runtime_error(std::string("cannot read schema ") + INGERO_SCHEMA_SQL);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+bool is_library_call(int code) {
+  for (const contract::OpInfo& op : contract::kOps)
+    if (op.code == code) return contract::is_library_call_category(op.category);
+  return false;
 }
 
 }  // namespace
@@ -59,70 +29,76 @@ std::unique_ptr<TraceFixture> TraceFixture::create(const std::string& path) {
   std::remove(path.c_str());
   std::remove((path + "-wal").c_str());
   std::remove((path + "-shm").c_str());
-  auto db = open_database(path, sql::Mode::read_write);
+  auto db = sql::open(path, sql::Mode::read_write, 5000);
   if (!db) throw std::runtime_error(db.error().message);
   std::unique_ptr<TraceFixture> fixture(new TraceFixture(std::move(db.value())));
   auto& self = *fixture;
   // Fixtures are rebuilt by every test: durability would only cost fsyncs.
   self.check(self.db_.exec("PRAGMA synchronous = OFF").ok(), "synchronous");
-  self.check(self.db_.exec(read_schema()).ok(), "schema");
-  self.check(self.db_.exec("PRAGMA user_version = 1").ok(), "user_version");
-  auto insert_op = self.db_.prepare("INSERT INTO ops(op, name, category) VALUES (?, ?, ?)");
-  self.check(insert_op.ok(), "prepare ops");
-  int code = 3;
-  for (const auto& op : known_ops()) {
-    code += 2;
-    insert_op->bind(1, int64_t{code}).bind(2, op.name).bind(3, op.category);
-    self.check(insert_op->run().ok(), "insert op");
-    self.op_codes_[op.name] = code;
-  }
+  if (Status s = schema::create_or_upgrade(self.db_); !s) throw std::runtime_error(s.error().message);
   auto insert_event = self.db_.prepare(
       "INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, ret, bytes, arg) "
       "VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)");
   self.check(insert_event.ok(), "prepare events");
   self.insert_event_ = std::move(insert_event.value());
+  auto count_call = self.db_.prepare(
+      "INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, ?5 * ?6, ?6, ?7, ?8) ON CONFLICT(run_id, tid, op) DO UPDATE SET "
+      "calls = calls + ?5, returns = returns + ?5, total_ns = total_ns + ?5 * ?6, max_ns = max(max_ns, ?6), "
+      "bytes = bytes + ?7, streamed = streamed + ?8");
+  self.check(count_call.ok(), "prepare call_stats");
+  self.count_call_ = std::move(count_call.value());
+  auto count_histogram = self.db_.prepare(
+      "INSERT INTO call_histograms(run_id, pid, op, slot, count) VALUES (?1, ?2, ?3, ?4, ?5) "
+      "ON CONFLICT(run_id, pid, op, slot) DO UPDATE SET count = count + ?5");
+  self.check(count_histogram.ok(), "prepare call_histograms");
+  self.count_histogram_ = std::move(count_histogram.value());
   return fixture;
 }
 
 int TraceFixture::op_code(const std::string& name) const {
-  auto it = op_codes_.find(name);
-  if (it == op_codes_.end()) throw std::runtime_error("unknown op " + name);
-  return it->second;
+  auto code = contract::op_code(name);
+  if (!code || *code == IB_OP_NONE) throw std::runtime_error("op " + name + " is not in the trace contract");
+  return *code;
 }
 
 int64_t TraceFixture::add_run(const RunSpec& run) {
   auto stmt = db_.prepare(
       "INSERT INTO runs(label, kind, command_json, config_json, result_json, machine_json, "
-      "started_unix, start_ns, end_ns, root_pid, exit_code, status, traced) "
-      "VALUES (?, ?, '[\"ingero-bench\"]', ?, ?, ?, 1.7e9, ?, ?, ?, 0, ?, ?)");
+      "started_unix, start_ns, end_ns, root_pid, exit_code, status, traced, sweep_id, sweep_point, sweep_phase) "
+      "VALUES (?, ?, '[\"ingero-bench\"]', ?, ?, ?, 1.7e9, ?, ?, ?, 0, ?, ?, ?, ?, ?)");
   check(stmt.ok(), "prepare run");
   stmt->bind(1, run.label).bind(2, run.kind).bind(3, run.config_json).bind(4, run.result_json);
   stmt->bind(5, run.machine_json).bind(6, run.start_ns).bind(7, run.end_ns);
   stmt->bind(8, run.root_pid).bind(9, run.status).bind(10, int64_t{run.traced ? 1 : 0});
+  stmt->bind(11, run.sweep_id).bind(12, run.sweep_point).bind(13, run.sweep_phase);
   check(stmt->run().ok(), "insert run");
   return *db_.query_int("SELECT last_insert_rowid()").value();
 }
 
 void TraceFixture::add_thread(int64_t run_id, const ThreadRecord& thread) {
   auto stmt = db_.prepare(
-      "INSERT INTO threads(run_id, tid, pid, ppid, comm, role, start_ns, exit_ns) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO threads(run_id, tid, pid, ppid, comm, role, start_ns, exit_ns, rank, exit_code) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   check(stmt.ok(), "prepare thread");
   stmt->bind(1, run_id).bind(2, thread.tid).bind(3, thread.pid);
   stmt->bind(4, thread.ppid).bind(5, thread.comm).bind(6, thread.role);
-  stmt->bind(7, thread.start_ns).bind(8, thread.exit_ns);
+  stmt->bind(7, thread.start_ns).bind(8, thread.exit_ns).bind(9, thread.rank).bind(10, thread.exit_code);
   check(stmt->run().ok(), "insert thread");
 }
 
 void TraceFixture::add_thread_stats(int64_t run_id, const ThreadStatsRecord& stats) {
   auto stmt = db_.prepare(
-      "INSERT INTO thread_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0)");
+      "INSERT INTO thread_stats(run_id, tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, "
+      "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   check(stmt.ok(), "prepare thread_stats");
   const ThreadCounters& c = stats.counters;
   stmt->bind(1, run_id).bind(2, stats.tid).bind(3, stats.pid).bind(4, c.voluntary_switches);
   stmt->bind(5, c.involuntary_switches).bind(6, c.oncpu_ns).bind(7, c.offcpu_ns);
   stmt->bind(8, c.offcpu_max_ns).bind(9, c.runq_count).bind(10, c.runq_ns);
   stmt->bind(11, c.page_allocs).bind(12, c.page_alloc_bytes).bind(13, c.page_faults);
+  stmt->bind(14, c.io_count).bind(15, c.io_bytes).bind(16, c.io_ns);
   check(stmt->run().ok(), "insert thread_stats");
 }
 
@@ -156,6 +132,26 @@ void TraceFixture::add_event(int64_t run_id, const std::string& op, int64_t ts_n
   stmt.bind(6, int64_t{op_code(op)});
   stmt.bind(7, bytes).bind(8, arg);
   check(stmt.run().ok(), "insert event");
+  const int code = op_code(op);
+  if (is_library_call(code)) count_call(run_id, code, pid, tid, 1, dur_ns, bytes, true);
+}
+
+void TraceFixture::add_unstored_calls(int64_t run_id, const std::string& op, int64_t pid, int64_t tid,
+                                      int64_t calls, int64_t each_ns) {
+  count_call(run_id, op_code(op), pid, tid, calls, each_ns, std::nullopt, false);
+}
+
+void TraceFixture::count_call(int64_t run_id, int op, int64_t pid, int64_t tid, int64_t calls, int64_t each_ns,
+                              std::optional<int64_t> bytes, bool stored) {
+  auto& stats = count_call_;
+  stats.bind(1, run_id).bind(2, tid).bind(3, pid).bind(4, int64_t{op}).bind(5, calls).bind(6, each_ns);
+  stats.bind(7, bytes.value_or(0)).bind(8, stored ? calls : int64_t{0});
+  check(stats.run().ok(), "count call");
+  int slot = 0;
+  while (slot < IB_CALL_HIST_SLOTS - 1 && (int64_t{2} << slot) <= each_ns) ++slot;
+  auto& hist = count_histogram_;
+  hist.bind(1, run_id).bind(2, pid).bind(3, int64_t{op}).bind(4, int64_t{slot}).bind(5, calls);
+  check(hist.run().ok(), "count call histogram");
 }
 
 void TraceFixture::begin() { check(db_.exec("BEGIN").ok(), "begin"); }

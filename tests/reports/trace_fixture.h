@@ -1,9 +1,10 @@
-// Builds trace databases with known content from tracer/schema.sql, for tests,
-// committed fixtures and the explain benchmark.
+// Builds trace databases with known content, for tests, committed fixtures and the
+// explain benchmark. The schema and op codes are the tracer's (common/trace_schema.h);
+// only ops of the trace contract can be added, and every library call added as an event
+// is also counted in call_stats and call_histograms as the tracer counts a stored call.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct RunSpec {
   int64_t root_pid = 100;
   std::string status = "ok";
   bool traced = true;
+  std::optional<int64_t> sweep_id;
+  std::optional<std::string> sweep_point;
+  std::optional<std::string> sweep_phase;
 };
 
 class TraceFixture {
@@ -41,19 +45,25 @@ class TraceFixture {
   void add_event(int64_t run_id, const std::string& op, int64_t ts_ns, int64_t dur_ns, int64_t pid,
                  int64_t tid, std::optional<int64_t> bytes = std::nullopt,
                  std::optional<int64_t> arg = std::nullopt);
+  // Calls the tracer counted without storing them (fast kernel launches below --cuda-detail full).
+  void add_unstored_calls(int64_t run_id, const std::string& op, int64_t pid, int64_t tid, int64_t calls,
+                          int64_t each_ns);
 
   void begin();   // group many inserts in one transaction
   void commit();
   const sql::Connection& db() const { return db_; }
-  int op_code(const std::string& name) const;
+  int op_code(const std::string& name) const;  // throws for an op outside the contract
 
  private:
   explicit TraceFixture(sql::Connection db);
   void check(bool ok, const std::string& what) const;
+  void count_call(int64_t run_id, int op, int64_t pid, int64_t tid, int64_t calls, int64_t each_ns,
+                  std::optional<int64_t> bytes, bool stored);
 
   sql::Connection db_;
-  std::map<std::string, int> op_codes_;
   sql::Statement insert_event_;
+  sql::Statement count_call_;
+  sql::Statement count_histogram_;
 };
 
 }  // namespace ingero::reports::testing

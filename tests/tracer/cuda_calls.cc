@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kLaunchCalls; ++i)
     cudaLaunchKernel(reinterpret_cast<const void*>(&main), grid, block, nullptr, 64,
                      reinterpret_cast<cudaStream_t>(kLaunchStream));
+  for (int i = 0; i < kEventRecordCalls; ++i)
+    cudaEventRecord(reinterpret_cast<cudaEvent_t>(kEvent), reinterpret_cast<cudaStream_t>(kStream));
   for (int i = 0; i < kDeviceSyncCalls; ++i) cudaDeviceSynchronize();
   cudaError_t last = cudaFree(device);
   printf("last cudaFree: %d (%s)\n", last, cudaGetErrorString(last));

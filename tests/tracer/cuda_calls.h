@@ -13,6 +13,8 @@ inline constexpr uint64_t kStream = 0x1234;
 inline constexpr int kStreamSyncCalls = 7;
 inline constexpr int kLaunchCalls = 2;
 inline constexpr uint64_t kLaunchStream = 0x5678;
+inline constexpr int kEventRecordCalls = 4;  // a hot call probed at every detail level
+inline constexpr uint64_t kEvent = 0x9abc;
 inline constexpr int kDeviceSyncCalls = 1;
 inline constexpr int kFreeCalls = 1;
 }  // namespace ingero::tracer::testing

@@ -8,6 +8,7 @@
 extern "C" {
 typedef int cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 struct dim3 {
   unsigned int x, y, z;
 };
@@ -21,5 +22,6 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                              cudaStream_t stream);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 const char* cudaGetErrorString(cudaError_t error);
 }

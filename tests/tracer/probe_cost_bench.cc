@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
   cudaError_t init = cudaGetDevice(&device);  // loads and initialises the runtime
   printf("cudaGetDevice: %d (%s)\n", init, cudaGetErrorString(init));
   std::string runtime;
-  for (const std::string& path : ingero::tracer::mapped_cuda_libraries(getpid()))
-    if (ingero::tracer::classify_cuda_library(path) == ingero::tracer::CudaLibrary::runtime) runtime = path;
+  for (const std::string& path : ingero::tracer::mapped_call_libraries(getpid()))
+    if (ingero::tracer::classify_library(path) == ingero::tracer::CallLibrary::cuda_runtime) runtime = path;
   if (runtime.empty()) {
     fprintf(stderr, "no libcudart mapped by this process\n");
     return 1;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
 
   std::filesystem::remove(db);
   ingero::tracer::TraceOptions opts;
-  opts.cudart_paths = {runtime};
+  opts.library_paths = {runtime};
   auto tracer = ingero::tracer::Tracer::start(opts, db, 1);
   if (!tracer) {
     fprintf(stderr, "%s (%s)\n", tracer.error().message.c_str(), tracer.error().hint.c_str());
@@ -89,6 +89,6 @@ int main(int argc, char** argv) {
   printf("cudaGetDevice            (unprobed): untraced %8.1f ns  traced %8.1f ns  difference   %8.1f ns\n",
          untraced.unprobed_ns, traced.unprobed_ns, traced.unprobed_ns - untraced.unprobed_ns);
   printf("events written %llu, dropped %llu\n", (unsigned long long)summary->events_written,
-         (unsigned long long)summary->events_dropped);
+         (unsigned long long)summary->events_lost());
   return 0;
 }

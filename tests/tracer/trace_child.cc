@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; ++i) {
     if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
-    else if (!strcmp(argv[i], "--cudart") && i + 1 < argc) opts.cudart_paths.push_back(argv[++i]);
+    else if (!strcmp(argv[i], "--cudart") && i + 1 < argc) opts.library_paths.push_back(argv[++i]);
   }
   if (i + 1 >= argc) {
     fprintf(stderr, "usage: %s [--db PATH] [--cudart LIB] -- COMMAND [ARGS...]\n", argv[0]);
@@ -37,11 +37,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s (%s)\n", run.error().message.c_str(), run.error().hint.c_str());
     return 1;
   }
-  const TraceSummary& s = run->summary;
+  const TraceTotals& s = run->totals;
   printf("wait status %d; events written %llu, dropped %llu; CUDA traced: %s\n", run->wait_status,
-         (unsigned long long)s.events_written, (unsigned long long)s.events_dropped, s.cuda_traced ? "yes" : "no");
-  for (const std::string& lib : s.cuda_libraries) printf("probed %s\n", lib.c_str());
-  for (const std::string& sym : s.missing_symbols) printf("missing %s\n", sym.c_str());
+         (unsigned long long)s.events_written, (unsigned long long)s.events_lost(), s.calls_traced() ? "yes" : "no");
+  for (const ProbedLibrary& lib : s.libraries) {
+    printf("probed %s\n", lib.path.c_str());
+    for (const std::string& sym : lib.missing) printf("missing %s\n", sym.c_str());
+  }
   for (const TraceLoss& loss : s.losses)
     printf("loss %-13s dropped %llu offered %s\n", loss.source.c_str(), (unsigned long long)loss.dropped,
            loss.offered ? std::to_string(*loss.offered).c_str() : "-");

@@ -2,7 +2,12 @@
 // batched event writes, queue overflow accounting, and the decoding helpers.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstring>
@@ -13,7 +18,9 @@
 #include "common/sqlite.h"
 #include "tracer/cuda_probes.h"
 #include "tracer/event_writer.h"
-#include "tracer/ops.h"
+#include "common/proc_files.h"
+#include "common/trace_contract.h"
+#include "common/wait_status.h"
 #include "tracer/threads.h"
 #include "tracer/trace_db.h"
 
@@ -41,6 +48,21 @@ int64_t query_int(sqlite3* db, const std::string& sql) {
   return stmt->column_int(0);
 }
 
+sql::Connection reader(const std::string& path) {
+  auto db = sql::open(path, sql::Mode::read_only, 5000);
+  EXPECT_TRUE(db.ok()) << path;
+  return db ? std::move(*db) : sql::Connection();
+}
+
+RunStart command_run(const std::string& label) {
+  RunStart start;
+  start.label = label;
+  start.kind = std::string(contract::kind::kCommand);
+  start.command = {"test"};
+  start.machine_json = "{}";
+  return start;
+}
+
 ib_event fixture_event(uint64_t i) {
   ib_event e{};
   e.ts_ns = 1000 + i;
@@ -56,37 +78,57 @@ ib_event fixture_event(uint64_t i) {
   return e;
 }
 
-TEST(TraceDb, CreatesSchemaWithVersionAndOps) {
+TEST(TraceDb, CreatesSchemaWithVersionAndEveryOpOfTheContract) {
   TempDir dir;
   auto db = TraceDb::open(dir.file("sub/dir/trace.db"));
   ASSERT_TRUE(db.ok()) << db.error().message;
-  sqlite3* h = (*db)->handle();
-  EXPECT_EQ(query_int(h, "PRAGMA user_version"), kSchemaVersion);
-  for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms", "losses", "run_settings"})
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  for (const char* table : {"runs", "ops", "events", "threads", "thread_stats", "histograms", "losses", "run_settings",
+                            "call_stats", "call_histograms", "sweeps", "sweep_points"})
     EXPECT_EQ(query_int(h, std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + table +
                                "'"),
               1)
         << table;
-  EXPECT_EQ(query_int(h, "SELECT op FROM ops WHERE name='cudaMemcpyAsync' AND category='cuda_runtime'"),
-            IB_OP_CUDA_MEMCPY_ASYNC);
-  EXPECT_EQ(query_int(h, "SELECT count(*) FROM ops WHERE name IN ('batch_wait','batch_compute','offcpu_preempted',"
-                         "'offcpu_blocked','runq_wait','page_fault','block_io','fork','exec','exit',"
-                         "'cuLaunchKernel','cuMemHostAlloc')"),
-            12);
+  for (const contract::OpInfo& op : contract::kOps) {
+    if (op.code == IB_OP_NONE) continue;  // never written
+    EXPECT_EQ(query_int(h, fmt::format("SELECT count(*) FROM ops WHERE op = {} AND name = '{}' AND category = '{}'",
+                                       op.code, op.name, op.category)),
+              1)
+        << op.name;
+  }
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM ops"), int64_t(std::size(contract::kOps)) - 1);
+  // Two writers at once (harness and writer thread) need WAL while the file is open.
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'"), 1);
-  // Opening again keeps the data.
   auto again = TraceDb::open(dir.file("sub/dir/trace.db"));
   ASSERT_TRUE(again.ok()) << again.error().message;
+}
+
+// A reader that cannot write the directory cannot create -shm: the closed file must not
+// be left in WAL mode.
+TEST(TraceDb, ClosedFileIsInRollbackJournalModeWithNoSideFiles) {
+  TempDir dir;
+  const std::string path = dir.file("t.db");
+  {
+    auto db = TraceDb::open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->begin_run(command_run("x")).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  auto db = sql::open(path, sql::Mode::immutable, 0);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(query_int(db->get(), "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='delete'"), 1);
+  EXPECT_EQ(query_int(db->get(), "SELECT count(*) FROM runs"), 1);
 }
 
 TEST(TraceDb, RejectsAnotherSchemaVersion) {
   TempDir dir;
   std::string path = dir.file("old.db");
   {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    sql::Connection db(raw);
-    ASSERT_TRUE(sql::exec(db.get(), "CREATE TABLE runs(x); PRAGMA user_version = 7").ok());
+    auto db = sql::open(path, sql::Mode::read_write, 0);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec("CREATE TABLE runs(x); PRAGMA user_version = 7").ok());
   }
   auto db = TraceDb::open(path);
   ASSERT_FALSE(db.ok());
@@ -105,10 +147,9 @@ TEST(TraceDb, RejectsNonDatabaseAndForeignDatabase) {
 
   std::string foreign = dir.file("foreign.db");
   {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(foreign.c_str(), &raw), SQLITE_OK);
-    sql::Connection c(raw);
-    ASSERT_TRUE(sql::exec(c.get(), "CREATE TABLE customers(id)").ok());
+    auto c = sql::open(foreign, sql::Mode::read_write, 0);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c->exec("CREATE TABLE customers(id)").ok());
   }
   auto other = TraceDb::open(foreign);
   ASSERT_FALSE(other.ok());
@@ -120,31 +161,69 @@ TEST(TraceDb, RunLifeCycleAndWorkloadEvents) {
   TempDir dir;
   auto db = TraceDb::open(dir.file("t.db"));
   ASSERT_TRUE(db.ok());
-  RunStart start{"loader w4", "workload", {"ingero-bench", "--workload", "x"}, std::string("{}"), "{\"cpu\":1}"};
-  auto run = (*db)->begin_run(start);
+  RunStart start = command_run("loader w4");
+  start.kind = std::string(contract::kind::kWorkload);
+  start.command = {"ingero-bench", "--workload", "x"};
+  start.config_json = "{}";
+  auto run = db->begin_run(start);
   ASSERT_TRUE(run.ok()) << run.error().message;
-  ASSERT_TRUE((*db)->set_root_pid(*run, 1234).ok());
-  ASSERT_TRUE((*db)->set_setting(*run, "offcpu_min_ns", "100000").ok());
-  std::vector<WorkloadEvent> events = {{"batch_wait", 10, 5, 1234, 1234, 0}, {"batch_compute", 15, 7, 1234, 1234, 0}};
-  ASSERT_TRUE((*db)->add_workload_events(*run, events).ok());
-  EXPECT_FALSE((*db)->add_workload_events(*run, {{"cudaMalloc", 1, 1, 1, 1, 0}}).ok());
-  ASSERT_TRUE((*db)->finish_run(*run, RunEnd{0, "ok", std::string("{\"version\":1}")}).ok());
+  ASSERT_TRUE(db->set_root_pid(*run, 1234).ok());
+  std::vector<WorkloadEvent> events = {{"batch_wait", 10, 5, 1234, 1234, 0}, {"batch_compute", 15, 7, 1234, 1234, 0},
+                                       {"worker_start", 2, 3, 1300, 1300, 0}};
+  ASSERT_TRUE(db->add_workload_events(*run, events).ok());
+  auto foreign_op = db->add_workload_events(*run, {{"cudaMalloc", 1, 1, 1, 1, 0}});
+  ASSERT_FALSE(foreign_op.ok());
+  RunEnd end;
+  end.status = "ok";
+  end.result_json = "{\"version\":1}";
+  ASSERT_TRUE(db->finish_run(*run, end).ok());
 
-  sqlite3* h = (*db)->handle();
+  sqlite3* h = db->connection().get();
   std::string where = " WHERE run_id=" + std::to_string(*run);
   EXPECT_EQ(query_int(h, "SELECT root_pid FROM runs" + where), 1234);
   EXPECT_EQ(query_int(h, "SELECT status='ok' AND end_ns >= start_ns AND command_json LIKE '[\"ingero-bench\"%' "
-                         "FROM runs" + where),
+                         "AND harness_pid = " + std::to_string(getpid()) + " AND node IS NOT NULL FROM runs" + where),
             1);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM events e JOIN ops o USING(op)" + where +
                              " AND o.category='workload'"),
-            2);
-  EXPECT_EQ(query_int(h, "SELECT count(*) FROM run_settings" + where), 1);
+            3);
+}
+
+// The run of an ingero-bench that died (kill -9, crash) is abandoned as soon as another
+// one opens the DB; a run whose harness still lives is left alone.
+TEST(TraceDb, RunsAndSweepsOfADeadHarnessAreMarkedAbandoned) {
+  TempDir dir;
+  const std::string path = dir.file("t.db");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto db = TraceDb::open(path);
+    if (!db || !db->begin_run(command_run("killed")).ok()) _exit(1);
+    if (!db->begin_sweep({"{}", "{}"}).ok()) _exit(1);
+    _exit(0);  // no finish_run: as if killed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(shell_exit_code(status), 0);
+
+  auto db = TraceDb::open(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto mine = db->begin_run(command_run("alive"));
+  ASSERT_TRUE(mine.ok());
+  auto again = TraceDb::open(path);  // a second writer while this one's run is going on
+  ASSERT_TRUE(again.ok());
+  sqlite3* h = again->connection().get();
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM runs WHERE label='killed' AND status='abandoned' AND end_ns IS NULL "
+                         "AND error LIKE '%died%'"),
+            1);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweeps WHERE status='abandoned'"), 1);
+  EXPECT_EQ(query_int(h, "SELECT status='running' FROM runs WHERE run_id=" + std::to_string(*mine)), 1);
 }
 
 TEST(EventWriter, WritesBatchesWithNullsForAbsentFields) {
   TempDir dir;
   std::string path = dir.file("w.db");
+  ASSERT_TRUE(TraceDb::open(path).ok());
   auto writer = EventWriter::start(path, 1, 1u << 20);
   ASSERT_TRUE(writer.ok()) << writer.error().message;
   constexpr uint64_t kEvents = 200'000;
@@ -156,7 +235,8 @@ TEST(EventWriter, WritesBatchesWithNullsForAbsentFields) {
   ASSERT_TRUE((*writer)->finish().ok());
   EXPECT_EQ((*writer)->written(), kEvents);
   EXPECT_EQ((*writer)->dropped(), 0u);
-  sqlite3* h = (*writer)->connection();
+  sql::Connection db = reader(path);
+  sqlite3* h = db.get();
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM events WHERE run_id=1"), int64_t(kEvents));
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM events WHERE bytes IS NULL AND arg IS NULL AND stream IS NULL"),
             int64_t(kEvents / 2));
@@ -167,51 +247,55 @@ TEST(EventWriter, WritesBatchesWithNullsForAbsentFields) {
 TEST(EventWriter, FullQueueDropsAndCounts) {
   TempDir dir;
   std::string path = dir.file("q.db");
-  auto blocker_db = open_trace_db(path);
-  ASSERT_TRUE(blocker_db.ok());
+  ASSERT_TRUE(TraceDb::open(path).ok());
+  auto blocker = sql::open(path, sql::Mode::read_write, 0);
+  ASSERT_TRUE(blocker.ok());
   auto writer = EventWriter::start(path, 1, 100);
   ASSERT_TRUE(writer.ok());
   // Another connection holds the write lock, so the writer thread stalls and the queue fills.
-  ASSERT_TRUE(sql::exec(blocker_db->get(), "BEGIN IMMEDIATE").ok());
+  ASSERT_TRUE(blocker->exec("BEGIN IMMEDIATE").ok());
   constexpr uint64_t kPushed = 10'000;
   uint64_t accepted = 0;
   for (uint64_t i = 0; i < kPushed; ++i) {
     accepted += (*writer)->push(fixture_event(i));
     if (i == 10) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // writer takes a first batch
   }
-  ASSERT_TRUE(sql::exec(blocker_db->get(), "COMMIT").ok());
+  ASSERT_TRUE(blocker->exec("COMMIT").ok());
   ASSERT_TRUE((*writer)->finish().ok());
   EXPECT_GT((*writer)->dropped(), 0u);
   EXPECT_LE(accepted, 100u + 11u);
   EXPECT_EQ((*writer)->written() + (*writer)->dropped(), kPushed);
-  EXPECT_EQ(query_int((*writer)->connection(), "SELECT count(*) FROM events"), int64_t((*writer)->written()));
+  EXPECT_EQ(query_int(reader(path).get(), "SELECT count(*) FROM events"), int64_t((*writer)->written()));
 }
 
 TEST(Decoding, ThreadRolesExitCodesAndMaps) {
-  EXPECT_EQ(thread_role(10, "ib-worker-3", 1), "worker");
-  EXPECT_EQ(thread_role(10, "pt_data_worker", 1), "worker");
-  EXPECT_EQ(thread_role(10, "ib-pin", 1), "pin");
-  EXPECT_EQ(thread_role(10, "pt_data_pin", 1), "pin");
-  EXPECT_EQ(thread_role(1, "python3", 1), "main");
-  EXPECT_EQ(thread_role(11, "python3", 1), "other");
-  EXPECT_EQ(exit_code_from_status(3 << 8), 3);
-  EXPECT_EQ(exit_code_from_status(9), 137);
-  EXPECT_EQ(exit_code_from_status(0), 0);
+  EXPECT_EQ(contract::thread_role("ib-worker-3", true, false), "worker");
+  EXPECT_EQ(contract::thread_role("pt_data_worker", true, false), "worker");
+  EXPECT_EQ(contract::thread_role("ib-pin", false, true), "pin");
+  EXPECT_EQ(contract::thread_role("pt_data_pin", false, true), "pin");
+  EXPECT_EQ(contract::thread_role("python3", true, true), "main");
+  EXPECT_EQ(contract::thread_role("python3", false, true), "other");
+  EXPECT_EQ(shell_exit_code(3 << 8), 3);
+  EXPECT_EQ(shell_exit_code(9), 137);
+  EXPECT_EQ(shell_exit_code(0), 0);
 
   std::string maps =
       "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /opt/venv/nvidia/cu13/lib/libcudart.so.13\n"
       "7f0000001000-7f0000002000 r--p 00001000 08:01 123 /opt/venv/nvidia/cu13/lib/libcudart.so.13\n"
       "7f0000003000-7f0000004000 r-xp 00000000 08:01 124 /usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06\n"
       "7f0000005000-7f0000006000 r-xp 00000000 08:01 125 /usr/lib/libcudnn.so.9\n"
+      "7f0000006000-7f0000007000 r-xp 00000000 08:01 127 /opt/venv/nvidia/nccl/lib/libnccl.so.2\n"
       "7f0000007000-7f0000008000 rw-p 00000000 00:00 0 [heap]\n"
       "7f0000009000-7f000000a000 r-xp 00000000 08:01 126 /tmp/libcudart.so.12 (deleted)\n";
-  auto libs = cuda_libraries_in_maps(maps);
-  ASSERT_EQ(libs.size(), 2u);
+  auto libs = call_libraries_in_maps(maps);
+  ASSERT_EQ(libs.size(), 3u);
   EXPECT_EQ(libs[0], "/opt/venv/nvidia/cu13/lib/libcudart.so.13");
   EXPECT_EQ(libs[1], "/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06");
-  EXPECT_EQ(classify_cuda_library("/x/libcudart.so.13"), CudaLibrary::runtime);
-  EXPECT_EQ(classify_cuda_library("/x/libcuda.so.1"), CudaLibrary::driver);
-  EXPECT_FALSE(classify_cuda_library("/x/libcudnn.so.9").has_value());
+  EXPECT_EQ(libs[2], "/opt/venv/nvidia/nccl/lib/libnccl.so.2");
+  EXPECT_EQ(classify_library("/x/libcudart.so.13"), CallLibrary::cuda_runtime);
+  EXPECT_EQ(classify_library("/x/libcuda.so.1"), CallLibrary::cuda_driver);
+  EXPECT_EQ(classify_library("/x/libnccl.so.2"), CallLibrary::nccl);
+  EXPECT_FALSE(classify_library("/x/libcudnn.so.9").has_value());
 
   ThreadTable table;
   ib_event fork{};
@@ -228,21 +312,76 @@ TEST(Decoding, ThreadRolesExitCodesAndMaps) {
   rename.tid = 200;
   strcpy(rename.comm, "ib-worker-0");
   table.apply(rename);
-  const ThreadInfo& child = table.threads().at(200);
-  EXPECT_EQ(child.pid, 200);
-  EXPECT_EQ(child.ppid, 100);
-  EXPECT_EQ(child.comm, "ib-worker-0");
-  EXPECT_EQ(child.start_ns, 5u);
+  bool found = false;
+  for (const ThreadInfo& t : table.rows()) {
+    if (t.tid != 200) continue;
+    found = true;
+    EXPECT_EQ(t.pid, 200);
+    EXPECT_EQ(t.ppid, 100);
+    EXPECT_EQ(t.comm, "ib-worker-0");
+    EXPECT_EQ(t.role, "worker");
+    EXPECT_EQ(t.start_ns, 5u);
+  }
+  EXPECT_TRUE(found);
 }
 
-TEST(Ops, CodesMatchNamesFromTheSharedHeader) {
-  EXPECT_EQ(op_name(IB_OP_CUDA_LAUNCH_KERNEL), "cudaLaunchKernel");
-  EXPECT_EQ(op_code("cuMemcpyHtoDAsync_v2"), IB_OP_CU_MEMCPY_HTOD_ASYNC);
-  for (const CudaProbeSpec& spec : cuda_probe_specs()) {
-    uint64_t cookie = cuda_probe_cookie(spec);
-    EXPECT_EQ(IB_COOKIE_OP(cookie), spec.op);
-    EXPECT_EQ(IB_COOKIE_STREAM_SRC(cookie), spec.stream_src);
+// The cookie each planned probe carries decodes to its spec in the kernel, at every level;
+// --cuda-detail count leaves launches to an entry-only counter.
+TEST(Ops, CookiesMatchTheSpecsAtEveryDetailLevel) {
+  EXPECT_EQ(contract::op_name(IB_OP_CUDA_LAUNCH_KERNEL), "cudaLaunchKernel");
+  EXPECT_EQ(contract::op_code("cuMemcpyHtoDAsync_v2"), IB_OP_CU_MEMCPY_HTOD_ASYNC);
+  for (CallLibrary lib : {CallLibrary::cuda_runtime, CallLibrary::cuda_driver, CallLibrary::nccl})
+    for (CudaDetail detail : {CudaDetail::count, CudaDetail::latency, CudaDetail::full}) {
+      for (const PlannedProbe& p : plan_probes(lib, detail)) {
+        EXPECT_EQ(IB_COOKIE_OP(p.cookie), p.spec->op);
+        EXPECT_EQ(IB_COOKIE_BYTES_SRC(p.cookie), p.spec->bytes_src);
+        EXPECT_EQ(IB_COOKIE_STREAM_SRC(p.cookie), p.spec->stream_src);
+        EXPECT_EQ(p.spec->library, lib);
+        const bool entry_only = IB_COOKIE_FLAGS(p.cookie) & IB_CALL_ENTRY_ONLY;
+        EXPECT_EQ(entry_only, detail == CudaDetail::count && p.spec->hot) << contract::op_name(p.spec->op);
+        if (entry_only) EXPECT_FALSE(p.return_probe);
+      }
+    }
+  EXPECT_GT(plan_probes(CallLibrary::cuda_runtime, CudaDetail::full).size(),
+            plan_probes(CallLibrary::cuda_runtime, CudaDetail::latency).size() / 2);
+}
+
+// A process that exits while its files are read: every reader says "nothing", none throws.
+TEST(ProcFiles, ReadsOfAProcessThatExitedAreEmptyNotFatal) {
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char c;
+    (void)!read(go[0], &c, 1);
+    _exit(0);
   }
+  const std::string maps = "/proc/" + std::to_string(child) + "/maps";
+  int fd = open(maps.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  auto stat = proc::read_stat(child);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_TRUE(proc::is_alive(child, stat->start_time));
+  ASSERT_EQ(write(go[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  // The descriptor was opened while it lived; reading it now fails with ESRCH.
+  EXPECT_FALSE(proc::read_all(fd).has_value());
+  close(fd);
+  EXPECT_FALSE(proc::read_file(maps).has_value());
+  EXPECT_TRUE(mapped_call_libraries(child).empty());
+  EXPECT_FALSE(proc::is_alive(child, stat->start_time));
+  EXPECT_FALSE(proc::read_stat(child).has_value());
+  EXPECT_TRUE(proc::thread_ids(child).empty());
+  close(go[0]);
+  close(go[1]);
+  // The parsers: a comm with spaces and parentheses.
+  auto parsed = proc::parse_stat("42 (a) b (c)) S 7 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0");
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->comm, "a) b (c)");
+  EXPECT_EQ(parsed->ppid, 7);
+  EXPECT_EQ(parsed->start_time, 12345u);
 }
 
 }  // namespace

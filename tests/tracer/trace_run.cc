@@ -34,7 +34,7 @@ Result<TracedRun> run_traced(const std::string& path, const TraceOptions& opts, 
   start.kind = "command";
   start.command = {"test-child"};
   start.machine_json = "{}";
-  auto run_id = (*db)->begin_run(start);
+  auto run_id = db->begin_run(start);
   if (!run_id) return run_id.error();
 
   auto tracer = Tracer::start(opts, path, *run_id);
@@ -64,13 +64,16 @@ Result<TracedRun> run_traced(const std::string& path, const TraceOptions& opts, 
     (*tracer)->poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  auto summary = (*tracer)->stop();
-  if (!summary) return summary.error();
-  run.summary = std::move(*summary);
+  auto totals = (*tracer)->stop();
+  if (!totals) return totals.error();
+  run.totals = std::move(*totals);
+  if (Status s = db->write_totals(*run_id, run.totals); !s) return s.error();
   int exit_code = WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : 128 + WTERMSIG(run.wait_status);
-  if (Status s = (*db)->finish_run(*run_id, RunEnd{exit_code, exit_code == 0 ? "ok" : "failed", std::nullopt}); !s)
-    return s.error();
-  auto reader = open_trace_db(path);
+  RunEnd end;
+  end.exit_code = exit_code;
+  end.status = exit_code == 0 ? "ok" : "failed";
+  if (Status s = db->finish_run(*run_id, end); !s) return s.error();
+  auto reader = sql::open(path, sql::Mode::read_only, 5000);
   if (!reader) return reader.error();
   run.db = std::move(*reader);
   return run;

@@ -27,7 +27,7 @@ struct TracedRun {
   int64_t run_id = 0;
   pid_t root_pid = 0;
   int wait_status = 0;
-  TraceSummary summary;
+  TraceTotals totals;  // what stop() returned (also written to the DB)
   sql::Connection db;
 
   int64_t query_int(const std::string& sql) const;  // first column of the first row; -1 if no row

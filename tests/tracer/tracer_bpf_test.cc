@@ -73,7 +73,14 @@ int ping_pong(int round_trips) {
 
 std::string op_is(const std::string& name) { return " op = (SELECT op FROM ops WHERE name = '" + name + "') "; }
 
-void expect_cuda_calls_traced(const TracedRun& run) {
+int64_t call_stat(const TracedRun& run, const std::string& column, const std::string& name) {
+  return run.query_int("SELECT coalesce(sum(" + column + "), 0) FROM call_stats WHERE" + run.where() + "AND" +
+                       op_is(name));
+}
+
+// cuda_calls makes a known number of each call; the exact counts live in call_stats at
+// every detail level, the events hold every call except fast launches below `full`.
+void expect_cuda_calls_traced(const TracedRun& run, CudaDetail detail) {
   auto count = [&](const std::string& name, const std::string& extra = "") {
     return run.query_int("SELECT count(*) FROM events WHERE" + run.where() + "AND" + op_is(name) + extra);
   };
@@ -85,20 +92,33 @@ void expect_cuda_calls_traced(const TracedRun& run) {
                                           " AND stream = " + std::to_string(kStream)),
             kMemcpyAsyncCalls);
   EXPECT_EQ(count("cudaStreamSynchronize", "AND stream = " + std::to_string(kStream)), kStreamSyncCalls);
-  EXPECT_EQ(count("cudaLaunchKernel", "AND stream = " + std::to_string(kLaunchStream)), kLaunchCalls);
   EXPECT_EQ(count("cudaDeviceSynchronize"), kDeviceSyncCalls);
   EXPECT_EQ(count("cudaFree"), kFreeCalls);
+  // The runtime's launches are probed only at `full` (below, at the driver layer).
+  const bool full = detail == CudaDetail::full;
+  EXPECT_EQ(count("cudaLaunchKernel", "AND stream = " + std::to_string(kLaunchStream)), full ? kLaunchCalls : 0);
+  EXPECT_EQ(call_stat(run, "calls", "cudaLaunchKernel"), full ? kLaunchCalls : 0);
+  // A hot call probed at every level: counted always, timed above `count`, stored one by one
+  // only at `full` (it fails at once without a GPU: far below call_stream_min_ns).
+  EXPECT_EQ(call_stat(run, "calls", "cudaEventRecord"), kEventRecordCalls);
+  EXPECT_EQ(call_stat(run, "returns", "cudaEventRecord"), detail == CudaDetail::count ? 0 : kEventRecordCalls);
+  EXPECT_EQ(call_stat(run, "streamed", "cudaEventRecord"), full ? kEventRecordCalls : 0);
+  EXPECT_EQ(count("cudaEventRecord", "AND arg = " + std::to_string(kEvent) + " AND stream = " + std::to_string(kStream)),
+            full ? kEventRecordCalls : 0);
+  EXPECT_EQ(run.query_int("SELECT coalesce(sum(count), 0) FROM call_histograms WHERE" + run.where() + "AND" +
+                          op_is("cudaEventRecord")),
+            detail == CudaDetail::count ? 0 : kEventRecordCalls);
+  EXPECT_EQ(call_stat(run, "calls", "cudaMemcpyAsync"), kMemcpyAsyncCalls);
+  EXPECT_EQ(call_stat(run, "bytes", "cudaMemcpyAsync"), kMemcpyAsyncCalls * int64_t(kMemcpyBytes));
+  EXPECT_EQ(call_stat(run, "errors", "cudaMemcpyAsync"), kMemcpyAsyncCalls);  // no GPU: every call fails
   std::string cuda = "AND op IN (SELECT op FROM ops WHERE category = 'cuda_runtime')";
-  int64_t total = kMallocCalls + kMemcpyAsyncCalls + kStreamSyncCalls + kLaunchCalls + kDeviceSyncCalls + kFreeCalls;
-  EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda), total);
-  // No GPU here: every call fails, and the failure code is recorded.
   EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda + " AND (ret IS NULL OR ret = 0)"),
             0);
   EXPECT_GT(run.query_int("SELECT min(dur_ns) FROM events WHERE" + run.where() + cuda), 0);
   EXPECT_EQ(run.query_int("SELECT count(*) FROM events WHERE" + run.where() + cuda + " AND pid != " +
                           std::to_string(run.root_pid)),
             0);
-  EXPECT_TRUE(run.summary.cuda_traced);
+  EXPECT_TRUE(run.totals.calls_traced());
   EXPECT_EQ(run.query_int("SELECT cuda_probes LIKE '%cudaMemcpyAsync%' FROM runs WHERE" + run.where()), 1);
 }
 
@@ -112,12 +132,17 @@ TEST(TracerBpf, CudaCallsWithExplicitLibrary) {
   REQUIRE_CUDART();
   TempDir dir;
   TraceOptions opts;
-  opts.cudart_paths = {INGERO_CUDART};
-  auto run = run_traced(dir, opts, [] { return exec_cuda_calls("0"); });
-  ASSERT_RUN(run);
-  EXPECT_EQ(run->wait_status, 0);
-  expect_cuda_calls_traced(*run);
-  EXPECT_EQ(run->summary.cuda_libraries.size(), 1u);
+  opts.library_paths = {INGERO_CUDART};
+  for (CudaDetail detail : {CudaDetail::count, CudaDetail::latency, CudaDetail::full}) {
+    SCOPED_TRACE(std::string(cuda_detail_name(detail)));
+    opts.cuda_detail = detail;
+    auto run = run_traced(dir.file(std::string(cuda_detail_name(detail)) + ".db"), opts,
+                          [] { return exec_cuda_calls("0"); });
+    ASSERT_RUN(run);
+    EXPECT_EQ(run->wait_status, 0);
+    expect_cuda_calls_traced(*run, detail);
+    EXPECT_EQ(run->totals.libraries.size(), 1u);
+  }
 }
 
 TEST(TracerBpf, CudaCallsWithLibraryDiscoveredFromMaps) {
@@ -128,9 +153,9 @@ TEST(TracerBpf, CudaCallsWithLibraryDiscoveredFromMaps) {
   auto run = run_traced(dir, TraceOptions{}, [] { return exec_cuda_calls("500"); });
   ASSERT_RUN(run);
   EXPECT_EQ(run->wait_status, 0);
-  expect_cuda_calls_traced(*run);
-  ASSERT_EQ(run->summary.cuda_libraries.size(), 1u);
-  EXPECT_NE(run->summary.cuda_libraries[0].find("libcudart.so"), std::string::npos);
+  expect_cuda_calls_traced(*run, CudaDetail::latency);
+  ASSERT_EQ(run->totals.libraries.size(), 1u);
+  EXPECT_NE(run->totals.libraries[0].path.find("libcudart.so"), std::string::npos);
 }
 
 TEST(TracerBpf, NoCudaLibraryStillTracesHost) {
@@ -141,7 +166,7 @@ TEST(TracerBpf, NoCudaLibraryStillTracesHost) {
     return 0;
   });
   ASSERT_RUN(run);
-  EXPECT_FALSE(run->summary.cuda_traced);
+  EXPECT_FALSE(run->totals.calls_traced());
   EXPECT_GT(run->query_int("SELECT voluntary_switches FROM thread_stats WHERE" + run->where() +
                            "AND tid = " + std::to_string(run->root_pid)),
             0);
@@ -168,7 +193,7 @@ TEST(TracerBpf, SleepingChildIsOffCpuForItsSleeps) {
             kSleeps);
   EXPECT_GE(run->query_int("SELECT sum(count) FROM histograms WHERE" + run->where() + "AND metric = 'offcpu_us'"),
             kSleeps);
-  EXPECT_EQ(run->summary.events_dropped, 0u);
+  EXPECT_EQ(run->totals.events_lost(), 0u);
 }
 
 TEST(TracerBpf, ThreeSpinnersSharingACpuArePreemptedAndWait) {
@@ -279,6 +304,42 @@ TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
   EXPECT_GE(run->query_int("SELECT page_faults " + me), kPages);
   EXPECT_GE(run->query_int("SELECT page_allocs " + me), kPages);
   EXPECT_GE(run->query_int("SELECT page_alloc_bytes " + me), int64_t(kBytes));
+  // The burst events add up to the counters: nothing is lost between the two.
+  std::string bursts = "FROM events WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid) + " AND";
+  EXPECT_EQ(run->query_int("SELECT sum(arg) " + bursts + op_is("page_faults")),
+            run->query_int("SELECT page_faults " + me));
+  EXPECT_EQ(run->query_int("SELECT sum(arg) " + bursts + op_is("page_allocs")),
+            run->query_int("SELECT page_allocs " + me));
+  EXPECT_EQ(run->query_int("SELECT sum(bytes) " + bursts + op_is("page_allocs")),
+            run->query_int("SELECT page_alloc_bytes " + me));
+  EXPECT_GE(run->query_int("SELECT count(*) " + bursts + op_is("page_faults")), kPages / 64);
+}
+
+// Hundreds of processes that start and exit while the tracer reads their /proc files
+// (poll scans every enrolled process's maps): none of it may abort the tracer.
+TEST(TracerBpf, ManyShortLivedProcessesAreTracedWithoutFailing) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  constexpr int kProcesses = 300;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    for (int i = 0; i < kProcesses; ++i) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        execl("/bin/true", "true", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      if (pid < 0 || waitpid(pid, nullptr, 0) != pid) return 1;
+    }
+    return 0;
+  });
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("fork")), kProcesses);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("exec")), kProcesses);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM threads WHERE" + run->where() + "AND exit_code = 0 AND pid != " +
+                           std::to_string(run->root_pid)),
+            kProcesses);
+  EXPECT_TRUE(run->totals.problems.empty());
 }
 
 TEST(TracerBpf, TinyRingBufferReportsEveryDrop) {
@@ -296,25 +357,25 @@ TEST(TracerBpf, TinyRingBufferReportsEveryDrop) {
   });
   ASSERT_RUN(run);
   ASSERT_EQ(run->wait_status, 0);
-  EXPECT_GT(run->summary.events_dropped, 0u);
+  EXPECT_GT(run->totals.events_lost(), 0u);
   std::string losses = "FROM losses WHERE" + run->where();
   EXPECT_GT(run->query_int("SELECT dropped " + losses + "AND source = 'sched'"), 0);
-  for (const char* ring : {"cuda", "sched", "proc", "queue"})
+  for (const char* ring : {"cuda", "sched", "proc", "queue", "writer"})
     EXPECT_EQ(run->query_int(std::string("SELECT count(*) ") + losses + "AND source = '" + ring + "'"), 1) << ring;
   // Nothing vanishes: what each ring was offered is either in the DB or counted as dropped.
   std::string sched_rows = "(SELECT count(*) FROM events WHERE" + run->where() +
                            "AND op IN (SELECT op FROM ops WHERE category = 'sched'))";
   EXPECT_EQ(run->query_int("SELECT offered - dropped - " + sched_rows + " " + losses + "AND source = 'sched'"), 0);
   std::string proc_rows = "(SELECT count(*) FROM events WHERE" + run->where() +
-                          "AND op IN (SELECT op FROM ops WHERE category IN ('process', 'io')))";
+                          "AND op IN (SELECT op FROM ops WHERE category IN ('process', 'io', 'mm')))";
   EXPECT_EQ(run->query_int("SELECT offered - dropped - " + proc_rows + " " + losses + "AND source = 'proc'"), 0);
   uint64_t offered = 0, dropped = 0;
-  for (const TraceLoss& loss : run->summary.losses)
+  for (const TraceLoss& loss : run->totals.losses)
     if (loss.source == "cuda" || loss.source == "sched" || loss.source == "proc") {
       offered += loss.offered.value_or(0);
       dropped += loss.dropped;
     }
-  EXPECT_EQ(offered, run->summary.events_written + dropped);
+  EXPECT_EQ(offered, run->totals.events_written + dropped);
 }
 
 void expect_no_bpf_left(int own_fds_before, int system_before) {
@@ -333,7 +394,7 @@ TEST(TracerBpf, NothingLeftAfterStopOrChildCrash) {
   int own = count_own_bpf_fds(), system = count_system_bpf_objects();
   TempDir dir;
   TraceOptions opts;
-  if (access(INGERO_CUDART, R_OK) == 0) opts.cudart_paths = {INGERO_CUDART};
+  if (access(INGERO_CUDART, R_OK) == 0) opts.library_paths = {INGERO_CUDART};
   auto run = run_traced(dir, opts, [] {
     raise(SIGSEGV);
     return 0;
@@ -354,7 +415,7 @@ TEST(TracerBpf, NothingLeftAfterDestroyWithoutStop) {
     auto db = TraceDb::open(dir.file("t.db"));
     ASSERT_TRUE(db.ok());
     TraceOptions opts;
-    if (access(INGERO_CUDART, R_OK) == 0) opts.cudart_paths = {INGERO_CUDART};
+    if (access(INGERO_CUDART, R_OK) == 0) opts.library_paths = {INGERO_CUDART};
     auto tracer = Tracer::start(opts, dir.file("t.db"), 1);
     ASSERT_RUN(tracer);
     EXPECT_GT(count_own_bpf_fds(), own);
@@ -370,7 +431,7 @@ TEST(TracerBpf, FailedStartLeavesNothingAttached) {
   int own = count_own_bpf_fds(), system = count_system_bpf_objects();
   TempDir dir;
   TraceOptions opts;
-  opts.cudart_paths = {"/nonexistent/libcudart.so.13"};  // fails after the programs are attached
+  opts.library_paths = {"/nonexistent/libcudart.so.13"};  // fails after the programs are attached
   auto tracer = Tracer::start(opts, dir.file("t.db"), 1);
   ASSERT_FALSE(tracer.ok());
   EXPECT_EQ(tracer.error().exit_code, kExitBadInput);

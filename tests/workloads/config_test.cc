@@ -1,7 +1,6 @@
-// Argument rules (PyTorch's plus our own) and sweep expansion.
+// Argument rules (PyTorch's plus our own).
 #include <gtest/gtest.h>
 
-#include "harness/sweep.h"
 #include "workloads/config.h"
 
 namespace ingero::workloads {
@@ -76,64 +75,3 @@ TEST(Config, BatchesPerEpochHonoursDropLast) {
 }  // namespace
 }  // namespace ingero::workloads
 
-namespace ingero::harness {
-namespace {
-
-SweepRequest request(std::vector<std::string> modes, std::vector<int> workers, std::vector<int> pf = {}) {
-  SweepRequest r;
-  r.modes = std::move(modes);
-  r.num_workers = std::move(workers);
-  r.prefetch_factors = std::move(pf);
-  r.base.samples = 1000;
-  r.base.batch_size = 100;
-  r.samples_given = r.batch_size_given = true;
-  return r;
-}
-
-std::vector<std::string> labels(const SweepPlan& p) {
-  std::vector<std::string> out;
-  for (const auto& c : p.runs) out.push_back(c.label());
-  return out;
-}
-
-TEST(Sweep, ExpandsWorkersAndPrefetchForLoaderModesOnly) {
-  auto plan = plan_sweep(request({"direct", "loader"}, {0, 4}, {2, 12}), true);
-  ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_EQ(labels(*plan), (std::vector<std::string>{"direct", "loader w0", "loader w4 pf2", "loader w4 pf12"}));
-}
-
-TEST(Sweep, AllModes) {
-  auto plan = plan_sweep(request({"all"}, {2}), true);
-  ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->runs.size(), workloads::all_modes().size());
-}
-
-TEST(Sweep, PrefetchWithOnlyZeroWorkersIsAnError) {
-  auto plan = plan_sweep(request({"loader"}, {0}, {4}), true);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().exit_code, kExitBadInput);
-}
-
-TEST(Sweep, UnknownModeIsAnError) {
-  auto plan = plan_sweep(request({"direct", "nope"}, {0}), true);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().message.find("nope"), std::string::npos);
-}
-
-TEST(Sweep, CpuDefaultsAreScaledAndSaySo) {
-  auto r = request({"direct"}, {0});
-  r.samples_given = r.batch_size_given = false;
-  r.base.samples = 7'000'000;
-  r.base.batch_size = 1'048'576;
-  auto plan = plan_sweep(r, false);
-  ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->runs[0].samples, kCpuDefaultSamples);
-  EXPECT_FALSE(plan->scaling_note.empty());
-  auto gpu = plan_sweep(r, true);
-  ASSERT_TRUE(gpu.ok());
-  EXPECT_EQ(gpu->runs[0].samples, 7'000'000);
-  EXPECT_TRUE(gpu->scaling_note.empty());
-}
-
-}  // namespace
-}  // namespace ingero::harness

@@ -1,0 +1,228 @@
+-- ingero-bench trace database, schema version 2 (PRAGMA user_version = 2).
+-- One file holds many runs (a sweep, a CI suite, traces of several jobs). Every timestamp
+-- is CLOCK_MONOTONIC nanoseconds of the node that recorded it (bpf_ktime_get_ns in the
+-- kernel, the same clock in the workload), so kernel events and the workload's own batch
+-- timings share one time axis; runs.started_unix anchors a run in wall-clock time.
+-- Readers (explain, report, mcp, ...) only read: they refer to ops by ops.name, never by code.
+-- Names a reader may rely on are listed in common/trace_contract.h.
+-- Version 1 files are read through an in-memory upgrade (common/trace_schema.cc).
+
+CREATE TABLE IF NOT EXISTS runs (
+  run_id        INTEGER PRIMARY KEY,
+  label         TEXT NOT NULL,          -- e.g. "loader w4 pf2 pin" or "trace: python3 train.py"
+  kind          TEXT NOT NULL,          -- 'workload' | 'command' (trace -- CMD) | 'attach' (trace --pid)
+                                        -- | 'system' (trace --duration: every CUDA process)
+  command_json  TEXT NOT NULL,          -- argv of the traced process, JSON array ([] when attached)
+  config_json   TEXT,                   -- workload configuration (workloads' config record), NULL otherwise
+  result_json   TEXT,                   -- workload result record (docs/formats.md), NULL until stored
+  machine_json  TEXT NOT NULL,          -- cpu model, cores, memory, kernel, gpu, driver, torch/cuda versions
+  started_unix  REAL NOT NULL,          -- wall clock, seconds since the epoch, when start_ns was read
+  start_ns      INTEGER NOT NULL,       -- monotonic ns when tracing began
+  end_ns        INTEGER,                -- monotonic ns when tracing ended
+  root_pid      INTEGER,                -- the launched process (NULL when attached)
+  exit_code     INTEGER,                -- its exit status (128+signal when killed)
+  status        TEXT NOT NULL,          -- 'running' | 'ok' | 'failed' | 'interrupted' | 'abandoned'
+                                        -- (abandoned: the harness that wrote it died before finishing it)
+  error         TEXT,                   -- why a run failed or was abandoned, in words
+  traced        INTEGER NOT NULL,       -- 0 for --no-trace runs (timings only)
+  system_wide   INTEGER NOT NULL DEFAULT 0,
+  cuda_probes   TEXT,                   -- JSON: libraries probed, symbols attached / missing, detail level
+  targets_json  TEXT,                   -- attach: the pids asked for and what became of them
+  user          TEXT,                   -- the user who ran ingero-bench
+  node          TEXT,                   -- the machine that recorded the run (hostname, or merge's node id)
+  harness_pid   INTEGER,                -- the ingero-bench process writing the run, and its start time
+  harness_start INTEGER,                --   (/proc/PID/stat field 22): a 'running' run whose harness is gone is abandoned
+  sweep_id      INTEGER,                -- the sweep the run belongs to (NULL outside sweeps)
+  sweep_point   TEXT,                   -- its point in that sweep (sweep_points.point)
+  sweep_phase   TEXT                    -- 'measure' (the search) | 'verify' (the re-runs that prove the advice)
+);
+CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
+
+-- Operation codes used in events and call_stats, filled by the writer from the shared BPF
+-- header (bpf/events.h). category: 'cuda_runtime' | 'cuda_driver' | 'nccl' | 'sched' | 'mm' | 'io'
+-- | 'process' | 'workload'. Names the analysis relies on:
+--   cuda_runtime, cuda_driver, nccl: the probed function's symbol (cudaLaunchKernel, cuLaunchKernel,
+--                 cudaMemcpyAsync, cudaStreamSynchronize, ncclAllReduce, ...): one event per call
+--                 delivered to user space (see call_stats for which calls are)
+--   sched:        offcpu_preempted (thread switched out while runnable; dur = time until it ran again)
+--                 offcpu_blocked   (thread switched out sleeping/blocked; dur = time until it ran again)
+--                 runq_wait        (woken/preempted -> running; dur = run-queue latency)
+--   mm:           page_faults (a burst of a thread's user page faults: arg = how many, from ts to ts+dur)
+--                 page_allocs (a burst of a thread's page allocations: arg = how many, bytes = their size)
+--                 A thread's bursts add up to its thread_stats.page_faults / page_allocs.
+--   io:           block_io (issue -> complete; bytes = request size, ret = block status)
+--   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
+--                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
+--                 rename (a thread's new name is in the threads table)
+--   workload:     batch_wait (main loop waiting for the next batch; arg = batch index)
+--                 batch_compute (main loop moving it to the device and running the model; arg = batch index)
+--                 worker_start (a loader worker from fork to ready for its first task; pid/tid = the
+--                 worker, arg = worker id)
+CREATE TABLE IF NOT EXISTS ops (
+  op        INTEGER PRIMARY KEY,
+  name      TEXT NOT NULL UNIQUE,
+  category  TEXT NOT NULL
+);
+
+-- Individual events: library calls as call_stats says, sched intervals above the run's
+-- thresholds (run_settings), memory bursts, block I/O, process events, workload intervals.
+-- Exact totals live in thread_stats, call_stats and the histograms.
+CREATE TABLE IF NOT EXISTS events (
+  run_id  INTEGER NOT NULL,
+  ts_ns   INTEGER NOT NULL,   -- start of the call / interval (monotonic ns)
+  dur_ns  INTEGER NOT NULL,   -- 0 for instantaneous events
+  pid     INTEGER NOT NULL,   -- tgid
+  tid     INTEGER NOT NULL,
+  op      INTEGER NOT NULL REFERENCES ops(op),
+  ret     INTEGER,            -- return code (CUDA, NCCL), exit code (exit)
+  bytes   INTEGER,            -- bytes moved / allocated where the op has a size
+  arg     INTEGER,            -- op-specific: memcpy kind (cudaMemcpy*), kernel function (launches),
+                              -- pointer (frees), flags (host alloc/register), event handle, datatype
+                              -- (NCCL), child pid (fork), count (page_faults, page_allocs),
+                              -- batch index (batch_*), worker id (worker_start)
+  stream  INTEGER             -- CUDA stream handle where the call takes one (0 = default stream)
+);
+CREATE INDEX IF NOT EXISTS events_run_op_ts  ON events(run_id, op, ts_ns);
+CREATE INDEX IF NOT EXISTS events_run_tid_ts ON events(run_id, tid, ts_ns);
+
+-- Events persisted during a burst faster than the indexed events table takes them:
+-- packed records (tracer/event_writer.h, EventRecord: 64 bytes, little-endian), moved
+-- into events by the writer as it catches up and always before the run ends, so the
+-- table is empty after a completed run. Rows left here mean the tracer process died.
+CREATE TABLE IF NOT EXISTS event_batches (
+  run_id   INTEGER NOT NULL,
+  seq      INTEGER NOT NULL,
+  count    INTEGER NOT NULL,
+  records  BLOB NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+
+-- Processes and threads seen in the traced tree. role: 'main' | 'worker' | 'pin' | 'other'
+-- (from the names loaders give threads: "ib-worker-N", "ib-pin", PyTorch's "pt_data_worker",
+-- "pt_data_pin"; 'main' is the main thread of a launched or attached process).
+CREATE TABLE IF NOT EXISTS threads (
+  run_id    INTEGER NOT NULL,
+  tid       INTEGER NOT NULL,
+  pid       INTEGER NOT NULL,
+  ppid      INTEGER,            -- parent process (for the process's main thread)
+  comm      TEXT NOT NULL,
+  role      TEXT NOT NULL,
+  rank      INTEGER,            -- torch.distributed rank of the process (RANK in its environment), NULL if none
+  uid       INTEGER,            -- the process's user id, where read
+  start_ns  INTEGER,
+  exit_ns   INTEGER,
+  exit_code INTEGER,
+  PRIMARY KEY (run_id, tid)
+);
+
+-- Exact per-thread totals kept in the kernel, read once at the end of the run.
+CREATE TABLE IF NOT EXISTS thread_stats (
+  run_id               INTEGER NOT NULL,
+  tid                  INTEGER NOT NULL,
+  pid                  INTEGER NOT NULL,
+  voluntary_switches   INTEGER NOT NULL,  -- switched out while blocked
+  involuntary_switches INTEGER NOT NULL,  -- switched out while runnable (preempted)
+  oncpu_ns             INTEGER NOT NULL,
+  offcpu_ns            INTEGER NOT NULL,
+  offcpu_max_ns        INTEGER NOT NULL,  -- worst single off-CPU stall
+  runq_count           INTEGER NOT NULL,
+  runq_ns              INTEGER NOT NULL,
+  page_allocs          INTEGER NOT NULL,  -- mm_page_alloc hits
+  page_alloc_bytes     INTEGER NOT NULL,
+  page_faults          INTEGER NOT NULL,  -- user page faults
+  io_count             INTEGER NOT NULL,  -- block I/O requests issued by the thread
+  io_bytes             INTEGER NOT NULL,
+  io_ns                INTEGER NOT NULL,  -- their summed issue -> complete time
+  PRIMARY KEY (run_id, tid)
+);
+
+-- Exact per-thread totals of every probed library call, kept in the kernel. A call is
+-- counted when it enters the function; returns/total_ns/max_ns cover the calls whose
+-- return was probed (none at --cuda-detail count). streamed: how many are also in events
+-- (all of them unless the op is a hot one, a kernel launch, and was faster than the
+-- run's call_stream_min_ns setting); streamed = returns means the events hold every call.
+CREATE TABLE IF NOT EXISTS call_stats (
+  run_id    INTEGER NOT NULL,
+  tid       INTEGER NOT NULL,
+  pid       INTEGER NOT NULL,
+  op        INTEGER NOT NULL REFERENCES ops(op),
+  calls     INTEGER NOT NULL,
+  returns   INTEGER NOT NULL,
+  errors    INTEGER NOT NULL,   -- returned non-zero
+  total_ns  INTEGER NOT NULL,
+  max_ns    INTEGER NOT NULL,
+  bytes     INTEGER NOT NULL,
+  streamed  INTEGER NOT NULL,
+  PRIMARY KEY (run_id, tid, op)
+);
+
+-- In-kernel log2 latency histograms of every probed call that returned, per process and op:
+-- slot k counts durations in [2^k, 2^(k+1)) nanoseconds (slot 0 also holds 0 and 1 ns).
+CREATE TABLE IF NOT EXISTS call_histograms (
+  run_id  INTEGER NOT NULL,
+  pid     INTEGER NOT NULL,
+  op      INTEGER NOT NULL REFERENCES ops(op),
+  slot    INTEGER NOT NULL,
+  count   INTEGER NOT NULL,
+  PRIMARY KEY (run_id, pid, op, slot)
+);
+
+-- In-kernel log2 histograms over every event (runqlat's model).
+-- metric: 'runq_us' | 'offcpu_us' | 'io_us'; slot k counts values in [2^k, 2^(k+1)) microseconds,
+-- slot 0 also holds values below 1 us.
+CREATE TABLE IF NOT EXISTS histograms (
+  run_id  INTEGER NOT NULL,
+  pid     INTEGER NOT NULL,
+  metric  TEXT NOT NULL,
+  slot    INTEGER NOT NULL,
+  count   INTEGER NOT NULL,
+  PRIMARY KEY (run_id, pid, metric, slot)
+);
+
+-- Every event that could not be delivered, per source. Written once per traced run when
+-- tracing ends; a traced run without rows here has unknown losses (its harness died).
+CREATE TABLE IF NOT EXISTS losses (
+  run_id   INTEGER NOT NULL,
+  source   TEXT NOT NULL,     -- ring buffer name ('cuda', 'sched', 'proc'), 'queue' for the user-space
+                              -- writer queue, 'writer' for SQLite write failures, and in-kernel maps that
+                              -- were full: 'cuda_inflight', 'io_inflight', 'mem_bursts', 'tgid_filter'
+                              -- (events lost), 'thread_stats', 'task_clocks', 'histograms', 'call_stats'
+                              -- (totals incomplete)
+  dropped  INTEGER NOT NULL,
+  offered  INTEGER,           -- events the source tried to deliver (rings, queue); NULL where not counted
+  PRIMARY KEY (run_id, source)
+);
+
+CREATE TABLE IF NOT EXISTS run_settings (
+  run_id  INTEGER NOT NULL,
+  key     TEXT NOT NULL,      -- e.g. 'offcpu_min_ns', 'runq_min_ns', 'ringbuf_bytes', 'cuda_detail',
+                              -- 'call_stream_min_ns', 'mem_burst_pages', 'trace_problem'
+  value   TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+);
+
+-- A sweep: the search for the best loader configuration (ingero-bench sweep). Its runs carry
+-- sweep_id; each point's state says whether it was measured, pruned or skipped, and why.
+CREATE TABLE IF NOT EXISTS sweeps (
+  sweep_id           INTEGER PRIMARY KEY,
+  started_unix       REAL NOT NULL,
+  ended_unix         REAL,
+  status             TEXT NOT NULL,   -- 'running' | 'done' | 'interrupted' | 'failed' | 'abandoned'
+  request_json       TEXT NOT NULL,   -- what was asked: modes, grids, workload flags, budget
+  rules_json         TEXT NOT NULL,   -- the repeat / prune / verify rules with their numbers
+  baseline_point     TEXT,            -- sweep_points.point of the baseline configuration
+  recommended_point  TEXT,            -- the recommendation, once verified
+  node               TEXT,            -- the machine that ran the sweep
+  harness_pid        INTEGER,
+  harness_start      INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS sweep_points (
+  sweep_id     INTEGER NOT NULL,
+  point        TEXT NOT NULL,         -- the configuration's label, unique in the sweep
+  position     INTEGER NOT NULL,      -- order in the plan
+  config_json  TEXT NOT NULL,         -- the workload configuration
+  state        TEXT NOT NULL,         -- 'pending' | 'measured' | 'pruned' | 'failed' | 'skipped'
+  reason       TEXT,                  -- why pruned, skipped or failed, with the numbers
+  PRIMARY KEY (sweep_id, point)
+);

@@ -1,0 +1,104 @@
+// The contract between the writers of a trace DB (tracer/, harness/) and its readers
+// (reports/, mcp/): schema version, op names and categories (from the BPF header both
+// sides share), thread roles, run statuses and kinds, workload modes, loss sources.
+// The tables themselves are in common/schema.sql; every name a reader relies on is here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "bpf/events.h"
+
+namespace ingero::contract {
+
+// PRAGMA user_version of a trace DB this build writes; readers also read older ones.
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestReadableSchema = 1;
+
+// ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what
+// readers use (through the ops table, never by code).
+struct OpInfo {
+  uint16_t code;
+  std::string_view name;
+  std::string_view category;
+};
+
+inline constexpr OpInfo kOps[] = {
+#define IB_OP_TABLE_ENTRY(id, name, category) OpInfo{id, name, category},
+    IB_OPS(IB_OP_TABLE_ENTRY)
+#undef IB_OP_TABLE_ENTRY
+};
+
+std::optional<uint16_t> op_code(std::string_view name);
+std::string_view op_name(uint16_t code);  // "?" when unknown
+
+namespace category {
+inline constexpr std::string_view kCudaRuntime = "cuda_runtime";
+inline constexpr std::string_view kCudaDriver = "cuda_driver";
+inline constexpr std::string_view kNccl = "nccl";
+inline constexpr std::string_view kSched = "sched";
+inline constexpr std::string_view kMemory = "mm";
+inline constexpr std::string_view kIo = "io";
+inline constexpr std::string_view kProcess = "process";
+inline constexpr std::string_view kWorkload = "workload";
+}  // namespace category
+
+bool is_cuda_category(std::string_view category);
+// CUDA runtime, CUDA driver or NCCL: the calls probed with uprobes (call_stats rows).
+bool is_library_call_category(std::string_view category);
+
+// ---- thread roles (threads.role)
+inline constexpr std::string_view kRoleMain = "main";      // a traced process's main loop
+inline constexpr std::string_view kRoleWorker = "worker";  // a DataLoader worker process
+inline constexpr std::string_view kRolePin = "pin";        // the pin-memory thread
+inline constexpr std::string_view kRoleOther = "other";
+
+// Workers and pin threads by the names loaders give them (ib-worker-N / ib-pin here,
+// pt_data_worker / pt_data_pin / pt_pin_memory in PyTorch); a root process's main
+// thread is 'main'; everything else 'other'.
+std::string_view thread_role(std::string_view comm, bool is_main_thread, bool is_root_process);
+
+// ---- runs
+namespace status {
+inline constexpr std::string_view kRunning = "running";
+inline constexpr std::string_view kOk = "ok";
+inline constexpr std::string_view kFailed = "failed";
+inline constexpr std::string_view kInterrupted = "interrupted";
+inline constexpr std::string_view kAbandoned = "abandoned";  // its harness died before finishing it
+}  // namespace status
+
+namespace kind {
+inline constexpr std::string_view kWorkload = "workload";  // ingero-bench --workload / sweep / ci
+inline constexpr std::string_view kCommand = "command";    // ingero-bench trace -- CMD
+inline constexpr std::string_view kAttach = "attach";      // ingero-bench trace --pid
+inline constexpr std::string_view kSystem = "system";      // ingero-bench trace --duration (CUDA processes)
+}  // namespace kind
+
+// ---- workload modes (config.mode)
+struct ModeInfo {
+  std::string_view name;
+  bool uses_workers;    // num_workers / prefetch_factor change it
+  bool runs_in_python;  // run by python3 rather than LibTorch
+  bool is_dataloader;   // a DataLoader configuration (the others index the tensor directly)
+};
+inline constexpr ModeInfo kModes[] = {
+    {"direct", false, false, false},         {"direct-shuffled", false, false, false},
+    {"resident", false, false, false},       {"loader", true, false, true},
+    {"loader-batched", true, false, true},   {"torch-loader", true, false, true},
+    {"python", true, true, true},            {"python-direct", false, true, false},
+};
+const ModeInfo* find_mode(std::string_view name);  // nullptr when unknown
+
+// ---- losses.source: the rings and in-kernel maps (IB_LOSS_NAMES), then user space's
+inline constexpr const char* kKernelLossSources[IB_LOSS_COUNT] = IB_LOSS_NAMES;
+inline constexpr std::string_view kQueueLoss = "queue";    // the writer queue was full
+inline constexpr std::string_view kWriterLoss = "writer";  // SQLite refused the rows
+// Sources whose drops lose events (the others lose totals or latencies).
+bool loss_drops_events(std::string_view source);
+
+// ---- histograms.metric (log2 microseconds)
+inline constexpr const char* kHistogramMetrics[IB_HIST_COUNT] = IB_HIST_METRIC_NAMES;
+
+}  // namespace ingero::contract

@@ -1,0 +1,270 @@
+#include "harness/cli.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace ingero::harness {
+
+namespace {
+
+constexpr const char* kVersion = "ingero-bench 0.2.0";
+
+void add_trace_flags(CLI::App* app, TraceFlags* f) {
+  app->add_option("--db", f->db, "Trace database (SQLite); runs accumulate in it")->capture_default_str();
+  app->add_flag("--no-trace", f->no_trace, "Run without the eBPF tracer (timings only; no root needed)");
+  app->add_flag("--system-wide", f->system_wide, "Trace every process, not only the workload's tree");
+  app->add_option("--cudart", f->libraries,
+                  "Probe this CUDA runtime, driver or NCCL library file instead of the ones the processes map");
+  app->add_option("--cuda-detail", f->cuda_detail,
+                  "count: launches counted only; latency: every call timed, launches stored only when slow; "
+                  "full: both layers, every call stored (costs: results/gpu-h200-call-tracing.md)")
+      ->capture_default_str();
+  app->add_option("--call-stream-min-us", f->call_stream_min_us,
+                  "Store a kernel launch as an event when it lasts at least this long (all are counted)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--offcpu-min-us", f->offcpu_min_us, "Record off-CPU intervals at least this long individually")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--runq-min-us", f->runq_min_us, "Record run-queue waits at least this long individually")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--mem-burst-pages", f->mem_burst_pages, "Page faults (or allocations) per memory burst event")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+}
+
+void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
+  auto& c = f->base;
+  if (!sweep) app->add_option("--workload", f->workload, "Workload family to run: dataloader");
+  app->add_option("--mode", f->modes,
+                  "Modes, comma-separated, or all: direct, direct-shuffled, resident, loader, loader-batched, "
+                  "torch-loader, python (the real PyTorch DataLoader), python-direct")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--device", c.device, "auto (cuda when available), cpu or cuda")->capture_default_str();
+  app->add_option("--samples", c.samples, "Dataset rows N (CPU-only default is scaled down)")->capture_default_str();
+  app->add_option("--features", c.features, "Dataset columns F")->capture_default_str();
+  app->add_option("--hidden", c.hidden, "Model hidden width")->capture_default_str();
+  app->add_option("--classes", c.classes, "Model outputs")->capture_default_str();
+  app->add_option("--batch-size", c.batch_size, "Samples per batch")->capture_default_str();
+  app->add_option("--num-workers", f->num_workers,
+                  sweep ? "Loader worker processes to try, comma-separated; auto = 0, 1, 2, 4, ... up to the cores"
+                        : "Loader worker processes; a list runs each (e.g. 0,2,4,8)")
+      ->capture_default_str();
+  app->add_option("--prefetch-factor", f->prefetch_factors,
+                  "Batches in flight per worker (PyTorch default 2; needs workers); a list runs each");
+  app->add_option("--pin-memory", f->pin_memory,
+                  "Copy batches into page-locked memory in a pin thread (CUDA only); alone = on; on,off tries both")
+      ->expected(0, 1);
+  app->add_option("--persistent-workers", f->persistent_workers,
+                  "Keep workers alive across epochs; alone = on; on,off tries both")
+      ->expected(0, 1);
+  app->add_flag("--shuffle,!--no-shuffle", c.shuffle, "Visit samples in a fresh random order each epoch (default on)");
+  app->add_flag("--drop-last", c.drop_last, "Drop the last incomplete batch");
+  app->add_option("--epochs", c.epochs, "Measured epochs per run")->capture_default_str();
+  app->add_option("--warmup-epochs", c.warmup_epochs, "Unmeasured epochs before the first measured one")
+      ->capture_default_str();
+  app->add_option("--repeat", c.repeat, "Repeat the measured epochs with a fresh loader (median/min/max over all)")
+      ->capture_default_str();
+  app->add_flag("--train", c.train, "Forward + backward + SGD step instead of inference under no-grad");
+  app->add_option("--cpus", c.cpus, "Pin the workload and its workers to N cores (0: not pinned)")
+      ->capture_default_str();
+  app->add_option("--seed", c.seed, "Seed of the dataset, model and shuffle order")->capture_default_str();
+  app->add_option("--out", f->out_dir, "Folder for one JSON result record per run")->capture_default_str();
+  app->add_option("--report", f->report, "Also write the results table as Markdown to this file");
+  app->add_option("--python", f->python, "python3 with torch for the python modes (default: first that imports torch)");
+  add_trace_flags(app, &f->trace);
+}
+
+// A flag given alone ("--pin-memory") means on.
+void normalise_switch(CLI::App* app, const char* flag, std::string* value) {
+  if (app->count(flag) > 0 && value->empty()) *value = "on";
+}
+
+void finish_workload_flags(CLI::App* app, WorkloadFlags* f) {
+  f->samples_given = app->count("--samples") > 0;
+  f->batch_size_given = app->count("--batch-size") > 0;
+  normalise_switch(app, "--pin-memory", &f->pin_memory);
+  normalise_switch(app, "--persistent-workers", &f->persistent_workers);
+  if (f->modes.empty()) f->modes = {"direct", "loader"};
+}
+
+struct Holders {
+  std::string explain_run, since, recommend_sweep, recommend_baseline, resume_sweep;
+  std::vector<std::string> compare_runs;
+};
+
+}  // namespace
+
+Result<int64_t> parse_id(const std::string& flag, const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch); });
+  if (!digits)
+    return Error::bad_input(fmt::format("{} '{}' is not an id (a whole number from 1)", flag, text),
+                            "ingero-bench runs --db FILE lists the ids a DB holds");
+  const int64_t id = std::stoll(text);
+  if (id < 1) return Error::bad_input(fmt::format("{} {} is not an id (ids start at 1)", flag, text));
+  return id;
+}
+
+Result<double> parse_duration(const std::string& flag, const std::string& text) {
+  size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  const std::string unit = text.substr(end);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  if (unit == "ms") scale = 1e-3;
+  if (unit == "m" || unit == "min") scale = 60;
+  if (unit == "h") scale = 3600;
+  const double seconds = value * scale;
+  if (end == 0 || scale == 0 || !std::isfinite(seconds) || seconds < 1e-3 || seconds > 1e7)
+    return Error::bad_input(fmt::format("{} '{}' is not a duration between 1 ms and 115 days", flag, text),
+                            fmt::format("e.g. {} 60s, {} 5m or {} 90", flag, flag, flag));
+  return seconds;
+}
+
+Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
+  ParsedCommand parsed;
+  Holders h;
+  CLI::App app{"ingero-bench: benchmark and diagnose PyTorch data loading (pytorch/pytorch#154318) with eBPF"};
+  app.set_version_flag("--version", kVersion);
+  add_workload_flags(&app, &parsed.workload, false);
+
+  auto* sweep = app.add_subcommand(
+      "sweep", "Find the best loader configuration by measurement and prove it with interleaved re-runs");
+  add_workload_flags(sweep, &parsed.sweep.workload, true);
+  sweep->add_option("--budget", parsed.sweep.budget_s, "Stop starting new points after this many seconds")
+      ->check(CLI::NonNegativeNumber);
+  auto* resume = sweep->add_option("--resume", h.resume_sweep,
+                                   "Continue an interrupted sweep in --db (its id; default: the last one)")
+                     ->expected(0, 1);
+  sweep->add_option("--baseline", parsed.sweep.baseline,
+                    "The configuration to beat, as its label (default: the first configuration)");
+  sweep->add_flag("--exhaustive", parsed.sweep.exhaustive,
+                  "Measure every point --max-repeats times, without pruning (the reference for the adaptive search)");
+  sweep->add_option("--max-repeats", parsed.sweep.max_repeats, "Most runs of one point")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
+  sweep->add_option("--verify-rounds", parsed.sweep.verify_rounds,
+                    "Interleaved re-runs of baseline and recommendation (each round runs both)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10));
+
+  auto* trace = app.add_subcommand(
+      "trace", "Trace a command (-- CMD ...), running processes (--pid), or every CUDA process (--duration)");
+  add_trace_flags(trace, &parsed.trace.trace);
+  trace->add_option("--pid", parsed.trace.pids, "Attach to these running processes (comma-separated pids)");
+  trace->add_option("--duration", parsed.trace.duration, "Stop after this long (e.g. 60s, 5m)");
+  trace->add_option("command", parsed.trace.command, "The command and its arguments, after --");
+  trace->prefix_command();
+
+  auto* runs = app.add_subcommand("runs", "List the runs in a trace DB as one results table");
+  runs->add_option("--db", parsed.runs.db, "Trace database")->required();
+  runs->add_option("--report", parsed.runs.report, "Also write the table as Markdown to this file");
+
+  auto* explain = app.add_subcommand("explain", "Explain a traced run: metrics, per-process breakdown, causal chains");
+  explain->add_option("--db", parsed.explain.db, "Trace database")->required();
+  auto* run_opt = explain->add_option("--run", h.explain_run, "Run id (default: the last run)");
+  explain->add_flag("--last", "The last run in the DB (the default)")->excludes(run_opt);
+  explain->add_flag("--per-process", parsed.explain.per_process, "Show every process and thread role");
+  explain->add_option("--since", h.since, "Only the last part of the run: seconds, or e.g. 30s, 5m");
+  explain->add_flag("--json", parsed.explain.json, "One JSON document instead of text");
+
+  auto* compare = app.add_subcommand("compare", "Compare two runs side by side and explain the ratio");
+  compare->add_option("--db", parsed.compare.db, "Trace database")->required();
+  compare->add_option("runs", h.compare_runs, "The two run ids: A B")->required()->expected(2);
+  compare->add_flag("--json", parsed.compare.json, "JSON output");
+
+  auto* recommend = app.add_subcommand("recommend", "Recommend a loading configuration from the runs in a DB");
+  recommend->add_option("--db", parsed.recommend.db, "Trace database")->required();
+  recommend->add_option("--sweep", h.recommend_sweep, "Sweep id (default: the last sweep, else every run)");
+  recommend->add_option("--baseline", h.recommend_baseline, "Run id of your current configuration");
+  recommend->add_flag("--json", parsed.recommend.json, "JSON output (a stable contract: docs/formats.md)");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    parsed.help_text = app.help();
+    for (CLI::App* sub : app.get_subcommands()) parsed.help_text = sub->help();
+    return parsed;
+  } catch (const CLI::CallForAllHelp&) {
+    parsed.help_text = app.help("", CLI::AppFormatMode::All);
+    return parsed;
+  } catch (const CLI::CallForVersion&) {
+    parsed.help_text = std::string(kVersion) + "\n";
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    return Error::bad_input(e.what(), "ingero-bench --help lists the commands; ingero-bench COMMAND --help their flags");
+  }
+
+  auto id_of = [](const char* flag, const std::string& text) -> Result<std::optional<int64_t>> {
+    if (text.empty()) return std::optional<int64_t>();
+    auto id = parse_id(flag, text);
+    if (!id) return id.error();
+    return std::optional<int64_t>(*id);
+  };
+  if (*sweep) {
+    parsed.command = Command::sweep;
+    finish_workload_flags(sweep, &parsed.sweep.workload);
+    parsed.sweep.workload.workload = "dataloader";
+    parsed.sweep.resume = resume->count() > 0;
+    auto id = id_of("--resume", h.resume_sweep);
+    if (!id) return id.error();
+    parsed.sweep.sweep_id = *id;
+  } else if (*trace) {
+    parsed.command = Command::trace;
+  } else if (*runs) {
+    parsed.command = Command::runs;
+  } else if (*explain) {
+    parsed.command = Command::explain;
+    auto id = id_of("--run", h.explain_run);
+    if (!id) return id.error();
+    if (explain->count("--run") && !*id) return parse_id("--run", "").error();
+    parsed.explain.run = *id;
+    if (explain->count("--since")) {
+      auto since = parse_duration("--since", h.since);
+      if (!since) return since.error();
+      parsed.explain.since_s = *since;
+    }
+  } else if (*compare) {
+    parsed.command = Command::compare;
+    for (size_t i = 0; i < 2; ++i) {
+      auto id = parse_id(i == 0 ? "run A" : "run B", h.compare_runs[i]);
+      if (!id) return id.error();
+      (i == 0 ? parsed.compare.run_a : parsed.compare.run_b) = *id;
+    }
+  } else if (*recommend) {
+    parsed.command = Command::recommend;
+    auto sweep_id = id_of("--sweep", h.recommend_sweep);
+    if (!sweep_id) return sweep_id.error();
+    if (recommend->count("--sweep") && !*sweep_id) return parse_id("--sweep", "").error();
+    parsed.recommend.sweep = *sweep_id;
+    auto baseline = id_of("--baseline", h.recommend_baseline);
+    if (!baseline) return baseline.error();
+    if (recommend->count("--baseline") && !*baseline) return parse_id("--baseline", "").error();
+    parsed.recommend.baseline_run = *baseline;
+  } else if (!parsed.workload.workload.empty()) {
+    parsed.command = Command::workload;
+    finish_workload_flags(&app, &parsed.workload);
+  } else {
+    parsed.help_text = app.help();
+    parsed.exit_code = kExitBadInput;
+  }
+  return parsed;
+}
+
+}  // namespace ingero::harness

@@ -1,0 +1,115 @@
+// The command line: every sub-command, its flags and their help, in one parser that main()
+// runs and tests drive (a hint or --help example that names a command can be parsed here).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "workloads/config.h"
+
+namespace ingero::harness {
+
+struct TraceFlags {
+  std::string db = "results/ingero-bench.db";
+  bool no_trace = false;
+  bool system_wide = false;
+  std::vector<std::string> libraries;  // --cudart
+  std::string cuda_detail = "latency";
+  double call_stream_min_us = 1000;
+  double offcpu_min_us = 100;
+  double runq_min_us = 100;
+  int mem_burst_pages = 64;
+  int ringbuf_mb = 32;
+};
+
+// The workload flags shared by the main job and sweep: lists stay text until planned.
+struct WorkloadFlags {
+  std::string workload;
+  std::vector<std::string> modes;
+  std::string num_workers = "0";
+  std::string prefetch_factors;  // empty: PyTorch's default
+  std::string pin_memory;        // "" not given, else "on", "off" or "on,off"
+  std::string persistent_workers;
+  workloads::WorkloadConfig base;
+  bool samples_given = false;
+  bool batch_size_given = false;
+  std::string out_dir = "results/runs";
+  std::string report;  // also write the table as Markdown here
+  std::string python;  // python3 with torch for the python modes; found when empty
+  TraceFlags trace;
+};
+
+struct SweepFlags {
+  WorkloadFlags workload;
+  double budget_s = 0;               // 0: no budget
+  bool resume = false;
+  std::optional<int64_t> sweep_id;   // --resume ID (default: the last interrupted sweep)
+  std::string baseline;              // a point's label; default: the first configuration
+  bool exhaustive = false;           // every point, every repeat, no pruning (the benchmark's reference)
+  int max_repeats = 3;
+  int verify_rounds = 2;
+};
+
+struct TraceCommandFlags {
+  TraceFlags trace;
+  std::vector<std::string> command;
+  std::string pids;        // --pid 1,2,3
+  std::string duration;    // --duration 60s
+};
+
+struct ExplainFlags {
+  std::string db;
+  std::optional<int64_t> run;
+  bool per_process = false;
+  std::optional<double> since_s;
+  bool json = false;
+};
+
+struct CompareFlags {
+  std::string db;
+  int64_t run_a = 0;
+  int64_t run_b = 0;
+  bool json = false;
+};
+
+struct RecommendFlags {
+  std::string db;
+  std::optional<int64_t> sweep;
+  std::optional<int64_t> baseline_run;
+  bool json = false;
+};
+
+struct RunsFlags {
+  std::string db;
+  std::string report;
+  std::string format = "table";
+};
+
+enum class Command { workload, sweep, trace, runs, explain, compare, recommend, help };
+
+struct ParsedCommand {
+  Command command = Command::help;
+  WorkloadFlags workload;
+  SweepFlags sweep;
+  TraceCommandFlags trace;
+  ExplainFlags explain;
+  CompareFlags compare;
+  RecommendFlags recommend;
+  RunsFlags runs;
+  std::string help_text;  // --help, --version or the usage when nothing was asked
+  int exit_code = 0;      // for help: 0 when asked for, 2 when nothing to do
+};
+
+// Parses argv (without the program name). Bad flags and values are bad input naming them.
+Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args);
+
+// "123" -> 123; anything else (empty, signs, letters, beyond int64) is bad input naming the flag.
+Result<int64_t> parse_id(const std::string& flag, const std::string& text);
+// "60", "60s", "5m", "1h", "250ms" -> seconds (> 0); else bad input naming the flag.
+Result<double> parse_duration(const std::string& flag, const std::string& text);
+
+}  // namespace ingero::harness

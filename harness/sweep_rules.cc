@@ -1,0 +1,75 @@
+#include "harness/sweep_rules.h"
+
+#include <fmt/format.h>
+
+#include "reports/format.h"
+
+namespace ingero::harness {
+
+using reports::format_seconds;
+
+nlohmann::json SweepRules::to_json() const {
+  return {{"confidence", confidence},     {"tight_width", tight_width}, {"prune_factor", prune_factor},
+          {"abort_factor", abort_factor}, {"max_repeats", max_repeats}, {"verify_rounds", verify_rounds},
+          {"exhaustive", exhaustive},     {"text", describe()}};
+}
+
+std::string SweepRules::describe() const {
+  if (exhaustive)
+    return fmt::format("exhaustive: every point is run {} times, none is dropped or stopped early; then baseline "
+                       "and recommendation are re-run, interleaved, {} rounds",
+                       max_repeats, verify_rounds);
+  return fmt::format(
+      "a point is run (warm-up, then the measured epochs, in a fresh process) until the interval of its median "
+      "epoch time ({:g} % coverage, order statistics) is narrower than {:g} % of the median or lies apart from the "
+      "best point's interval, at most {} times; a point whose interval lies wholly above {:g} x the best median is "
+      "dropped; a run stops early when an epoch takes longer than {:g} x the best median, and its point is dropped; "
+      "then baseline and recommendation are re-run, interleaved, {} rounds",
+      confidence * 100, tight_width * 100, max_repeats, prune_factor, abort_factor, verify_rounds);
+}
+
+std::optional<Best> best_point(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
+                               const std::string& except, const SweepRules& rules) {
+  std::optional<Best> best;
+  for (const auto& [point, progress] : measured) {
+    if (point == except || progress->epochs.empty() || progress->stopped_early) continue;
+    const double m = reports::median(progress->epochs);
+    if (!best || m < best->median_s)
+      best = Best{point, m, reports::median_interval(progress->epochs, rules.confidence)};
+  }
+  return best;
+}
+
+Decision decide(const PointProgress& p, const std::optional<Best>& best, const SweepRules& rules) {
+  if (rules.exhaustive)
+    return p.runs >= rules.max_repeats ? Decision{PointDecision::done, fmt::format("{} runs", p.runs)}
+                                       : Decision{PointDecision::measure_again, ""};
+  if (p.stopped_early) return {PointDecision::prune, p.stop_reason};
+  if (p.epochs.empty()) return {PointDecision::measure_again, ""};
+  const double m = reports::median(p.epochs);
+  const reports::Interval interval = reports::median_interval(p.epochs, rules.confidence);
+  if (best && interval.low > rules.prune_factor * best->median_s)
+    return {PointDecision::prune,
+            fmt::format("clearly slower: median {} with interval [{}, {}] lies above {:g} x the best so far ({}: {})",
+                        format_seconds(m), format_seconds(interval.low), format_seconds(interval.high),
+                        rules.prune_factor, best->point, format_seconds(best->median_s))};
+  if (interval.width_ratio(m) <= rules.tight_width)
+    return {PointDecision::done, fmt::format("interval [{}, {}] within {:g} % of the median {}",
+                                             format_seconds(interval.low), format_seconds(interval.high),
+                                             rules.tight_width * 100, format_seconds(m))};
+  if (best && !interval.overlaps(best->interval))
+    return {PointDecision::done, fmt::format("interval [{}, {}] apart from the best's [{}, {}]",
+                                             format_seconds(interval.low), format_seconds(interval.high),
+                                             format_seconds(best->interval.low), format_seconds(best->interval.high))};
+  if (p.runs >= rules.max_repeats)
+    return {PointDecision::done, fmt::format("{} runs (the most), interval [{}, {}]", p.runs,
+                                             format_seconds(interval.low), format_seconds(interval.high))};
+  return {PointDecision::measure_again, ""};
+}
+
+std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules) {
+  if (rules.exhaustive || !best) return std::nullopt;
+  return rules.abort_factor * best->median_s;
+}
+
+}  // namespace ingero::harness

@@ -1,0 +1,56 @@
+// The rules a sweep follows, as pure functions over measured epoch times (tested on
+// synthetic timings): when a point has been measured enough, when it is dropped, and
+// when a run of it is stopped early.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/significance.h"
+
+namespace ingero::harness {
+
+struct SweepRules {
+  double confidence = 0.90;    // coverage of a point's median interval (order statistics)
+  double tight_width = 0.10;   // measured enough: the interval is at most this share of the median
+  double prune_factor = 1.25;  // clearly worse: the interval lies wholly above this times the best median
+  double abort_factor = 2.0;   // stop a run whose epoch passes this times the best median
+  int max_repeats = 3;         // most runs of one point
+  int verify_rounds = 2;       // re-runs of baseline and recommendation, each round both, interleaved
+  bool exhaustive = false;     // every point max_repeats times; no pruning, no early stop
+
+  nlohmann::json to_json() const;
+  std::string describe() const;  // the rules in words, printed and stored with the sweep
+};
+
+// A point's measurements so far: epochs of its completed runs.
+struct PointProgress {
+  std::vector<double> epochs;
+  int runs = 0;
+  bool stopped_early = false;  // a run hit the epoch deadline
+  std::string stop_reason;
+};
+
+// The best point among the others: its median and interval.
+struct Best {
+  std::string point;
+  double median_s = 0;
+  reports::Interval interval;
+};
+std::optional<Best> best_point(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
+                               const std::string& except, const SweepRules& rules);
+
+enum class PointDecision { measure_again, done, prune };
+struct Decision {
+  PointDecision what = PointDecision::measure_again;
+  std::string reason;  // with the numbers
+};
+Decision decide(const PointProgress& point, const std::optional<Best>& best, const SweepRules& rules);
+
+// The epoch deadline for a run of a point, given the best so far (none: no early stop).
+std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules);
+
+}  // namespace ingero::harness

@@ -1,0 +1,105 @@
+#include "reports/change_checks.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "reports/run_metrics.h"
+#include "reports/significance.h"
+
+namespace ingero::reports {
+
+namespace {
+
+using Knobs = std::map<std::string, std::string>;
+
+std::string text_of(const nlohmann::json& config, const char* key, const std::string& fallback) {
+  if (!config.is_object() || !config.contains(key) || config[key].is_null()) return fallback;
+  const auto& v = config[key];
+  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// What decides a run's speed, normalised: prefetch only counts with workers, and the
+// measurement settings (epochs, warm-up, repeats, deadline, seed) do not count.
+Knobs knobs_of(const nlohmann::json& config) {
+  Knobs k;
+  for (const char* key : {"mode", "device", "samples", "features", "hidden", "classes", "batch_size", "drop_last",
+                          "num_workers", "pin_memory", "persistent_workers", "shuffle", "train", "cpus", "ranks"})
+    k[key] = text_of(config, key, key == std::string("ranks") ? "1" : "");
+  k["prefetch_factor"] = k["num_workers"] == "0" ? "" : text_of(config, "prefetch_factor", "2");
+  if (k["num_workers"] == "0") k["persistent_workers"] = "off";
+  return k;
+}
+
+Knobs with_change(Knobs k, const Change& change) {
+  k[change.knob] = change.value;
+  if (change.knob == "num_workers") {
+    if (change.value == "0") {
+      k["prefetch_factor"] = "";
+      k["persistent_workers"] = "off";
+    } else if (k["prefetch_factor"].empty()) {
+      k["prefetch_factor"] = "2";
+    }
+  }
+  return k;
+}
+
+std::optional<double> median_of(const RunRecord& run) {
+  auto epochs = measured_epochs(run);
+  if (epochs.empty() || run.status != "ok") return std::nullopt;
+  return median(epochs);
+}
+
+std::string flag_value(const Knobs& k, const std::string& knob, const Change& change) {
+  return knob == change.knob ? k.at(knob) + "," + change.value : k.at(knob);
+}
+
+}  // namespace
+
+std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path) {
+  const Knobs k = knobs_of(run.config);
+  std::string cmd = fmt::format("ingero-bench --workload dataloader --mode {} --num-workers {}",
+                                flag_value(k, "mode", change), flag_value(k, "num_workers", change));
+  if (!k.at("prefetch_factor").empty() || change.knob == "prefetch_factor")
+    cmd += " --prefetch-factor " + flag_value(k, "prefetch_factor", change);
+  for (const char* sw : {"pin_memory", "persistent_workers"}) {
+    const std::string value = flag_value(k, sw, change);
+    std::string flag = std::string("--") + sw;
+    for (auto& ch : flag)
+      if (ch == '_') ch = '-';
+    if (value != "off" && value != "") cmd += fmt::format(" {} {}", flag, value);
+  }
+  cmd += fmt::format(" --samples {} --features {} --batch-size {}", k.at("samples"), k.at("features"),
+                     k.at("batch_size"));
+  if (k.at("shuffle") == "off") cmd += " --no-shuffle";
+  if (k.at("train") == "on") cmd += " --train";
+  if (!k.at("cpus").empty() && k.at("cpus") != "0") cmd += " --cpus " + k.at("cpus");
+  if (!k.at("device").empty()) cmd += " --device " + k.at("device");
+  return cmd + " --db " + db_path;
+}
+
+void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
+                   const std::string& db_path) {
+  if (!run.config.is_object()) return;
+  const Knobs mine = knobs_of(run.config);
+  for (CausalChain& chain : chains) {
+    for (const Change& change : chain.changes) {
+      ChangeCheck check{change, std::nullopt, "", median_of(run), std::nullopt, ""};
+      const Knobs wanted = with_change(mine, change);
+      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // the latest measurement first
+        if (it->run_id == run.run_id || !it->config.is_object() || knobs_of(it->config) != wanted) continue;
+        if (auto m = median_of(*it)) {
+          check.run_id = it->run_id;
+          check.label = it->label;
+          check.other_median_s = m;
+          break;
+        }
+      }
+      if (!check.run_id) check.command = measuring_command(run, change, db_path);
+      chain.checks.push_back(std::move(check));
+    }
+  }
+}
+
+}  // namespace ingero::reports

@@ -1,0 +1,21 @@
+// Advice is a claim: for every change a causal chain suggests, find the run that measured
+// it (a run of the DB whose configuration differs from the analysed run's by that change
+// alone), or give the command that measures both side by side.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/causal_chains.h"
+#include "reports/trace_data.h"
+
+namespace ingero::reports {
+
+void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
+                   const std::string& db_path);
+
+// ingero-bench --workload dataloader with the run's configuration and the knob set to both
+// its current value and the changed one.
+std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path);
+
+}  // namespace ingero::reports

@@ -1,0 +1,235 @@
+// The harness as a hostile user drives it: bad input refused before any work, Ctrl-C and
+// kill -9 in the middle of a run, a full disk, and a reader who cannot write the DB's
+// directory. Each reproduces a failure the harness once had.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const std::string kBinary = INGERO_BENCH_BINARY;
+
+struct Output {
+  int exit_code = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output capture(const std::string& command) {
+  Output out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
+  const int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+// ingero-bench started in the background with its output in a file.
+struct Background {
+  pid_t pid = -1;
+  std::string log;
+  int wait() const {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string output() const {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+};
+
+Background start(const std::string& args, const std::string& log) {
+  Background b;
+  b.log = log;
+  b.pid = fork();
+  if (b.pid == 0) {
+    setpgid(0, 0);  // signalled as a terminal would signal its foreground job
+    execl("/bin/sh", "sh", "-c", ("exec " + kBinary + " " + args + " >" + log + " 2>&1").c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return b;
+}
+
+// Waits until some process's name starts with prefix (the workload's workers).
+bool wait_for_process(const std::string& prefix, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::ifstream comm(entry.path() / "comm");
+      std::string name;
+      if (std::getline(comm, name) && name.rfind(prefix, 0) == 0) return true;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+int count_processes(const std::string& prefix) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name.rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+class Reliability : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ingero-reliability-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A small CPU workload; --no-trace unless root.
+  std::string workload(const std::string& extra) const {
+    return "--workload dataloader --device cpu --samples 8192 --batch-size 1024 --features 16 --hidden 32 " +
+           std::string(geteuid() == 0 ? "" : "--no-trace ") + extra;
+  }
+  fs::path dir_;
+};
+
+// Refused before the DB is created or a process started, with exit code 2 and a fix.
+TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
+  const std::string db = path("never.db");
+  for (const std::string& args :
+       {workload("--mode loader --num-workers 10000 --db " + db), workload("--mode loader --num-workers -2 --db " + db),
+        workload("--mode loader --num-workers 0 --prefetch-factor 4 --db " + db),
+        workload("--mode python --python /bin/false --db " + db), workload("--mode nope --db " + db),
+        workload("--mode loader --db ''"), workload("--mode loader --out /proc/version --db " + db),
+        std::string("explain --db ") + path("missing.db"), std::string("trace --db ") + db + " -- /no/such/program",
+        std::string("trace --db ") + db + " --pid 999999999"}) {
+    auto r = capture(kBinary + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("error:"), std::string::npos) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("fix:"), std::string::npos) << args << "\n" << r.text;
+    EXPECT_FALSE(fs::exists(db)) << args;
+  }
+  EXPECT_EQ(count_processes("ib-worker"), 0);
+}
+
+// Ctrl-C during a direct mode (no workers) and a loader: exit 130, the finished record
+// and the interrupted run kept, nothing left running.
+TEST_F(Reliability, InterruptStopsAnyModeWithExitCode130AndKeepsTheRecord) {
+  for (const std::string mode : {"direct", "loader --num-workers 2"}) {
+    const std::string db = path("interrupt.db");
+    auto run = start(workload("--mode " + mode + " --epochs 100000 --db " + db + " --out " + path("runs")),
+                     path("interrupt.log"));
+    std::this_thread::sleep_for(mode == "direct" ? 3s : 0s);
+    if (mode != "direct") ASSERT_TRUE(wait_for_process("ib-worker", 60s)) << run.output();
+    std::this_thread::sleep_for(1s);
+    ASSERT_EQ(kill(-run.pid, SIGINT), 0);
+    EXPECT_EQ(run.wait(), 130) << mode << "\n" << run.output();
+    const std::string out = run.output();
+    EXPECT_NE(out.find("interrupted"), std::string::npos) << out;
+    EXPECT_EQ(out.find("Abort"), std::string::npos) << out;
+    auto runs = capture(kBinary + " runs --db " + db);
+    EXPECT_EQ(runs.exit_code, 0) << runs.text;
+    EXPECT_NE(runs.text.find("interrupted"), std::string::npos) << runs.text;
+    EXPECT_EQ(count_processes("ib-worker"), 0);
+    EXPECT_FALSE(fs::is_empty(path("runs")));
+    fs::remove(db);
+  }
+}
+
+// kill -9 of the harness: its run is abandoned (not 'running' forever), explain says the
+// losses are unknown, and no worker outlives it.
+TEST_F(Reliability, KilledHarnessLeavesAnAbandonedRunAndNoProcesses) {
+  const std::string db = path("killed.db");
+  auto run = start(workload("--mode loader --num-workers 2 --epochs 100000 --db " + db), path("killed.log"));
+  ASSERT_TRUE(wait_for_process("ib-worker", 60s)) << run.output();
+  std::this_thread::sleep_for(1s);
+  ASSERT_EQ(kill(run.pid, SIGKILL), 0);
+  EXPECT_EQ(run.wait(), 128 + SIGKILL);
+  for (int i = 0; i < 100 && count_processes("ib-worker") > 0; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(count_processes("ib-worker"), 0);
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_EQ(runs.exit_code, 0) << runs.text;
+  EXPECT_NE(runs.text.find("abandoned"), std::string::npos) << runs.text;
+  auto explain = capture(kBinary + " explain --db " + db + " --run 1");
+  EXPECT_EQ(explain.text.find("0 lost"), std::string::npos) << explain.text;
+  EXPECT_NE(explain.text.find("unknown"), std::string::npos) << explain.text;
+}
+
+// A user who cannot write the DB's directory reads it: the file is not left in WAL mode.
+TEST_F(Reliability, AnotherUserReadsTheDbFromADirectoryTheyCannotWrite) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to another user";
+  if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  const std::string db = path("shared.db");
+  ASSERT_EQ(capture(kBinary + " " + workload("--mode direct --epochs 2 --db " + db)).exit_code, 0);
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups " + kBinary;
+  for (const std::string& command : {std::string(" runs --db "), std::string(" explain --db "),
+                                     std::string(" recommend --db ")}) {
+    auto r = capture(as_nobody + command + db);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.text;
+    EXPECT_EQ(r.text.find("not a SQLite"), std::string::npos) << r.text;
+  }
+}
+
+// The disk fills while a run is going: its record survives in --out, the run ends up
+// failed or abandoned (never 'running'), the message says what happened without SQL.
+TEST_F(Reliability, FullDiskKeepsTheRecordAndSaysSo) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  const std::string mnt = path("tiny");
+  fs::create_directories(mnt);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  const std::string db = mnt + "/trace.db";
+  auto run = start(workload("--mode direct --no-trace --epochs 400 --db " + db + " --out " + path("runs")),
+                   path("full.log"));
+  for (int i = 0; i < 100 && !fs::exists(db); ++i) std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(500ms);
+  // Fill what is left of the disk.
+  {
+    std::ofstream filler(mnt + "/filler", std::ios::binary);
+    const std::string block(1 << 16, 'x');
+    while (filler.write(block.data(), block.size())) {
+    }
+  }
+  const int code = run.wait();
+  const std::string out = run.output();
+  EXPECT_NE(code, 0) << out;
+  EXPECT_NE(code, 134) << out;  // no abort
+  EXPECT_EQ(out.find("INSERT"), std::string::npos) << out;
+  EXPECT_EQ(out.find("UPDATE"), std::string::npos) << out;
+  EXPECT_NE(out.find("full"), std::string::npos) << out;
+  // The record is in --out, on another file system.
+  bool record = false;
+  for (const auto& entry : fs::directory_iterator(path("runs"))) record |= entry.path().extension() == ".json";
+  EXPECT_TRUE(record) << out;
+  fs::remove(mnt + "/filler");
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_EQ(runs.exit_code, 0) << runs.text;
+  EXPECT_EQ(runs.text.find("running"), std::string::npos) << runs.text;
+  umount2(mnt.c_str(), MNT_DETACH);
+}
+
+}  // namespace

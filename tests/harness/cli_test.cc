@@ -1,0 +1,162 @@
+// The command line: bad values are bad input naming the flag, and every ingero-bench
+// command the README, the docs, hints and help texts show parses as written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+
+#include "harness/cli.h"
+
+namespace ingero::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<ParsedCommand> parse(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> args;
+  for (std::string word; in >> word;) {
+    if (word.size() >= 2 && (word.front() == '\'' || word.front() == '"') && word.back() == word.front())
+      word = word.substr(1, word.size() - 2);
+    args.push_back(word);
+  }
+  return parse_command_line(args);
+}
+
+TEST(Cli, BadValuesAreBadInputNamingTheFlag) {
+  struct Case {
+    const char* line;
+    const char* names;
+  };
+  for (const Case& c : {Case{"--workload dataloader --epochs x", "--epochs"},
+                        Case{"--workload dataloader --nonsense", "--nonsense"},
+                        Case{"--workload dataloader --ringbuf-mb 0", "--ringbuf-mb"},
+                        Case{"explain --db", "--db"},
+                        Case{"explain --db t.db --run abc", "--run"},
+                        Case{"explain --db t.db --run -4", "--run"},
+                        Case{"compare --db t.db 1", "runs"},
+                        Case{"sweep --max-repeats 0", "--max-repeats"}}) {
+    auto parsed = parse(c.line);
+    ASSERT_FALSE(parsed.ok()) << c.line << " parsed";
+    EXPECT_EQ(parsed.error().exit_code, kExitBadInput) << c.line;
+    EXPECT_NE(parsed.error().message.find(c.names), std::string::npos) << c.line << ": " << parsed.error().message;
+  }
+}
+
+TEST(Cli, IdsAndDurations) {
+  EXPECT_EQ(parse_id("--run", "42").value(), 42);
+  for (const char* bad : {"", "0", "-1", "+3", "1e3", "12x", "99999999999999999999"})
+    EXPECT_FALSE(parse_id("--run", bad).ok()) << bad;
+  EXPECT_DOUBLE_EQ(parse_duration("--duration", "60").value(), 60);
+  EXPECT_DOUBLE_EQ(parse_duration("--duration", "60s").value(), 60);
+  EXPECT_DOUBLE_EQ(parse_duration("--duration", "5m").value(), 300);
+  EXPECT_DOUBLE_EQ(parse_duration("--duration", "1h").value(), 3600);
+  EXPECT_DOUBLE_EQ(parse_duration("--duration", "250ms").value(), 0.25);
+  for (const char* bad : {"", "0", "-5", "5 min", "abc", "1e999"})
+    EXPECT_FALSE(parse_duration("--duration", bad).ok()) << bad;
+}
+
+TEST(Cli, NothingToDoIsBadInputAndHelpIsNot) {
+  auto nothing = parse("");
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(nothing->command, Command::help);
+  EXPECT_EQ(nothing->exit_code, kExitBadInput);
+  auto help = parse("--help");
+  ASSERT_TRUE(help.ok());
+  EXPECT_EQ(help->exit_code, 0);
+  EXPECT_NE(help->help_text.find("sweep"), std::string::npos);
+}
+
+// The placeholders the texts use, as values the parser accepts.
+std::string fill_placeholders(std::string line) {
+  static const std::vector<std::pair<std::regex, std::string>> values = {
+      {std::regex(R"(\bFILE\b)"), "/tmp/x.db"}, {std::regex(R"(\b(ID|RUN|RUN_A|N|A|PID|PIDS)\b)"), "1"}, {std::regex(R"(\b(RUN_B|B)\b)"), "2"},
+      {std::regex(R"(\bPATH\b)"), "/tmp/x"},    {std::regex(R"(\bD\b)"), "60s"},
+      {std::regex(R"(\bCMD( ARGS)?\b)"), "true"}};
+  for (const auto& [pattern, value] : values) line = std::regex_replace(line, pattern, value);
+  return line;
+}
+
+// Whether text[pos] lies inside a string literal (sources) or a code span or block (Markdown).
+bool in_code(const std::string& text, size_t pos, bool markdown) {
+  const size_t line_start = text.rfind('\n', pos) == std::string::npos ? 0 : text.rfind('\n', pos) + 1;
+  const std::string before = text.substr(line_start, pos - line_start);
+  if (!markdown) return std::count(before.begin(), before.end(), '"') % 2 == 1;
+  if (std::count(before.begin(), before.end(), '`') % 2 == 1) return true;
+  size_t fences = 0;
+  for (size_t at = text.find("```"); at != std::string::npos && at < pos; at = text.find("```", at + 3)) ++fences;
+  return fences % 2 == 1;
+}
+
+// The command part of `ingero-bench <command or flag> words...`: flags and their values,
+// up to the first word that is neither (the prose that follows a command in a sentence).
+std::optional<std::string> command_part(const std::string& words) {
+  std::istringstream count_in(words), in(words);
+  const size_t word_count = static_cast<size_t>(
+      std::distance(std::istream_iterator<std::string>(count_in), std::istream_iterator<std::string>()));
+  std::vector<std::string> kept;
+  bool after_flag = false;
+  for (std::string w; in >> w;) {
+    if (w == "--") {  // trace -- CMD ARGS: the rest is the traced command
+      kept.push_back(w);
+      for (std::string rest; in >> rest;) kept.push_back(rest);
+      break;
+    }
+    const bool flag = w.rfind("-", 0) == 0;
+    const bool number = w.find_first_not_of("0123456789") == std::string::npos;  // compare's run ids
+    if (!kept.empty() && !flag && !after_flag && !number) break;
+    kept.push_back(w);
+    after_flag = flag && w.find('=') == std::string::npos;
+  }
+  // A literal that ends on a flag gets its value added by the code: not a whole command.
+  if (kept.empty() || (after_flag && kept.size() == word_count)) return std::nullopt;
+  std::string line;
+  for (const auto& w : kept) line += (line.empty() ? "" : " ") + w;
+  return line;
+}
+
+std::vector<std::string> commands_in(const std::string& text, bool markdown) {
+  static const std::regex command(
+      R"(ingero-bench ((sweep|trace|runs|explain|compare|recommend|mcp|ci|report|export|merge|--workload)[^`"'\n|;&#>()\\]*))");
+  std::vector<std::string> found;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), command); it != std::sregex_iterator(); ++it) {
+    if (!in_code(text, static_cast<size_t>(it->position(0)), markdown)) continue;
+    const std::string words = (*it)[1].str();
+    // Templates (fmt and printf fields, [optional], <choice>, ...) are not commands as written.
+    if (words.find_first_of("{}[]<%") != std::string::npos || words.find("...") != std::string::npos) continue;
+    if (auto line = command_part(fill_placeholders(words))) found.push_back(*line);
+  }
+  return found;
+}
+
+TEST(Cli, EveryCommandTheDocsAndHintsShowParses) {
+  const fs::path root = INGERO_SOURCE_DIR;
+  std::vector<fs::path> files = {root / "README.md"};
+  for (const char* dir : {"docs", "harness", "reports", "mcp", "workloads", "tracer"}) {
+    if (!fs::exists(root / dir)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+      const std::string ext = entry.path().extension();
+      if (ext == ".md" || ext == ".cc" || ext == ".h") files.push_back(entry.path());
+    }
+  }
+  int checked = 0;
+  for (const fs::path& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const std::string& line : commands_in(text.str(), file.extension() == ".md")) {
+      ++checked;
+      auto parsed = parse(line);
+      EXPECT_TRUE(parsed.ok()) << file << ": ingero-bench " << line << "\n  -> "
+                               << (parsed.ok() ? "" : parsed.error().message);
+    }
+  }
+  EXPECT_GT(checked, 10);  // the scan itself found the commands
+}
+
+}  // namespace
+}  // namespace ingero::harness

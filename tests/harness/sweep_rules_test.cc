@@ -1,0 +1,90 @@
+// The sweep's rules on synthetic epoch times: when a point is measured enough, dropped,
+// or stopped early.
+#include <gtest/gtest.h>
+
+#include "harness/sweep_rules.h"
+
+namespace ingero::harness {
+namespace {
+
+PointProgress progress(std::vector<double> epochs, int runs) {
+  PointProgress p;
+  p.epochs = std::move(epochs);
+  p.runs = runs;
+  return p;
+}
+
+std::optional<Best> best_of(const PointProgress& p, const SweepRules& rules) {
+  return best_point({{"best", &p}}, "", rules);
+}
+
+TEST(SweepRules, TightIntervalIsMeasuredEnough) {
+  SweepRules rules;
+  auto d = decide(progress({1.00, 1.01, 0.99, 1.00, 1.02}, 1), std::nullopt, rules);
+  EXPECT_EQ(d.what, PointDecision::done);
+  EXPECT_NE(d.reason.find("within 10 %"), std::string::npos) << d.reason;
+}
+
+TEST(SweepRules, NoisyPointIsMeasuredAgainUntilTheMostRuns) {
+  SweepRules rules;
+  const std::vector<double> noisy = {1.0, 1.5, 0.8, 1.3, 0.9};
+  EXPECT_EQ(decide(progress(noisy, 1), std::nullopt, rules).what, PointDecision::measure_again);
+  auto last = decide(progress(noisy, rules.max_repeats), std::nullopt, rules);
+  EXPECT_EQ(last.what, PointDecision::done);
+  EXPECT_NE(last.reason.find("the most"), std::string::npos);
+}
+
+TEST(SweepRules, ClearlySlowerPointIsPrunedWithTheNumbers) {
+  SweepRules rules;
+  const PointProgress fast = progress({1.0, 1.0, 1.01, 0.99, 1.0}, 1);
+  auto d = decide(progress({2.0, 2.6, 1.9, 2.4, 2.2}, 1), best_of(fast, rules), rules);
+  EXPECT_EQ(d.what, PointDecision::prune);
+  EXPECT_NE(d.reason.find("clearly slower"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("best"), std::string::npos);
+  // Slower, but not beyond the prune factor, and noisy: measured again rather than dropped.
+  EXPECT_EQ(decide(progress({1.1, 1.5, 0.9, 1.3, 1.0}, 1), best_of(fast, rules), rules).what,
+            PointDecision::measure_again);
+}
+
+TEST(SweepRules, ARunStoppedAtTheDeadlineDropsItsPoint) {
+  SweepRules rules;
+  const PointProgress fast = progress({1.0, 1.0, 1.0}, 1);
+  auto deadline = epoch_deadline(best_of(fast, rules), rules);
+  ASSERT_TRUE(deadline.has_value());
+  EXPECT_DOUBLE_EQ(*deadline, 2.0);
+  EXPECT_FALSE(epoch_deadline(std::nullopt, rules).has_value());
+  PointProgress slow = progress({}, 1);
+  slow.stopped_early = true;
+  slow.stop_reason = "an epoch passed 2 s";
+  auto d = decide(slow, best_of(fast, rules), rules);
+  EXPECT_EQ(d.what, PointDecision::prune);
+  EXPECT_EQ(d.reason, "an epoch passed 2 s");
+}
+
+TEST(SweepRules, ExhaustiveMeasuresEveryPointTheMostTimesAndNeverStops) {
+  SweepRules rules;
+  rules.exhaustive = true;
+  const PointProgress fast = progress({1.0, 1.0, 1.0}, 1);
+  EXPECT_EQ(decide(progress({9.0, 9.0, 9.0}, 1), best_of(fast, rules), rules).what, PointDecision::measure_again);
+  EXPECT_EQ(decide(progress({9.0, 9.0, 9.0}, rules.max_repeats), best_of(fast, rules), rules).what,
+            PointDecision::done);
+  EXPECT_FALSE(epoch_deadline(best_of(fast, rules), rules).has_value());
+  EXPECT_NE(rules.describe().find("exhaustive"), std::string::npos);
+}
+
+TEST(SweepRules, BestPointSkipsItselfAndStoppedPoints) {
+  SweepRules rules;
+  const PointProgress a = progress({1.0, 1.0}, 1), b = progress({0.5, 0.5}, 1);
+  PointProgress stopped = progress({0.1}, 1);
+  stopped.stopped_early = true;
+  auto best = best_point({{"a", &a}, {"b", &b}, {"c", &stopped}}, "", rules);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->point, "b");
+  auto other = best_point({{"a", &a}, {"b", &b}}, "b", rules);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->point, "a");
+  EXPECT_TRUE(rules.to_json().contains("prune_factor"));
+}
+
+}  // namespace
+}  // namespace ingero::harness

@@ -1,0 +1,63 @@
+// What the tracer hands back, as a value, when it stops: everything about a run that is
+// not an individual event. tracer/trace_db writes it; the harness summarises it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bpf/events.h"
+
+namespace ingero::tracer {
+
+struct ThreadInfo {
+  pid_t tid = 0;
+  pid_t pid = 0;
+  std::optional<pid_t> ppid;  // set for a process's main thread
+  std::string comm;
+  std::string role;           // contract::kRole*
+  std::optional<int> rank;    // torch.distributed RANK of the process
+  std::optional<uid_t> uid;
+  std::optional<uint64_t> start_ns;
+  std::optional<uint64_t> exit_ns;
+  std::optional<int> exit_code;
+};
+
+// One row of the losses table.
+struct TraceLoss {
+  std::string source;               // contract::kKernelLossSources, "queue", "writer"
+  uint64_t dropped = 0;
+  std::optional<uint64_t> offered;  // events the source tried to deliver, where counted
+};
+
+struct ProbedLibrary {
+  std::string path;
+  std::string kind;                  // "cuda_runtime" | "cuda_driver" | "nccl"
+  std::vector<std::string> attached;
+  std::vector<std::string> missing;  // symbols the library does not export
+};
+
+struct TraceTotals {
+  std::vector<ThreadInfo> threads;
+  std::vector<std::pair<uint32_t, ib_thread_stats>> thread_stats;  // by tid
+  std::vector<std::pair<ib_hist_key, ib_hist>> histograms;
+  std::vector<std::pair<ib_call_key, ib_call_stats>> call_stats;
+  std::vector<std::pair<ib_call_hist_key, ib_call_hist>> call_histograms;
+  std::vector<TraceLoss> losses;
+  std::vector<std::pair<std::string, std::string>> settings;  // run_settings rows
+  std::vector<ProbedLibrary> libraries;
+  std::string cuda_detail;            // the --cuda-detail level used
+  std::vector<std::string> problems;  // what went wrong while tracing, in words
+  uint64_t events_written = 0;
+
+  // Events that could not be delivered (sources that lose events, not only totals).
+  uint64_t events_lost() const;
+  // Some CUDA or NCCL function was probed.
+  bool calls_traced() const;
+};
+
+}  // namespace ingero::tracer
