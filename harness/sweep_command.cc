@@ -128,8 +128,14 @@ Result<RunOutcome> Sweep::run(Point& point, const std::string& phase, std::optio
 
 // Decides a point from its progress and the best of the others.
 void Sweep::settle(Point& point) {
-  const Decision d = decide(point.progress, best_except(point.label), rules_);
+  Decision d = decide(point.progress, best_except(point.label), rules_);
   if (d.what == PointDecision::measure_again) return;
+  // The baseline is what the advice is measured against: it is never dropped, only
+  // measured until the rules are met or it has had its runs.
+  if (d.what == PointDecision::prune && point.label == baseline_) {
+    if (point.progress.runs < rules_.max_repeats && !point.progress.epochs.empty()) return;
+    d = {PointDecision::done, "the baseline: kept although " + d.reason};
+  }
   point.state = d.what == PointDecision::prune ? "pruned" : "measured";
   point.reason = d.reason;
   progress_.note(fmt::format("  {} {}: {}", point.label, point.state == "pruned" ? "dropped" : "measured", d.reason));
@@ -159,7 +165,8 @@ Result<int> Sweep::search() {
       progress_.step(static_cast<int>(i + 1), static_cast<int>(todo.size()),
                      fmt::format("pass {}: {}", pass, point.label), eta_s(static_cast<int>(todo.size() - i)),
                      best ? fmt::format("{} ({})", best->point, format_seconds(best->median_s)) : "");
-      auto outcome = run(point, "measure", epoch_deadline(best, rules_));
+      auto outcome =
+          run(point, "measure", point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
       if (!outcome) return outcome.error();
       if (interrupted_) return 0;
       const auto& record = outcome->result;

@@ -1,5 +1,7 @@
 #include "harness/sweep_rules.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/format.h"
@@ -10,7 +12,7 @@ using reports::format_seconds;
 
 nlohmann::json SweepRules::to_json() const {
   return {{"confidence", confidence},     {"tight_width", tight_width}, {"prune_factor", prune_factor},
-          {"abort_factor", abort_factor}, {"max_repeats", max_repeats}, {"verify_rounds", verify_rounds},
+          {"abort_factor", abort_factor}, {"abort_margin_s", abort_margin_s}, {"max_repeats", max_repeats}, {"verify_rounds", verify_rounds},
           {"exhaustive", exhaustive},     {"text", describe()}};
 }
 
@@ -23,9 +25,9 @@ std::string SweepRules::describe() const {
       "a point is run (warm-up, then the measured epochs, in a fresh process) until the interval of its median "
       "epoch time ({:g} % coverage, order statistics) is narrower than {:g} % of the median or lies apart from the "
       "best point's interval, at most {} times; a point whose interval lies wholly above {:g} x the best median is "
-      "dropped; a run stops early when an epoch takes longer than {:g} x the best median, and its point is dropped; "
-      "then baseline and recommendation are re-run, interleaved, {} rounds",
-      confidence * 100, tight_width * 100, max_repeats, prune_factor, abort_factor, verify_rounds);
+      "dropped; a run stops early when an epoch takes longer than {:g} x the best median and the best median + {:g} s, "
+      "and its point is dropped; then baseline and recommendation are re-run, interleaved, {} rounds",
+      confidence * 100, tight_width * 100, max_repeats, prune_factor, abort_factor, abort_margin_s, verify_rounds);
 }
 
 std::optional<Best> best_point(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
@@ -69,7 +71,7 @@ Decision decide(const PointProgress& p, const std::optional<Best>& best, const S
 
 std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules) {
   if (rules.exhaustive || !best) return std::nullopt;
-  return rules.abort_factor * best->median_s;
+  return std::max(rules.abort_factor * best->median_s, best->median_s + rules.abort_margin_s);
 }
 
 }  // namespace ingero::harness

@@ -17,7 +17,8 @@ struct SweepRules {
   double confidence = 0.90;    // coverage of a point's median interval (order statistics)
   double tight_width = 0.10;   // measured enough: the interval is at most this share of the median
   double prune_factor = 1.25;  // clearly worse: the interval lies wholly above this times the best median
-  double abort_factor = 2.0;   // stop a run whose epoch passes this times the best median
+  double abort_factor = 2.0;   // stop a run whose epoch passes this times the best median ...
+  double abort_margin_s = 1.0; // ... and the best median plus this (worker start-up is not a slow point)
   int max_repeats = 3;         // most runs of one point
   int verify_rounds = 2;       // re-runs of baseline and recommendation, each round both, interleaved
   bool exhaustive = false;     // every point max_repeats times; no pruning, no early stop
