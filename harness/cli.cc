@@ -174,6 +174,21 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   auto* runs = app.add_subcommand("runs", "List the runs in a trace DB as one results table");
   runs->add_option("--db", parsed.runs.db, "Trace database")->required();
   runs->add_option("--report", parsed.runs.report, "Also write the table as Markdown to this file");
+  runs->add_option("--format", parsed.runs.format,
+                   "table, or gbench: Google Benchmark's JSON (one benchmark per run) for its compare tools")
+      ->check(CLI::IsMember({"table", "gbench"}))
+      ->capture_default_str();
+
+  auto* ci = app.add_subcommand("ci", "Run a suite of configurations and fail on a performance regression");
+  ci->add_option("--suite", parsed.ci.suite, "Suite JSON: the configurations and repeats (e.g. results/ci/)")
+      ->required();
+  ci->add_option("--baseline", parsed.ci.baseline, "Baseline JSON: epoch times per configuration")->required();
+  ci->add_option("--junit", parsed.ci.junit, "Write JUnit XML here (one testcase per configuration)");
+  ci->add_option("--summary", parsed.ci.summary, "Write a Markdown summary here");
+  ci->add_option("--threshold", parsed.ci.threshold, "Slowdown that fails the gate when beyond noise (10% or 0.1)")
+      ->capture_default_str();
+  ci->add_option("--db", parsed.ci.db, "Keep the runs in this trace DB (default: a temporary one)");
+  ci->add_flag("--update-baseline", parsed.ci.update_baseline, "Measure and rewrite the baseline instead of gating");
 
   auto* explain = app.add_subcommand("explain", "Explain a traced run: metrics, per-process breakdown, causal chains");
   explain->add_option("--db", parsed.explain.db, "Trace database")->required();
@@ -225,6 +240,8 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     auto id = id_of("--resume", h.resume_sweep);
     if (!id) return id.error();
     parsed.sweep.sweep_id = *id;
+  } else if (*ci) {
+    parsed.command = Command::ci;
   } else if (*trace) {
     parsed.command = Command::trace;
   } else if (*runs) {

@@ -89,7 +89,17 @@ struct RunsFlags {
   std::string format = "table";
 };
 
-enum class Command { workload, sweep, trace, runs, explain, compare, recommend, help };
+struct CiFlags {
+  std::string suite;
+  std::string baseline;
+  std::string junit;
+  std::string summary;
+  std::string threshold = "10%";
+  std::string db;  // empty: a temporary DB
+  bool update_baseline = false;
+};
+
+enum class Command { workload, sweep, trace, runs, explain, compare, recommend, ci, help };
 
 struct ParsedCommand {
   Command command = Command::help;
@@ -100,6 +110,7 @@ struct ParsedCommand {
   CompareFlags compare;
   RecommendFlags recommend;
   RunsFlags runs;
+  CiFlags ci;
   std::string help_text;  // --help, --version or the usage when nothing was asked
   int exit_code = 0;      // for help: 0 when asked for, 2 when nothing to do
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/ci_command.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
@@ -37,6 +38,7 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
     case Command::sweep: return finish(h::run_sweep_command(c.sweep));
     case Command::trace: return finish(h::run_trace_command(c.trace));
     case Command::runs: return finish(h::run_runs_command(c.runs));
+    case Command::ci: return finish(h::run_ci_command(c.ci));
     case Command::explain:
       return finish(r::explain({c.explain.db, c.explain.run, c.explain.per_process, c.explain.since_s, c.explain.json},
                                std::cout));

@@ -7,9 +7,45 @@
 #include "common/atomic_file.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
+#include "reports/run_metrics.h"
 #include "reports/trace_data.h"
 
 namespace ingero::harness {
+
+namespace {
+
+// Google Benchmark's JSON: one benchmark per run, its measured epochs as repetitions
+// (iterations 1, time in ms), so tools/compare.py compares two DBs' runs by label.
+nlohmann::json gbench_json(const std::vector<reports::RunRecord>& runs) {
+  nlohmann::json benchmarks = nlohmann::json::array();
+  for (const auto& r : runs) {
+    const std::vector<double> epochs = reports::measured_epochs(r);
+    for (size_t i = 0; i < epochs.size(); ++i)
+      benchmarks.push_back({{"name", r.label},
+                            {"run_name", r.label},
+                            {"run_type", "iteration"},
+                            {"repetitions", epochs.size()},
+                            {"repetition_index", i},
+                            {"threads", 1},
+                            {"iterations", 1},
+                            {"real_time", epochs[i] * 1e3},
+                            {"cpu_time", epochs[i] * 1e3},
+                            {"time_unit", "ms"},
+                            {"ingero_run_id", r.run_id}});
+  }
+  const nlohmann::json& machine = runs.back().machine;
+  return {{"context",
+           {{"executable", "ingero-bench"},
+            {"num_cpus", machine.value("cpu_count", 0)},
+            {"mhz_per_cpu", 0},
+            {"cpu_scaling_enabled", false},
+            {"library_build_type", "release"},
+            {"host_name", machine.value("hostname", std::string())},
+            {"caches", nlohmann::json::array()}}},
+          {"benchmarks", benchmarks}};
+}
+
+}  // namespace
 
 Result<int> run_runs_command(const RunsFlags& flags) {
   if (!flags.report.empty())
@@ -21,6 +57,14 @@ Result<int> run_runs_command(const RunsFlags& flags) {
   if (runs->empty())
     return Error::bad_input(fmt::format("{} holds no runs", flags.db),
                             fmt::format("record one with ingero-bench --workload dataloader --db {}", flags.db));
+  if (flags.format == "gbench") {
+    const std::string text = gbench_json(*runs).dump(2) + "\n";
+    if (flags.report.empty())
+      std::printf("%s", text.c_str());
+    else if (Status s = write_file_atomically(flags.report, text); !s)
+      return s.error();
+    return kExitOk;
+  }
   std::vector<TableRow> rows;
   for (const auto& r : *runs) {
     TableRow row = table_row(r.run_id, r.label, r.status, r.error, r.result, r.traced);

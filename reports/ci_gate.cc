@@ -1,0 +1,174 @@
+#include "reports/ci_gate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "reports/format.h"
+
+namespace ingero::reports {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kBaselineSchema = "ingero-bench/ci-baseline";
+
+Error bad_baseline(const std::string& path, const std::string& what) {
+  return Error::bad_input(fmt::format("{} is not a usable CI baseline: {}", path, what),
+                          "re-create it with ingero-bench ci --suite FILE --baseline FILE --update-baseline");
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
+    }
+  }
+  return out;
+}
+
+GateResult judge(const std::string& label, std::vector<double> base, std::vector<double> now, const GateRule& rule) {
+  GateResult r{label, std::move(base), std::move(now), "", std::nullopt, std::nullopt, ""};
+  if (r.current.empty()) {
+    r.verdict = "missing";
+    r.reason = "no completed repeat in this run";
+    return r;
+  }
+  if (r.baseline.empty()) {
+    r.verdict = "new";
+    r.reason = fmt::format("no baseline yet; median {} over {} repeats", format_seconds(median(r.current)),
+                           r.current.size());
+    return r;
+  }
+  r.slowdown = ratio_of_medians(r.baseline, r.current, rule.confidence);
+  r.test = mann_whitney(r.current, r.baseline);
+  const double ratio = r.slowdown->ratio;
+  const Interval& in = r.slowdown->interval;
+  const std::string numbers =
+      fmt::format("{:.3f}x the baseline ({} vs {}), {:g} % interval {:.3f}-{:.3f}, Mann-Whitney p = {:.3g}", ratio,
+                  format_seconds(median(r.current)), format_seconds(median(r.baseline)), rule.confidence * 100,
+                  in.low, in.high, r.test->p_value);
+  if (ratio > 1 + rule.threshold && in.low > 1) {
+    r.verdict = "regression";
+    r.reason = fmt::format("slower by more than {:g} % beyond noise: {}", rule.threshold * 100, numbers);
+  } else if (ratio < 1 / (1 + rule.threshold) && in.high < 1) {
+    r.verdict = "improvement";
+    r.reason = fmt::format("faster by more than {:g} % beyond noise: {}", rule.threshold * 100, numbers);
+  } else {
+    r.verdict = "unchanged";
+    r.reason = fmt::format("within the {:g} % threshold or the noise: {}", rule.threshold * 100, numbers);
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<CiBaseline> ci_baseline_from_json(const json& doc, const std::string& path) {
+  if (!doc.is_object() || doc.value("schema", "") != kBaselineSchema)
+    return bad_baseline(path, fmt::format("its \"schema\" is not \"{}\"", kBaselineSchema));
+  CiBaseline b;
+  b.suite = doc.value("suite", "");
+  b.machine = doc.value("machine", json::object());
+  const json configs = doc.value("configs", json::object());
+  if (!configs.is_object()) return bad_baseline(path, "\"configs\" is not an object");
+  for (const auto& [label, entry] : configs.items()) {
+    const json epochs = entry.is_object() ? entry.value("epoch_seconds", json()) : json();
+    if (!epochs.is_array()) return bad_baseline(path, fmt::format("\"{}\" has no epoch_seconds list", label));
+    for (const json& v : epochs) {
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        return bad_baseline(path, fmt::format("\"{}\" holds a value that is not a positive time", label));
+      b.epoch_seconds[label].push_back(v.get<double>());
+    }
+  }
+  return b;
+}
+
+json to_json(const CiBaseline& b) {
+  json configs = json::object();
+  for (const auto& [label, epochs] : b.epoch_seconds) configs[label] = {{"epoch_seconds", epochs}};
+  return {{"schema", kBaselineSchema}, {"version", 1}, {"suite", b.suite}, {"machine", b.machine},
+          {"configs", configs}};
+}
+
+std::string machine_kind(const json& m) {
+  if (!m.is_object()) return "unknown machine";
+  const json gpu = m.value("gpu", json());
+  return fmt::format("{}, {} cores, {}", m.value("cpu_model", std::string("?")), m.value("cpu_count", 0),
+                     gpu.is_string() ? gpu.get<std::string>() : std::string("no GPU"));
+}
+
+bool GateReport::failed() const {
+  return std::any_of(results.begin(), results.end(),
+                     [](const GateResult& r) { return r.verdict == "regression" || r.verdict == "missing"; });
+}
+
+GateReport gate(const std::string& suite, const std::vector<std::string>& order, const CiBaseline& baseline,
+                const std::map<std::string, std::vector<double>>& current, const json& machine, const GateRule& rule) {
+  GateReport report{suite, rule, {}, {}};
+  if (machine_kind(baseline.machine) != machine_kind(machine))
+    report.warnings.push_back(fmt::format("the baseline was measured on another kind of machine ({}); this run is on "
+                                          "{}: ratios compare the machines as much as the builds",
+                                          machine_kind(baseline.machine), machine_kind(machine)));
+  for (const std::string& label : order) {
+    auto base = baseline.epoch_seconds.find(label);
+    auto now = current.find(label);
+    report.results.push_back(judge(label, base == baseline.epoch_seconds.end() ? std::vector<double>{} : base->second,
+                                   now == current.end() ? std::vector<double>{} : now->second, rule));
+  }
+  return report;
+}
+
+std::string render_junit(const GateReport& report) {
+  int failures = 0;
+  for (const auto& r : report.results) failures += r.verdict == "regression" || r.verdict == "missing";
+  std::string xml = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n",
+      xml_escape("ingero-bench ci: " + report.suite), report.results.size(), failures);
+  for (const auto& w : report.warnings) xml += fmt::format("  <!-- warning: {} -->\n", xml_escape(w));
+  for (const auto& r : report.results) {
+    double seconds = 0;
+    for (double e : r.current) seconds += e;
+    xml += fmt::format("  <testcase classname=\"ingero-bench.ci.{}\" name=\"{}\" time=\"{:.3f}\">", xml_escape(report.suite),
+                       xml_escape(r.label), seconds);
+    if (r.verdict == "regression" || r.verdict == "missing")
+      xml += fmt::format("\n    <failure message=\"{}\">{}</failure>\n  ",
+                         xml_escape(r.verdict == "regression"
+                                        ? fmt::format("{:.3f}x slower than the baseline", r.slowdown->ratio)
+                                        : std::string("not measured")),
+                         xml_escape(r.reason));
+    else
+      xml += fmt::format("\n    <system-out>{}: {}</system-out>\n  ", r.verdict, xml_escape(r.reason));
+    xml += "</testcase>\n";
+  }
+  return xml + "</testsuite>\n";
+}
+
+std::string render_markdown(const GateReport& report) {
+  std::string md = fmt::format("# ingero-bench ci: {}\n\n**{}**: a configuration regresses when it is more than "
+                               "{:g} % slower and the {:g} % interval of the ratio lies wholly above 1.\n\n",
+                               report.suite, report.failed() ? "FAILED" : "passed",
+                               report.rule.threshold * 100, report.rule.confidence * 100);
+  for (const auto& w : report.warnings) md += "> warning: " + w + "\n\n";
+  md += "| configuration | baseline median | this run | ratio | interval | Mann-Whitney p | verdict |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& r : report.results) {
+    const auto cell = [](const std::vector<double>& v) { return v.empty() ? std::string("-") : format_seconds(median(v)); };
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.label, cell(r.baseline), cell(r.current),
+                      r.slowdown ? fmt::format("{:.3f}x", r.slowdown->ratio) : "-",
+                      r.slowdown ? fmt::format("{:.3f}-{:.3f}", r.slowdown->interval.low, r.slowdown->interval.high)
+                                 : "-",
+                      r.test ? fmt::format("{:.3g}", r.test->p_value) : "-", r.verdict);
+  }
+  return md;
+}
+
+}  // namespace ingero::reports

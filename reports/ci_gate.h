@@ -1,0 +1,64 @@
+// The performance-regression gate: per configuration, the new repeats against the
+// baseline's, by the ratio of medians with a bootstrap interval and a Mann-Whitney test.
+// A configuration regresses when it is slower by more than the threshold AND the whole
+// interval lies above 1 (the slowdown is beyond run-to-run noise). Pure computation;
+// the renderers below only format what it returns.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "reports/significance.h"
+
+namespace ingero::reports {
+
+// The baseline file: per configuration label, one epoch time (the run's median) per repeat.
+struct CiBaseline {
+  std::string suite;
+  nlohmann::json machine;
+  std::map<std::string, std::vector<double>> epoch_seconds;
+};
+Result<CiBaseline> ci_baseline_from_json(const nlohmann::json& doc, const std::string& path);
+nlohmann::json to_json(const CiBaseline& baseline);
+
+// "cpu model, N cores, GPU name": two machines of one kind compare; others warn.
+std::string machine_kind(const nlohmann::json& machine);
+
+struct GateRule {
+  double threshold = 0.10;   // a slowdown must exceed 10 % ...
+  double confidence = 0.95;  // ... with its interval wholly above 1
+};
+
+struct GateResult {
+  std::string label;
+  std::vector<double> baseline;
+  std::vector<double> current;
+  std::string verdict;  // regression | improvement | unchanged | new (no baseline) | missing (not run)
+  std::optional<RatioEstimate> slowdown;  // median(current) / median(baseline)
+  std::optional<MannWhitney> test;
+  std::string reason;  // the numbers behind the verdict, in words
+};
+
+struct GateReport {
+  std::string suite;
+  GateRule rule;
+  std::vector<GateResult> results;  // in suite order
+  std::vector<std::string> warnings;  // e.g. a baseline from another machine kind
+  // A regression, or a configuration with no completed repeat: the gate fails.
+  bool failed() const;
+};
+
+// `order`: the suite's labels; `current`: their new repeats.
+GateReport gate(const std::string& suite, const std::vector<std::string>& order, const CiBaseline& baseline,
+                const std::map<std::string, std::vector<double>>& current, const nlohmann::json& machine,
+                const GateRule& rule);
+
+std::string render_junit(const GateReport& report);     // one testcase per configuration
+std::string render_markdown(const GateReport& report);  // a summary for CI pages
+
+}  // namespace ingero::reports

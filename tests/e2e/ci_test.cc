@@ -1,0 +1,146 @@
+// ingero-bench ci: bad suites and baselines are refused, the same build passes against its
+// own baseline (twice), and a slowdown injected into one configuration is caught.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBinary = INGERO_BENCH_BINARY;
+
+struct Output {
+  int exit_code = -1;
+  std::string text;
+};
+
+Output capture(const std::string& command) {
+  Output out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
+  const int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Two configurations with ~0.2 s epochs; `loader_samples` scales the first one's work.
+json suite(int64_t loader_samples) {
+  auto args = [](const std::string& mode, int64_t samples) {
+    return json{"--device", "cpu", "--mode", mode, "--num-workers", "0", "--samples", std::to_string(samples),
+                "--batch-size", "8192", "--features", "16", "--hidden", "32", "--epochs", "5", "--warmup-epochs",
+                "1", "--no-trace"};
+  };
+  return {{"schema", "ingero-bench/ci-suite"},
+          {"name", "test-suite"},
+          {"repeats", 5},
+          {"configs",
+           {{{"label", "loader w0"}, {"args", args("loader", loader_samples)}},
+            {{"label", "loader-batched w0"}, {"args", args("loader-batched", 1048576)}}}}};
+}
+
+class Ci : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(fs::temp_directory_path() / ("ingero-ci-" + std::to_string(getpid())));
+    fs::create_directories(*dir_);
+    write_file(path("suite.json"), suite(131072).dump());
+    baseline_ = new Output(capture(kBinary + " ci --suite " + path("suite.json") + " --baseline " +
+                                   path("baseline.json") + " --update-baseline"));
+  }
+  static void TearDownTestSuite() { fs::remove_all(*dir_); }
+  void SetUp() override { ASSERT_EQ(baseline_->exit_code, 0) << baseline_->text; }
+  static std::string path(const std::string& name) { return *dir_ + "/" + name; }
+  static Output gate(const std::string& suite_file, const std::string& extra = "") {
+    return capture(kBinary + " ci --suite " + suite_file + " --baseline " + path("baseline.json") + " --junit " +
+                   path("junit.xml") + " --summary " + path("summary.md") + extra);
+  }
+  static std::string* dir_;
+  static Output* baseline_;
+};
+
+std::string* Ci::dir_ = nullptr;
+Output* Ci::baseline_ = nullptr;
+
+TEST_F(Ci, TheSameBuildPassesAgainstItsOwnBaselineRepeatedly) {
+  const json baseline = json::parse(read_file(path("baseline.json")));
+  EXPECT_EQ(baseline["schema"], "ingero-bench/ci-baseline");
+  EXPECT_EQ(baseline["configs"]["loader w0"]["epoch_seconds"].size(), 5u);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto r = gate(path("suite.json"));
+    EXPECT_EQ(r.exit_code, 0) << r.text;
+    const std::string junit = read_file(path("junit.xml"));
+    EXPECT_NE(junit.find("tests=\"2\" failures=\"0\""), std::string::npos) << junit;
+    EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
+    EXPECT_NE(read_file(path("summary.md")).find("| loader w0 |"), std::string::npos);
+  }
+}
+
+TEST_F(Ci, AnInjectedSlowdownInOneConfigurationIsCaught) {
+  write_file(path("slow-suite.json"), suite(131072 * 3).dump());  // the same label, three times the work
+  auto r = gate(path("slow-suite.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.text;
+  const std::string junit = read_file(path("junit.xml"));
+  const size_t loader = junit.find("name=\"loader w0\"");
+  const size_t batched = junit.find("name=\"loader-batched w0\"");
+  ASSERT_NE(loader, std::string::npos) << junit;
+  ASSERT_NE(batched, std::string::npos) << junit;
+  const size_t failure = junit.find("<failure", loader);
+  EXPECT_LT(failure, batched) << junit;  // the failure belongs to loader w0
+  EXPECT_NE(junit.find("slower than the baseline", loader), std::string::npos) << junit;
+  EXPECT_NE(read_file(path("summary.md")).find("regression"), std::string::npos);
+}
+
+TEST_F(Ci, ABaselineFromAnotherMachineKindIsAWarning) {
+  json baseline = json::parse(read_file(path("baseline.json")));
+  baseline["machine"]["cpu_model"] = "Some Other CPU";
+  write_file(path("other-machine.json"), baseline.dump());
+  auto r = capture(kBinary + " ci --suite " + path("suite.json") + " --baseline " + path("other-machine.json"));
+  EXPECT_NE(r.text.find("warning: the baseline was measured on another kind of machine"), std::string::npos)
+      << r.text;
+}
+
+TEST_F(Ci, BadSuitesAndBaselinesAreBadInput) {
+  write_file(path("not-json.json"), "{ nope");
+  json bad_flags = suite(131072);
+  bad_flags["configs"][0]["args"].push_back("--epochs");
+  bad_flags["configs"][0]["args"].push_back("zero");
+  write_file(path("bad-flags.json"), bad_flags.dump());
+  json other_suite = suite(131072);
+  other_suite["name"] = "another-suite";
+  write_file(path("other-suite.json"), other_suite.dump());
+  const std::string baseline = " --baseline " + path("baseline.json");
+  for (const std::string& args :
+       {" --suite " + path("missing.json") + baseline, " --suite " + path("not-json.json") + baseline,
+        " --suite " + path("bad-flags.json") + baseline, " --suite " + path("other-suite.json") + baseline,
+        " --suite " + path("suite.json") + " --baseline " + path("missing-baseline.json"),
+        " --suite " + path("suite.json") + baseline + " --threshold ten"}) {
+    auto r = capture(kBinary + " ci" + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("fix:"), std::string::npos) << args << "\n" << r.text;
+  }
+}
+
+}  // namespace
