@@ -1,6 +1,7 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,10 +115,20 @@ Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
   return PrivateDir(pattern);
 }
 
+namespace {
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  (void)::remove(path);
+  return 0;  // go on with the rest
+}
+
+}  // namespace
+
+// Removed with nftw, not std::filesystem::remove_all: LibTorch 2.x exports its own copy of
+// that function (seen calling through a null pointer), and the dynamic linker binds ours to it.
 PrivateDir::~PrivateDir() {
   if (path_.empty() || keep_) return;
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+  nftw(path_.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 Result<std::string> read_file(const std::string& path) {

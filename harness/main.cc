@@ -58,6 +58,7 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ingero::harness::install_crash_handlers();
   // The workload process: `ingero-bench __workload --config JSON --result PATH`.
   if (argc == 6 && std::string(argv[1]) == "__workload" && std::string(argv[2]) == "--config" &&
       std::string(argv[4]) == "--result") {
