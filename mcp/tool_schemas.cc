@@ -1,0 +1,295 @@
+#include "mcp/tool_schemas.h"
+
+namespace ingero::mcp::schemas {
+namespace {
+
+json typed(const char* type, const std::string& description) {
+  json schema{{"type", type}};
+  if (!description.empty()) schema["description"] = description;
+  return schema;
+}
+
+json latency_stats(const std::string& description) {
+  return object({{"count", integer("timed calls or events")},
+                 {"p50_ns", integer()},
+                 {"p90_ns", integer()},
+                 {"p99_ns", integer()},
+                 {"max_ns", integer()},
+                 {"total_ns", integer()}},
+                description);
+}
+
+json bucket_bounds(const std::string& description) {
+  return nullable(object({{"lower_us", number()}, {"upper_us", number()}},
+                         description + " (log2 histogram bucket holding it, µs; null when nothing was recorded)"));
+}
+
+json interval() {
+  return nullable(object({{"low", number()}, {"high", number()}, {"confidence", number()}, {"method", string()}},
+                         "confidence interval; null when too few samples"));
+}
+
+json compare_row() {
+  return object({{"name", string()},
+                 {"unit", string("s | ns | count | bytes | share | GB/s | samples/s | µs")},
+                 {"a", nullable(number())},
+                 {"b", nullable(number())},
+                 {"ratio_b_over_a", nullable(number())}});
+}
+
+json config_result() {
+  return object({{"label", string("the sweep point, or the run label")},
+                 {"state", string("measured | pruned | failed | skipped | pending")},
+                 {"reason", string()},
+                 {"run_ids", array_of(integer())},
+                 {"config", any("the workload configuration as stored")},
+                 {"mode", string()},
+                 {"num_workers", integer()},
+                 {"prefetch_factor", integer()},
+                 {"pin_memory", boolean()},
+                 {"persistent_workers", boolean()},
+                 {"shuffle", boolean()},
+                 {"cpus", integer("0: not pinned")},
+                 {"epoch_seconds", array_of(number())},
+                 {"median_s", nullable(number("median epoch time; null when not measured"))},
+                 {"interval", interval()},
+                 {"cores", nullable(integer())},
+                 {"wait_fraction", nullable(number())},
+                 {"runq_p99_bucket_us", bucket_bounds("run-queue latency p99")},
+                 {"flags", array_of(string(), "oversubscribed, high run-queue latency, no shuffle")}});
+}
+
+json recommend_entry(const std::string& description) {
+  return object({{"run_id", nullable(integer())},
+                 {"label", string()},
+                 {"config", any("the workload configuration as stored")},
+                 {"median_s", number()},
+                 {"interval", interval()}},
+                description);
+}
+
+}  // namespace
+
+json integer(const std::string& description) { return typed("integer", description); }
+json number(const std::string& description) { return typed("number", description); }
+json string(const std::string& description) { return typed("string", description); }
+json boolean(const std::string& description) { return typed("boolean", description); }
+
+json any(const std::string& description) { return json{{"description", description}}; }
+
+json string_enum(const std::vector<std::string>& values, const std::string& description) {
+  json schema = typed("string", description);
+  schema["enum"] = values;
+  return schema;
+}
+
+json nullable(json schema) {
+  schema["type"] = json::array({schema["type"], "null"});
+  return schema;
+}
+
+json array_of(json items, const std::string& description) {
+  json schema = typed("array", description);
+  schema["items"] = std::move(items);
+  return schema;
+}
+
+json object(const Properties& properties, const std::string& description) {
+  json schema = typed("object", description);
+  schema["properties"] = json::object();
+  schema["required"] = json::array();
+  for (const auto& [name, property] : properties) {
+    schema["properties"][name] = property;
+    schema["required"].push_back(name);
+  }
+  return schema;
+}
+
+json with_optional(json object_schema, const Properties& properties) {
+  for (const auto& [name, property] : properties) object_schema["properties"][name] = property;
+  return object_schema;
+}
+
+json arguments(const Properties& properties, const std::vector<std::string>& required) {
+  json schema = object(properties);
+  schema["required"] = required;
+  schema["additionalProperties"] = false;
+  return schema;
+}
+
+json run_header() {
+  return object({{"run_id", integer()},
+                 {"label", string()},
+                 {"kind", string("workload | command | attach | system")},
+                 {"status", string("ok | failed | interrupted | running | abandoned")},
+                 {"mode", string("workload mode (loader, direct, ...); empty for traced commands")},
+                 {"machine", string()},
+                 {"since_s", nullable(number())},
+                 {"window_s", number("analysed wall time, s")}},
+                "the run analysed");
+}
+
+json metrics() {
+  return object(
+      {{"window_s", number()},
+       {"epoch_median_s", nullable(number())},
+       {"epoch_min_s", nullable(number())},
+       {"epoch_max_s", nullable(number())},
+       {"epoch_seconds", array_of(number(), "measured epochs")},
+       {"samples_per_s", nullable(number())},
+       {"h2d_bytes_per_epoch", nullable(number())},
+       {"h2d_gbps", nullable(number())},
+       {"wait_fraction", nullable(number("share of the time the main loop waited for a batch"))},
+       {"wait_fraction_source", string("result record | batch_wait events | empty")},
+       {"verdict", string("HIGHLY input-bound | MODERATELY input-bound | not input-bound | unknown")},
+       {"verdict_thresholds", object({{"highly", number()}, {"moderately", number()}})},
+       {"batch_wait", latency_stats("main loop waiting for the next batch")},
+       {"batch_compute", latency_stats("main loop moving a batch to the device and running the model")},
+       {"cores", nullable(integer())},
+       {"cpu_busy_share", nullable(number())},
+       {"events_in_window", integer()},
+       {"events_lost", nullable(integer("null: never recorded (the run's harness died)"))},
+       {"io", object({{"requests", integer()},
+                      {"bytes", integer()},
+                      {"total_ns", integer()},
+                      {"p99_bucket_us", bucket_bounds("block I/O latency p99")}})}},
+      "timings, the input-bound verdict and totals");
+}
+
+json call_row() {
+  json row = latency_stats("one probed CUDA runtime / driver or NCCL function");
+  const Properties columns{
+      {"function", string()},
+      {"category", string("cuda_runtime | cuda_driver | nccl")},
+      {"calls", integer("exact number of calls over the whole run")},
+      {"errors", integer()},
+      {"bytes", integer()},
+      {"percentiles", string_enum({"exact", "log2_bucket_upper_bound"},
+                                  "exact: over every stored call; else upper bounds of log2 latency buckets")},
+      {"covers", string_enum({"whole_run", "window"})}};
+  for (const auto& [name, property] : columns) {
+    row["properties"][name] = property;
+    row["required"].push_back(name);
+  }
+  return row;
+}
+
+json process_row() {
+  Properties properties{{"role", string("main | worker | pin | other")},
+                        {"name", string()},
+                        {"pid", integer("0 in role totals")},
+                        {"rank", nullable(integer())},
+                        {"processes", integer()},
+                        {"threads", integer()}};
+  for (const char* counter : {"voluntary_switches", "involuntary_switches", "oncpu_ns", "offcpu_ns", "offcpu_max_ns",
+                              "runq_count", "runq_ns", "page_allocs", "page_alloc_bytes", "page_faults",
+                              "io_requests", "io_bytes", "io_ns"}) {
+    properties.emplace_back(counter, integer());
+  }
+  properties.emplace_back("runq_p50_bucket_us", bucket_bounds("run-queue latency p50"));
+  properties.emplace_back("runq_p99_bucket_us", bucket_bounds("run-queue latency p99"));
+  properties.emplace_back("offcpu_p99_bucket_us", bucket_bounds("off-CPU interval p99"));
+  properties.emplace_back("lifetime_ns", nullable(integer()));
+  return object(properties, "one process or role: exact scheduler, memory and I/O counters");
+}
+
+json causal_chain() {
+  const json change = with_optional(
+      object({{"knob", string("mode | num_workers | prefetch_factor | pin_memory | persistent_workers")},
+              {"value", string()},
+              {"measured", boolean("true: a run of this DB differs by this change alone (run_id, medians); "
+                                   "false: unmeasured, `command` measures it")}},
+             "a configuration change the chain suggests, checked against the DB's runs"),
+      {{"run_id", integer("the run that measured the change")},
+       {"label", string()},
+       {"this_median_s", nullable(number("the analysed run's epoch median"))},
+       {"other_median_s", nullable(number("the changed configuration's epoch median"))},
+       {"command", string("the command that measures both side by side")}});
+  return object(
+      {{"rank", integer()},
+       {"severity", string_enum({"HIGH", "MEDIUM", "LOW"})},
+       {"victim", string("the slow op: a CUDA function or batch_wait")},
+       {"victim_role", string()},
+       {"cause", string("role.kind, e.g. worker.on_cpu, main.cpu_wait")},
+       {"cause_label", string()},
+       {"calls_explained", integer()},
+       {"victim_calls", integer("slow intervals of that op")},
+       {"lost_ns", integer("time the cause overlapped the slow intervals: an upper bound on the saving")},
+       {"victim_ns", integer()},
+       {"share_of_victim", number()},
+       {"share_of_window", number()},
+       {"evidence", object({{"threads", integer()},
+                            {"context_switches", integer()},
+                            {"offcpu_overlap_ns", integer()},
+                            {"page_faults", integer()},
+                            {"forks", integer()}})},
+       {"timeline", array_of(string())},
+       {"summary", string()},
+       {"root_cause", string()},
+       {"recommendation", string()},
+       {"changes", array_of(change)}},
+      "slow intervals of one op and the cause that overlapped them");
+}
+
+json slow_interval_summary() {
+  return object({{"op", string()},
+                 {"selection", string("which intervals were taken, in words")},
+                 {"count", integer()},
+                 {"total_ns", integer()},
+                 {"causes", array_of(object({{"cause", string()},
+                                             {"label", string()},
+                                             {"ns", integer()},
+                                             {"share", number()}}))}});
+}
+
+json chain_thresholds() {
+  return object({{"slow_vs_p50", number()},
+                 {"slow_min_ns", integer()},
+                 {"explains_share", number()},
+                 {"min_chain_share", number()},
+                 {"high_share_of_window", number()},
+                 {"medium_share_of_window", number()}},
+                "the stated thresholds of the chain analysis");
+}
+
+json compare_report() {
+  return object(
+      {{"a", run_header()},
+       {"b", run_header()},
+       {"timings", array_of(compare_row())},
+       {"signatures", array_of(compare_row())},
+       {"basis", string("per measured epoch | whole run")},
+       {"total_a_s", number()},
+       {"total_b_s", number()},
+       {"components", array_of(object({{"name", string()},
+                                       {"part_of_wait", boolean()},
+                                       {"a_s", number()},
+                                       {"b_s", number()},
+                                       {"delta_s", number()},
+                                       {"share_of_delta", number()}}),
+                               "the time difference decomposed: waiting (by cause), compute, other")},
+       {"explanation", array_of(string())}});
+}
+
+json recommend_report() {
+  return object(
+      {{"sweep_id", nullable(integer())},
+       {"headline", string()},
+       {"baseline", recommend_entry("the configuration compared against")},
+       {"recommended", recommend_entry("the configuration to use")},
+       {"speedup", number()},
+       {"speedup_low", number()},
+       {"speedup_high", number()},
+       {"speedup_basis", string()},
+       {"verified", boolean("true: proven by interleaved re-runs (verified_by)")},
+       {"verified_by", array_of(integer())},
+       {"evidence", array_of(string(), "the baseline's causal chains")},
+       {"skipped", array_of(object({{"label", string()}, {"state", string()}, {"reason", string()}}))},
+       {"not_a_loader_setting", boolean()},
+       {"reasons", array_of(string())},
+       {"noise_rule", string()},
+       {"high_runq_p99_us", number()},
+       {"configs", array_of(config_result(), "measured ones fastest first, then the others")}});
+}
+
+}  // namespace ingero::mcp::schemas

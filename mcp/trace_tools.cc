@@ -1,0 +1,630 @@
+#include "mcp/trace_tools.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/trace_contract.h"
+#include "mcp/tool_schemas.h"
+#include "mcp/trace_resources.h"
+#include "reports/commands.h"
+#include "reports/format.h"
+#include "reports/report_json.h"
+
+namespace ingero::mcp {
+namespace {
+
+using nlohmann::json;
+using reports::TraceFile;
+using Trace = std::shared_ptr<const TraceFile>;
+namespace s = schemas;
+
+constexpr int64_t kChainsDefault = 5;
+constexpr int64_t kChainsMax = 50;
+constexpr size_t kTextRows = 8;  // rows a text summary lists before "..."
+
+// ---- shared by the tools
+
+json bounded_integer(const std::string& description, int64_t minimum, std::optional<int64_t> maximum = {}) {
+  json schema = s::integer(description);
+  schema["minimum"] = minimum;
+  if (maximum) schema["maximum"] = *maximum;
+  return schema;
+}
+
+json run_id_schema(const std::string& description = "run id, as list_runs gives it") {
+  return bounded_integer(description, 1);
+}
+
+std::optional<int64_t> optional_integer(const json& args, const char* key) {
+  const auto it = args.find(key);
+  if (it == args.end() || it->is_null()) return std::nullopt;
+  return it->get<int64_t>();  // the inputSchema made it an integer
+}
+
+std::optional<double> optional_number(const json& args, const char* key) {
+  const auto it = args.find(key);
+  if (it == args.end() || it->is_null()) return std::nullopt;
+  return it->get<double>();
+}
+
+template <class T>
+json or_null(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+// The explain report of the run args["run"] names, made as `explain --run ID` makes it
+// (suggested changes checked against the DB's runs); a run that is not in the DB is bad
+// input whose hint lists the ids it holds.
+Result<reports::ExplainReport> explain_run(const TraceFile& trace, const json& args, bool per_process) {
+  reports::ExplainOptions options;
+  options.db = trace.path();
+  options.run = args.at("run").get<int64_t>();
+  options.per_process = per_process;
+  return reports::make_explain_report(trace, options);
+}
+
+std::string run_name(const reports::RunHeader& run) { return fmt::format("run {} '{}'", run.run_id, run.label); }
+
+std::string verdict_text(const reports::RunMetrics& m) {
+  std::string text = reports::input_bound_name(m.verdict);
+  if (m.wait_fraction)
+    text += fmt::format(" (waited for data {} of the time, from the {})", reports::format_percent(*m.wait_fraction),
+                        m.wait_fraction_source);
+  return text;
+}
+
+std::string limited_list_end(size_t shown, size_t total) {
+  return shown < total ? fmt::format("  ... {} more in structuredContent\n", total - shown) : "";
+}
+
+// JSON has no NaN or infinity: written out they become null and fail the client's
+// outputSchema check. As null here they fail the server's own check, with a clear message.
+void replace_non_finite(json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    value = nullptr;
+  } else if (value.is_structured()) {
+    for (auto& item : value) replace_non_finite(item);
+  }
+}
+
+ToolSpec make_tool(std::string name, std::string title, std::string description, json input, json output,
+                   ToolHandler handler) {
+  ToolSpec tool;
+  tool.name = std::move(name);
+  tool.title = std::move(title);
+  tool.description = std::move(description);
+  tool.input_schema = std::move(input);
+  tool.output_schema = std::move(output);
+  tool.handler = [handler = std::move(handler)](const json& args) -> Result<ToolAnswer> {
+    auto answer = handler(args);
+    if (answer) replace_non_finite(answer->structured);
+    return answer;
+  };
+  return tool;
+}
+
+// ---- list_runs
+
+json epoch_median(const reports::RunRecord& run) {
+  // As explain reads it: the result record's median, when it measured any epoch.
+  if (reports::measured_epochs(run).empty()) return nullptr;
+  const auto it = run.result.find("epoch_median_s");
+  return it != run.result.end() && it->is_number() ? *it : json(nullptr);
+}
+
+json run_summary(const reports::RunRecord& run) {
+  return {{"run_id", run.run_id},
+          {"label", run.label},
+          {"kind", run.kind},
+          {"mode", reports::summarize_config(run).mode},
+          {"status", run.status},
+          {"error", run.error},
+          {"config", run.config},
+          {"epoch_median_s", epoch_median(run)},
+          {"epochs_measured", reports::measured_epochs(run).size()},
+          {"traced", run.traced},
+          {"started_unix", run.started_unix},
+          {"duration_s", run.end_ns ? json(static_cast<double>(*run.end_ns - run.start_ns) / 1e9) : json(nullptr)},
+          {"sweep_id", or_null(run.sweep_id)},
+          {"sweep_point", or_null(run.sweep_point)},
+          {"sweep_phase", or_null(run.sweep_phase)}};
+}
+
+std::string run_line(const json& run) {
+  std::string line = fmt::format("run {} '{}' ({}{}, {})", run["run_id"].get<int64_t>(),
+                                 run["label"].get<std::string>(), run["kind"].get<std::string>(),
+                                 run["mode"].get<std::string>().empty() ? "" : ", " + run["mode"].get<std::string>(),
+                                 run["status"].get<std::string>());
+  if (run["epoch_median_s"].is_number())
+    line += ": epoch median " + reports::format_seconds(run["epoch_median_s"].get<double>());
+  if (run["sweep_id"].is_number())
+    line += fmt::format(" [sweep {}, {}]", run["sweep_id"].get<int64_t>(), run["sweep_phase"].is_string()
+                                                                               ? run["sweep_phase"].get<std::string>()
+                                                                               : "no phase");
+  return line;
+}
+
+ToolSpec list_runs_tool(Trace trace) {
+  const json run = s::object(
+      {{"run_id", s::integer()},
+       {"label", s::string()},
+       {"kind", s::string("workload | command | attach | system")},
+       {"mode", s::string("workload mode (loader, loader-batched, direct, ...); empty when not a workload")},
+       {"status", s::string("ok | failed | interrupted | running | abandoned")},
+       {"error", s::string("why it failed or was abandoned; empty otherwise")},
+       {"config", s::any("the workload configuration as stored (object), or null")},
+       {"epoch_median_s", s::nullable(s::number("median of the measured epochs, s; null when none was measured"))},
+       {"epochs_measured", s::integer()},
+       {"traced", s::boolean("false: timings only (--no-trace)")},
+       {"started_unix", s::number()},
+       {"duration_s", s::nullable(s::number())},
+       {"sweep_id", s::nullable(s::integer())},
+       {"sweep_point", s::nullable(s::string())},
+       {"sweep_phase", s::nullable(s::string("measure | verify"))}});
+  return make_tool(
+      "list_runs", "List the runs",
+      "Every run in the trace DB: id, label, kind, workload mode and configuration, status, epoch median, "
+      "and its sweep (id, point, phase). Start here: the other tools take these run ids.",
+      s::arguments({}),
+      s::object({{"db", s::string()},
+                 {"schema_version", s::integer()},
+                 {"notes", s::array_of(s::string(), "how the file was read")},
+                 {"runs", s::array_of(run)}}),
+      [trace](const json&) -> Result<ToolAnswer> {
+        auto runs = trace->runs();
+        if (!runs) return runs.error();
+        json rows = json::array();
+        std::string text = fmt::format("{} runs in {}:\n", runs->size(), trace->path());
+        for (const auto& r : *runs) {
+          rows.push_back(run_summary(r));
+          text += run_line(rows.back()) + "\n";
+        }
+        return ToolAnswer{json{{"db", trace->path()},
+                               {"schema_version", trace->schema_version()},
+                               {"notes", trace->notes()},
+                               {"runs", rows}},
+                          text};
+      });
+}
+
+// ---- get_trace_stats
+
+// The losses the run recorded per source, or that it never recorded them.
+Result<json> recorded_losses(const TraceFile& trace, int64_t run_id, std::optional<int64_t> events_lost) {
+  auto run = trace.run(run_id);
+  if (!run) return run.error();
+  auto context = trace.context(*run);
+  if (!context) return context.error();
+  if (!context->losses)
+    return json{{"recorded", false}, {"by_source", nullptr}, {"events_lost", nullptr},
+                {"meaning", "unknown: the run never recorded its losses (its harness died before the end)"}};
+  int64_t dropped = 0;
+  for (const auto& [source, count] : *context->losses) dropped += count;
+  return json{{"recorded", true},
+              {"by_source", *context->losses},
+              {"events_lost", or_null(events_lost)},
+              {"meaning", dropped == 0 ? "nothing lost: every ring buffer and the writer queue delivered everything"
+                                       : "some records were dropped; by_source says where"}};
+}
+
+std::string call_line(const reports::CallLatencyRow& row) {
+  return fmt::format("  {}: {} calls, p50 {}, p99 {}, total {} ({})\n", row.function,
+                     reports::format_count(row.calls), reports::format_duration_ns(row.stats.p50_ns),
+                     reports::format_duration_ns(row.stats.p99_ns), reports::format_duration_ns(row.stats.total_ns),
+                     row.exact ? "exact percentiles" : "percentiles are log2 bucket upper bounds");
+}
+
+std::string stats_text(const reports::ExplainReport& report, const json& losses) {
+  const auto& m = report.metrics;
+  std::string text = fmt::format("{}: {}", run_name(report.run), verdict_text(m));
+  if (m.epoch_median_s) text += "; epoch median " + reports::format_seconds(*m.epoch_median_s);
+  text += fmt::format(".\n{} probed CUDA/NCCL functions, most total time first:\n", report.calls.size());
+  for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += call_line(report.calls[i]);
+  text += limited_list_end(std::min(report.calls.size(), kTextRows), report.calls.size());
+  text += "losses: " + losses["meaning"].get<std::string>() + "\n";
+  return text;
+}
+
+ToolSpec trace_stats_tool(Trace trace) {
+  return make_tool(
+      "get_trace_stats", "Trace statistics of a run",
+      "The run's timings and input-bound verdict, and per probed CUDA runtime / driver and NCCL function its "
+      "exact call count, errors, bytes and latency percentiles as explain computes them ('percentiles' says "
+      "whether they are exact or log2 bucket upper bounds). Also the losses per source (unknown when the run "
+      "never recorded them) and notes on the data.",
+      s::arguments({{"run", run_id_schema()}}, {"run"}),
+      s::object({{"run", s::run_header()},
+                 {"metrics", s::metrics()},
+                 {"calls", s::array_of(s::call_row(), "most total time first")},
+                 {"losses", s::object({{"recorded", s::boolean("false: unknown, never recorded")},
+                                       {"by_source", s::nullable(s::object({}, "dropped records per source"))},
+                                       {"events_lost", s::nullable(s::integer())},
+                                       {"meaning", s::string()}})},
+                 {"notes", s::array_of(s::string(), "what to know about the data behind the numbers")}}),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        auto report = explain_run(*trace, args, false);
+        if (!report) return report.error();
+        auto losses = recorded_losses(*trace, report->run.run_id, report->metrics.events_lost);
+        if (!losses) return losses.error();
+        const json doc = reports::to_json(*report);
+        return ToolAnswer{json{{"run", doc["run"]},
+                               {"metrics", doc["metrics"]},
+                               {"calls", doc["call_latency"]},
+                               {"losses", *losses},
+                               {"notes", doc["notes"]}},
+                          stats_text(*report, *losses)};
+      });
+}
+
+// ---- get_causal_chains
+
+int severity_rank(const std::string& severity) {
+  return severity == "HIGH" ? 3 : severity == "MEDIUM" ? 2 : 1;
+}
+
+std::string change_line(const reports::ChangeCheck& check) {
+  if (!check.run_id)
+    return fmt::format("    {}={}: unmeasured (no run of this DB differs by it alone); measure it with: {}\n",
+                       check.change.knob, check.change.value, check.command);
+  std::string line = fmt::format("    {}={}: measured by run {} '{}'", check.change.knob, check.change.value,
+                                 *check.run_id, check.label);
+  if (check.other_median_s && check.this_median_s)
+    line += fmt::format(": epoch median {} vs {} here", reports::format_seconds(*check.other_median_s),
+                        reports::format_seconds(*check.this_median_s));
+  return line + "\n";
+}
+
+std::string chain_text(const reports::CausalChain& chain) {
+  std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank, chain.severity,
+                                 chain.summary, chain.root_cause, chain.recommendation);
+  for (const auto& check : chain.checks) text += change_line(check);
+  return text;
+}
+
+ToolSpec causal_chains_tool(Trace trace) {
+  return make_tool(
+      "get_causal_chains", "Causal chains of a run",
+      "The explain report's causal chains: for the slow intervals of each op (CUDA calls in their latency tail, "
+      "the main loop waiting for a batch), what the threads that fed it were doing, ranked by the time each cause "
+      "overlapped them (an upper bound on what removing it saves, not a measured saving). Each suggested change "
+      "says whether a run in the DB measured it (its run id and epoch medians) or gives the command that would.",
+      s::arguments({{"run", run_id_schema()},
+                    {"top_n", bounded_integer("chains to return, highest ranked first (default 5)", 1, kChainsMax)},
+                    {"min_severity", s::string_enum({"LOW", "MEDIUM", "HIGH"}, "lowest severity to return (default LOW)")}},
+                   {"run"}),
+      s::object({{"run", s::run_header()},
+                 {"verdict", s::string()},
+                 {"wait_fraction", s::nullable(s::number())},
+                 {"chains_total", s::integer("chains found at any severity")},
+                 {"chains", s::array_of(s::causal_chain())},
+                 {"slow_intervals", s::array_of(s::slow_interval_summary())},
+                 {"thresholds", s::chain_thresholds()},
+                 {"notes", s::array_of(s::string())}}),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        auto report = explain_run(*trace, args, false);
+        if (!report) return report.error();
+        const auto top_n = static_cast<size_t>(optional_integer(args, "top_n").value_or(kChainsDefault));
+        const int floor = severity_rank(args.value("min_severity", "LOW"));
+        const json doc = reports::to_json(*report);
+        json chains = json::array();
+        std::string text = fmt::format("{}: {}\n", run_name(report->run), verdict_text(report->metrics));
+        const auto& all = report->chains.chains;
+        for (size_t i = 0; i < all.size() && chains.size() < top_n; ++i) {
+          if (severity_rank(all[i].severity) < floor) continue;
+          chains.push_back(doc["causal_chains"][i]);
+          text += chain_text(all[i]);
+        }
+        text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
+                            args.value("min_severity", "LOW"), top_n);
+        return ToolAnswer{json{{"run", doc["run"]},
+                               {"verdict", doc["metrics"]["verdict"]},
+                               {"wait_fraction", doc["metrics"]["wait_fraction"]},
+                               {"chains_total", all.size()},
+                               {"chains", chains},
+                               {"slow_intervals", doc["slow_intervals"]},
+                               {"thresholds", doc["chain_thresholds"]},
+                               {"notes", doc["notes"]}},
+                          text};
+      });
+}
+
+// ---- get_per_process_breakdown
+
+std::string process_line(const reports::ProcessRow& row) {
+  const auto& c = row.counters;
+  return fmt::format("  {}{}: {} process(es), {} thread(s); on CPU {}, off CPU {}, run-queue wait {} over {} waits, "
+                     "{} page faults, {} allocated\n",
+                     row.name, row.pid ? fmt::format(" (pid {})", row.pid) : "", row.processes, row.threads,
+                     reports::format_duration_ns(c.oncpu_ns), reports::format_duration_ns(c.offcpu_ns),
+                     reports::format_duration_ns(c.runq_ns), reports::format_count(c.runq_count),
+                     reports::format_count(c.page_faults), reports::format_bytes(c.page_alloc_bytes));
+}
+
+ToolSpec process_breakdown_tool(Trace trace) {
+  return make_tool(
+      "get_per_process_breakdown", "Per-role or per-process breakdown of a run",
+      "Exact scheduler, memory and I/O counters of the run's threads summed per role (main, worker, pin, other) "
+      "or per process (the main process split by role): on/off-CPU time, context switches, run-queue waits and "
+      "their p50/p99 buckets, page allocations and faults, block I/O.",
+      s::arguments({{"run", run_id_schema()},
+                    {"by", s::string_enum({"role", "process"}, "group rows by role (default) or by process")}},
+                   {"run"}),
+      s::object({{"run", s::run_header()},
+                 {"by", s::string_enum({"role", "process"})},
+                 {"rows", s::array_of(s::process_row())}}),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        const std::string by = args.value("by", "role");
+        auto report = explain_run(*trace, args, by == "process");
+        if (!report) return report.error();
+        const auto& rows = by == "process" ? report->processes : report->roles;
+        json rows_json = json::array();
+        for (const auto& row : rows) rows_json.push_back(reports::to_json(row));
+        std::string text = fmt::format("{} by {}:\n", run_name(report->run), by);
+        for (size_t i = 0; i < rows.size() && i < kTextRows; ++i) text += process_line(rows[i]);
+        text += limited_list_end(std::min(rows.size(), kTextRows), rows.size());
+        return ToolAnswer{json{{"run", reports::to_json(report->run)}, {"by", by}, {"rows", rows_json}}, text};
+      });
+}
+
+// ---- compare_runs
+
+ToolSpec compare_tool(Trace trace) {
+  return make_tool(
+      "compare_runs", "Compare two runs",
+      "Timings side by side, trace signatures, and the epoch-time difference of run_b over run_a decomposed into "
+      "waiting for data (by cause), compute and the rest, as `ingero-bench compare` reports it.",
+      s::arguments({{"run_a", run_id_schema("the run compared against")}, {"run_b", run_id_schema("the other run")}},
+                   {"run_a", "run_b"}),
+      s::compare_report(),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
+        if (!report) return report.error();
+        std::string text = fmt::format("{} vs {}:\n", run_name(report->a), run_name(report->b));
+        for (const auto& line : report->explanation) text += line + "\n";
+        return ToolAnswer{reports::to_json(*report), text};
+      });
+}
+
+// ---- get_recommendation
+
+ToolSpec recommendation_tool(Trace trace) {
+  return make_tool(
+      "get_recommendation", "Recommend a configuration",
+      "From the measured configurations (a sweep's, by default the last sweep's, else every run's): the one to use, "
+      "its speed-up over the baseline with an interval, whether interleaved re-runs verified it, the configurations "
+      "within noise of it, and the baseline's causal chains as evidence (`ingero-bench recommend --json`).",
+      s::arguments({{"sweep", bounded_integer("sweep id (default: the last sweep; every run when the DB has none)", 1)},
+                    {"baseline_run", run_id_schema("the run whose configuration is the baseline (default: the "
+                                                   "sweep's, else the first loader run)")}}),
+      s::recommend_report(),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        reports::RecommendOptions options;
+        options.db = trace->path();
+        options.sweep = optional_integer(args, "sweep");
+        options.baseline_run = optional_integer(args, "baseline_run");
+        auto report = reports::make_recommend_report(*trace, options);
+        if (!report) return report.error();
+        std::string text = report->headline + "\n";
+        for (const auto& reason : report->reasons) text += "  " + reason + "\n";
+        return ToolAnswer{reports::to_json(*report), text};
+      });
+}
+
+// ---- get_timeline
+
+// [from, until) in trace nanoseconds from whichever of the relative (s) or absolute (ns) bounds was given.
+Result<std::optional<int64_t>> time_bound(const json& args, const char* seconds_key, const char* ns_key,
+                                          int64_t run_start_ns) {
+  const auto seconds = optional_number(args, seconds_key);
+  const auto ns = optional_integer(args, ns_key);
+  if (seconds && ns)
+    return Error::bad_input(fmt::format("give {} or {}, not both", seconds_key, ns_key),
+                            fmt::format("{} counts from the run's start; {} is a trace timestamp", seconds_key, ns_key));
+  if (seconds) return std::optional<int64_t>(run_start_ns + std::llround(*seconds * 1e9));
+  return ns;
+}
+
+// " from 10 s to 11 s after the run's start", or nothing for the whole run.
+std::string window_text(std::optional<int64_t> from_ns, std::optional<int64_t> until_ns, int64_t run_start_ns) {
+  auto seconds = [&](int64_t ns) { return fmt::format("{:g} s", static_cast<double>(ns - run_start_ns) / 1e9); };
+  if (!from_ns && !until_ns) return "";
+  return fmt::format("{}{} after the run's start", from_ns ? " from " + seconds(*from_ns) : "",
+                     until_ns ? " until " + seconds(*until_ns) : "");
+}
+
+json event_json(const reports::EventRow& e, int64_t run_start_ns) {
+  return {{"op", e.op},           {"category", e.category},
+          {"t_s", static_cast<double>(e.ts_ns - run_start_ns) / 1e9},
+          {"ts_ns", e.ts_ns},     {"dur_ns", e.dur_ns},
+          {"pid", e.pid},         {"tid", e.tid},
+          {"ret", or_null(e.ret)}, {"bytes", or_null(e.bytes)},
+          {"arg", or_null(e.arg)}, {"stream", or_null(e.stream)}};
+}
+
+std::vector<std::string> event_categories() {
+  namespace c = contract::category;
+  return {std::string(c::kCudaRuntime), std::string(c::kCudaDriver), std::string(c::kNccl),
+          std::string(c::kSched),       std::string(c::kMemory),      std::string(c::kIo),
+          std::string(c::kProcess),     std::string(c::kWorkload)};
+}
+
+std::string event_line(const json& e) {
+  return fmt::format("  {:.6f} s  {} {} pid {} tid {}\n", e["t_s"].get<double>(), e["op"].get<std::string>(),
+                     reports::format_duration_ns(e["dur_ns"].get<double>()), e["pid"].get<int64_t>(),
+                     e["tid"].get<int64_t>());
+}
+
+ToolSpec timeline_tool(Trace trace) {
+  const json event = s::object({{"op", s::string()},
+                                {"category", s::string()},
+                                {"t_s", s::number("start, seconds from the run's start")},
+                                {"ts_ns", s::integer("start, trace timestamp (CLOCK_MONOTONIC ns)")},
+                                {"dur_ns", s::integer()},
+                                {"pid", s::integer()},
+                                {"tid", s::integer()},
+                                {"ret", s::nullable(s::integer())},
+                                {"bytes", s::nullable(s::integer())},
+                                {"arg", s::nullable(s::integer("fault/alloc count, worker id or batch index"))},
+                                {"stream", s::nullable(s::integer())}});
+  return make_tool(
+      "get_timeline", "Events of a run over time",
+      "The run's stored events in time order (CUDA calls, scheduler intervals, memory bursts, I/O, process "
+      "events, batch waits and computes), optionally of one process or thread, overlapping a window given in "
+      "seconds from the run's start (from_s, until_s) or as trace timestamps (from_ns, until_ns), of some "
+      "categories. At most `limit` events (default 500, at most 5000); `truncated` says when more matched.",
+      s::arguments(
+          {{"run", run_id_schema()},
+           {"pid", s::integer("only this process")},
+           {"tid", s::integer("only this thread")},
+           {"from_s", s::number("window start, seconds from the run's start")},
+           {"until_s", s::number("window end, seconds from the run's start")},
+           {"from_ns", s::integer("window start, trace timestamp in ns (instead of from_s)")},
+           {"until_ns", s::integer("window end, trace timestamp in ns (instead of until_s)")},
+           {"categories", s::array_of(s::string_enum(event_categories()), "only these categories (default: all)")},
+           {"limit", bounded_integer("most events to return (default 500)", 1, kTimelineMaxLimit)}},
+          {"run"}),
+      s::object({{"run_id", s::integer()},
+                 {"run_start_ns", s::integer()},
+                 {"from_ns", s::nullable(s::integer())},
+                 {"until_ns", s::nullable(s::integer())},
+                 {"events", s::array_of(event)},
+                 {"returned", s::integer()},
+                 {"limit", s::integer()},
+                 {"truncated", s::boolean("more events matched than limit")}}),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        auto run = trace->run(args["run"].get<int64_t>());
+        if (!run) return run.error();
+        reports::TimelineQuery query;
+        auto from = time_bound(args, "from_s", "from_ns", run->start_ns);
+        if (!from) return from.error();
+        auto until = time_bound(args, "until_s", "until_ns", run->start_ns);
+        if (!until) return until.error();
+        query.from_ns = *from;
+        query.until_ns = *until;
+        query.pid = optional_integer(args, "pid");
+        query.tid = optional_integer(args, "tid");
+        query.categories = args.value("categories", std::vector<std::string>{});
+        query.limit = optional_integer(args, "limit").value_or(kTimelineDefaultLimit);
+        auto timeline = trace->timeline(run->run_id, query);
+        if (!timeline) return timeline.error();
+        json events = json::array();
+        for (const auto& e : timeline->events) events.push_back(event_json(e, run->start_ns));
+        std::string text = fmt::format("{} events of run {}{}{}\n", events.size(), run->run_id,
+                                       window_text(query.from_ns, query.until_ns, run->start_ns),
+                                       timeline->truncated ? fmt::format(" (truncated at limit {}: narrow the window "
+                                                                         "or filters, or raise limit up to {})",
+                                                                         query.limit, kTimelineMaxLimit)
+                                                           : "");
+        for (size_t i = 0; i < events.size() && i < kTextRows; ++i) text += event_line(events[i]);
+        text += limited_list_end(std::min(events.size(), kTextRows), events.size());
+        return ToolAnswer{json{{"run_id", run->run_id},
+                               {"run_start_ns", run->start_ns},
+                               {"from_ns", or_null(query.from_ns)},
+                               {"until_ns", or_null(query.until_ns)},
+                               {"events", events},
+                               {"returned", events.size()},
+                               {"limit", query.limit},
+                               {"truncated", timeline->truncated}},
+                          text};
+      });
+}
+
+// ---- run_sql
+
+std::string cell_text(const json& cell) {
+  if (cell.is_null()) return "NULL";
+  return cell.is_string() ? cell.get<std::string>() : cell.dump();
+}
+
+// Tab-separated, as a client without structuredContent shows it to its model.
+std::string sql_text(const SqlAnswer& answer, int64_t max_rows) {
+  std::string text = fmt::format("{} rows", answer.rows.size());
+  if (answer.truncated)
+    text += answer.truncated_by == "max_rows" ? fmt::format(" (truncated at max_rows {})", max_rows)
+                                              : " (truncated: the answer reached its size limit)";
+  text += fmt::format(" in {:.1f} ms\n", answer.elapsed_ms);
+  std::string header;
+  for (const auto& column : answer.columns) header += (header.empty() ? "" : "\t") + column;
+  text += header + "\n";
+  constexpr size_t kSqlTextRows = 50;
+  for (size_t i = 0; i < answer.rows.size() && i < kSqlTextRows; ++i) {
+    std::string line;
+    for (const auto& cell : answer.rows[i]) line += (line.empty() ? "" : "\t") + cell_text(cell);
+    text += line + "\n";
+  }
+  return text + limited_list_end(std::min(answer.rows.size(), kSqlTextRows), answer.rows.size());
+}
+
+ToolSpec sql_tool(std::shared_ptr<const ReadOnlySql> sql) {
+  return make_tool(
+      "run_sql", "Read-only SQL over the trace DB",
+      fmt::format("One read-only SQL query (SELECT or WITH ... SELECT) over the trace DB, for what the other tools "
+                  "do not answer; read the ingero://schema resource for the tables. Refused: writes, schema "
+                  "changes, ATTACH, PRAGMA other than table_info and the like, functions that reach files or load "
+                  "extensions, more than one statement. Stopped after {:g} s; at most max_rows rows (default {}, "
+                  "at most {}). Queries run against {}.",
+                  sql->time_limit().count() / 1000.0, kSqlDefaultRows, kSqlMaxRows, sql->source()),
+      s::arguments({{"query", [] {
+                       json q = s::string("one SQL statement that only reads");
+                       q["minLength"] = 1;
+                       return q;
+                     }()},
+                    {"max_rows", bounded_integer("most rows to return (default 200)", 1, kSqlMaxRows)}},
+                   {"query"}),
+      s::object({{"columns", s::array_of(s::string())},
+                 {"rows", s::array_of(s::array_of(json{{"type", json::array({"integer", "number", "string", "null"})}}),
+                                      "one array of cells per row, in column order; blobs as '<blob of N bytes>'")},
+                 {"row_count", s::integer()},
+                 {"truncated", s::boolean("more rows matched than returned")},
+                 {"truncated_by", s::nullable(s::string("max_rows | answer size"))},
+                 {"max_rows", s::integer()},
+                 {"elapsed_ms", s::number()}}),
+      [sql](const json& args) -> Result<ToolAnswer> {
+        const int64_t max_rows = optional_integer(args, "max_rows").value_or(kSqlDefaultRows);
+        auto answer = sql->query(args["query"].get<std::string>(), max_rows);
+        if (!answer) return answer.error();
+        return ToolAnswer{json{{"columns", answer->columns},
+                               {"rows", answer->rows},
+                               {"row_count", answer->rows.size()},
+                               {"truncated", answer->truncated},
+                               {"truncated_by", or_null(answer->truncated_by)},
+                               {"max_rows", max_rows},
+                               {"elapsed_ms", answer->elapsed_ms}},
+                          sql_text(*answer, max_rows)};
+      });
+}
+
+}  // namespace
+
+Result<Registry> make_trace_registry(std::shared_ptr<const reports::TraceFile> trace,
+                                     const TraceToolOptions& options) {
+  auto sql = ReadOnlySql::open(trace, options.sql_time_limit);
+  if (!sql) return sql.error();
+  Registry registry;
+  for (auto tool : {list_runs_tool(trace), trace_stats_tool(trace), causal_chains_tool(trace),
+                    process_breakdown_tool(trace), compare_tool(trace), recommendation_tool(trace),
+                    timeline_tool(trace), sql_tool(*sql)}) {
+    if (Status s = registry.add_tool(std::move(tool)); !s) return s.error();
+  }
+  if (Status s = add_trace_resources(registry, trace); !s) return s.error();
+  if (Status s = add_investigate_prompt(registry); !s) return s.error();
+  return registry;
+}
+
+ServerInfo trace_server_info(const reports::TraceFile& trace, const std::string& version) {
+  return ServerInfo{
+      "ingero-bench", "ingero-bench trace DB", version,
+      fmt::format("Tools over the ingero-bench trace DB '{}': PyTorch data-loading runs traced with eBPF (CUDA calls, "
+                  "scheduler, memory, I/O, batch timings). Start with list_runs; the `investigate` prompt walks "
+                  "through a diagnosis. Every tool only reads the DB. Quote only numbers the tools return; a "
+                  "suggested change that no run measured is unmeasured, not a saving.",
+                  trace.path())};
+}
+
+}  // namespace ingero::mcp
