@@ -18,6 +18,13 @@ bool is_cuda_category(std::string_view c) { return c == category::kCudaRuntime |
 
 bool is_library_call_category(std::string_view c) { return is_cuda_category(c) || c == category::kNccl; }
 
+int role_rank(std::string_view role) {
+  if (role == kRoleMain) return 0;
+  if (role == kRolePin) return 1;
+  if (role == kRoleWorker) return 2;
+  return 3;
+}
+
 std::string_view thread_role(std::string_view comm, bool is_main_thread, bool is_root_process) {
   if (starts_with(comm, "ib-worker") || starts_with(comm, "pt_data_worker")) return kRoleWorker;
   if (starts_with(comm, "ib-pin") || starts_with(comm, "pt_data_pin") || starts_with(comm, "pt_pin_memory"))

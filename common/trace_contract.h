@@ -59,6 +59,8 @@ inline constexpr std::string_view kRoleOther = "other";
 // pt_data_worker / pt_data_pin / pt_pin_memory in PyTorch); a root process's main
 // thread is 'main'; everything else 'other'.
 std::string_view thread_role(std::string_view comm, bool is_main_thread, bool is_root_process);
+// The order every listing of threads or processes uses: main 0, pin 1, worker 2, anything else 3.
+int role_rank(std::string_view role);
 
 // ---- runs
 namespace status {

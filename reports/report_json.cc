@@ -250,4 +250,114 @@ json to_json(const RecommendReport& r) {
           {"configs", configs}};
 }
 
+namespace {
+
+json to_json(const ConfigRow& row) {
+  json speedup = nullptr;
+  if (row.speedup) {
+    speedup = {{"ratio", row.speedup->ratio}, {"interval", to_json(row.speedup->interval)},
+               {"basis", row.speedup_verified ? "interleaved re-runs" : "the search's epochs"}};
+  }
+  return {{"label", row.label},
+          {"mode", row.mode},
+          {"num_workers", row.num_workers},
+          {"prefetch_factor", optional_json(row.prefetch_factor)},
+          {"pin_memory", row.pin_memory},
+          {"persistent_workers", row.persistent_workers},
+          {"run_ids", row.run_ids},
+          {"epoch_seconds", row.epoch_seconds},
+          {"median_s", optional_json(row.median_s)},
+          {"interval", row.interval ? to_json(*row.interval) : json(nullptr)},
+          {"samples_per_s", optional_json(row.samples_per_s)},
+          {"wait_fraction", optional_json(row.wait_fraction)},
+          {"state", row.state},
+          {"reason", row.reason},
+          {"flags", row.flags},
+          {"baseline", row.baseline},
+          {"recommended", row.recommended},
+          {"speedup", speedup},
+          {"in_grid", row.in_grid}};
+}
+
+json to_json(const EpochGrid& grid) {
+  json prefetch = json::array();
+  for (const auto& p : grid.prefetch) prefetch.push_back(optional_json(p));
+  json values = json::array();
+  for (const auto& row : grid.median_s) {
+    json cells = json::array();
+    for (const auto& cell : row) cells.push_back(optional_json(cell));
+    values.push_back(cells);
+  }
+  json marks = json::array();
+  for (const auto& [cell, mark] : grid.marks)
+    marks.push_back({{"num_workers", grid.num_workers[cell.first]}, {"prefetch_factor", prefetch[cell.second]},
+                     {"mark", mark}});
+  return {{"mode", grid.mode},
+          {"family", grid.family},
+          {"num_workers", grid.num_workers},
+          {"prefetch_factor", prefetch},
+          {"median_s", values},
+          {"marks", marks}};
+}
+
+// The timeline's lanes with their totals per kind; the spans themselves are what the HTML page draws.
+json to_json(const RunTimeline& t) {
+  json lanes = json::array();
+  for (const auto& lane : t.lanes) {
+    json totals = json::object();
+    for (const auto& [kind, total] : lane.totals) totals[kind] = {{"spans", total.spans}, {"ns", total.ns}};
+    lanes.push_back({{"role", lane.role}, {"pid", lane.pid}, {"tid", lane.tid}, {"comm", lane.comm},
+                     {"spans", static_cast<int64_t>(lane.spans.size())}, {"totals", totals}});
+  }
+  return {{"run_id", t.run_id}, {"label", t.run_label}, {"why", t.why}, {"start_ns", t.start_ns},
+          {"end_ns", t.end_ns}, {"lanes", lanes}, {"lanes_left_out", t.lanes_left_out}};
+}
+
+}  // namespace
+
+json to_json(const ReportDoc& r) {
+  json runs = json::array();
+  for (const auto& run : r.runs)
+    runs.push_back({{"run_id", run.run_id}, {"label", run.label}, {"status", run.status},
+                    {"sweep_phase", run.sweep_phase}});
+  json configs = json::array();
+  for (const auto& row : r.configs) configs.push_back(to_json(row));
+  json grids = json::array();
+  for (const auto& grid : r.grids) grids.push_back(to_json(grid));
+  json processes = json::array();
+  for (const auto& panel : r.processes) {
+    json rows = json::array();
+    for (const auto& row : panel.rows) rows.push_back(to_json(row));
+    processes.push_back({{"run_id", panel.run_id}, {"label", panel.run_label}, {"rows", rows}});
+  }
+  json roles = json::array();
+  for (const auto& role : r.roles) {
+    json row = to_json(role.totals);
+    row["run_id"] = role.run_id;
+    row["run_label"] = role.run_label;
+    roles.push_back(row);
+  }
+  json sweep = nullptr;
+  if (r.sweep)
+    sweep = {{"sweep_id", r.sweep->sweep_id}, {"status", r.sweep->status},
+             {"baseline_point", r.sweep->baseline_point}, {"recommended_point", r.sweep->recommended_point}};
+  return {{"schema", "ingero-bench/report"},
+          {"version", 1},
+          {"db", r.db_path},
+          {"scope", r.scope},
+          {"sweep", sweep},
+          {"runs", runs},
+          {"machine", r.machine},
+          {"data", r.workload},
+          {"recommendation", r.recommendation ? to_json(*r.recommendation) : json(nullptr)},
+          {"no_recommendation", r.no_recommendation},
+          {"configs", configs},
+          {"epoch_grids", grids},
+          {"processes", processes},
+          {"roles", roles},
+          {"timeline", r.timeline ? to_json(*r.timeline) : json(nullptr)},
+          {"diagnosis", r.diagnosis ? to_json(*r.diagnosis) : json(nullptr)},
+          {"notes", r.notes}};
+}
+
 }  // namespace ingero::reports

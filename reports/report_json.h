@@ -6,6 +6,7 @@
 #include "reports/compare.h"
 #include "reports/explain.h"
 #include "reports/recommend.h"
+#include "reports/report_doc.h"
 
 namespace ingero::reports {
 
@@ -19,5 +20,6 @@ nlohmann::json to_json(const RunHeader& header);
 nlohmann::json to_json(const ExplainReport& report);
 nlohmann::json to_json(const CompareReport& report);
 nlohmann::json to_json(const RecommendReport& report);
+nlohmann::json to_json(const ReportDoc& report);  // ingero-bench report --format json
 
 }  // namespace ingero::reports

@@ -62,12 +62,6 @@ struct Lifetime {
   }
 };
 
-int role_rank(const std::string& role) {
-  static const std::map<std::string, int> order = {{"main", 0}, {"pin", 1}, {"worker", 2}};
-  auto it = order.find(role);
-  return it == order.end() ? 3 : it->second;
-}
-
 void fill_quantiles(const RunContext& context, const std::set<int64_t>& pids, ProcessRow& row) {
   const auto runq = merged_histogram(context, "runq_us", pids);
   row.runq_p50 = histogram_quantile(runq, 0.50);
@@ -277,8 +271,8 @@ std::vector<ProcessRow> process_table(const RunContext& context) {
     rows.push_back(row);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const ProcessRow& a, const ProcessRow& b) {
-    return std::make_tuple(a.rank.value_or(-1), role_rank(a.role), a.pid) <
-           std::make_tuple(b.rank.value_or(-1), role_rank(b.role), b.pid);
+    return std::make_tuple(a.rank.value_or(-1), contract::role_rank(a.role), a.pid) <
+           std::make_tuple(b.rank.value_or(-1), contract::role_rank(b.role), b.pid);
   });
   return rows;
 }
@@ -302,7 +296,9 @@ std::vector<ProcessRow> role_totals(const RunContext& context, const std::vector
     out.push_back(total);
   }
   std::stable_sort(out.begin(), out.end(),
-                   [](const ProcessRow& a, const ProcessRow& b) { return role_rank(a.role) < role_rank(b.role); });
+                   [](const ProcessRow& a, const ProcessRow& b) {
+                     return contract::role_rank(a.role) < contract::role_rank(b.role);
+                   });
   return out;
 }
 

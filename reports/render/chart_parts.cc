@@ -210,8 +210,7 @@ std::string with_unit(const std::string& title, const std::string& unit) {
 
 Element label(double x, double y, const std::string& full, double max_px, double font_px, std::string_view anchor,
               bool bold) {
-  // Bold glyphs run about a tenth wider than the regular ones text_width estimates.
-  const std::string shown = fit_text(full, bold ? max_px / 1.12 : max_px, font_px);
+  const std::string shown = fit_text(full, bold ? max_px / kBoldWidth : max_px, font_px);
   Element e = text(x, y, shown, anchor);
   if (font_px != kLabelPx) e.attr("font-size", font_px);
   if (bold) e.attr("font-weight", "bold");

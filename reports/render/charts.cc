@@ -79,7 +79,9 @@ std::optional<Cell> best_cell(const HeatMap& c) {
 
 HeatLayout heat_layout(const HeatMap& c, bool any_mark) {
   HeatLayout l{};
-  const double label_w = std::clamp(std::max(widest(c.y_labels, kLabelPx), text_width(c.y_title, kLabelPx)), 24.0, 200.0);
+  // The y title is drawn bold above the row labels, in the same column.
+  const double title_w = text_width(c.y_title, kLabelPx) * parts::kBoldWidth;
+  const double label_w = std::clamp(std::max(widest(c.y_labels, kLabelPx), title_w), 24.0, 200.0);
   l.left = 12 + label_w + 10;
   l.grid_top = 74;
   std::vector<double> values;
@@ -391,7 +393,8 @@ constexpr double kPanelRowH = 20;
 struct SharedRows {
   std::vector<std::string> labels;  // in order of first appearance over all charts
   std::vector<std::string> groups;  // group of each label, from its first row that names one
-  std::vector<std::string> group_order;
+  std::vector<std::string> group_order;   // the legend: groups present, the panel's order first
+  std::vector<std::string> colour_order;  // the panel's groups, present or not, then the others
 };
 
 SharedRows shared_rows(const BarPanel& c) {
@@ -407,16 +410,24 @@ SharedRows shared_rows(const BarPanel& c) {
       }
     }
   }
+  const auto add_once = [](std::vector<std::string>& list, const std::string& g) {
+    if (std::find(list.begin(), list.end(), g) == list.end()) list.push_back(g);
+  };
+  for (const auto& g : c.group_order) {
+    add_once(s.colour_order, g);
+    if (std::find(s.groups.begin(), s.groups.end(), g) != s.groups.end()) add_once(s.group_order, g);
+  }
   for (const auto& g : s.groups) {
-    if (std::find(s.group_order.begin(), s.group_order.end(), g) == s.group_order.end()) s.group_order.push_back(g);
+    add_once(s.group_order, g);
+    add_once(s.colour_order, g);
   }
   return s;
 }
 
 std::string group_colour(const SharedRows& s, const std::string& group) {
   const auto& palette = categorical_palette();
-  const auto it = std::find(s.group_order.begin(), s.group_order.end(), group);
-  return palette[static_cast<size_t>(it - s.group_order.begin()) % palette.size()];
+  const auto it = std::find(s.colour_order.begin(), s.colour_order.end(), group);
+  return palette[static_cast<size_t>(it - s.colour_order.begin()) % palette.size()];
 }
 
 std::optional<double> chart_value(const BarChart& chart, const std::string& label) {

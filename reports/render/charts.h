@@ -81,6 +81,9 @@ struct BarPanel {
   std::string title;
   std::vector<BarChart> charts;
   std::string caption;
+  // Groups in colour and legend order, so that a group keeps its colour from panel to panel even where
+  // another is absent; groups not listed follow in order of first use. Only groups present are in the legend.
+  std::vector<std::string> group_order;
 };
 
 std::string bar_panel(const BarPanel& chart);

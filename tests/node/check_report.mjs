@@ -6,20 +6,14 @@
 // usage: node check_report.mjs REPORT.html SCREENSHOT.png [--expect kind=count ...] [--min-shapes N]
 // exit:  0 all checks passed, 1 a check failed (each failure printed), 2 bad usage
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
 
+import { withLocalPage } from './chromium.mjs';
+
 const USAGE = 'usage: node check_report.mjs REPORT.html SCREENSHOT.png [--expect kind=count ...] [--min-shapes N]';
-const CHROMIUM = '/usr/bin/chromium';
-// No network here, and none wanted: nothing that would make Chromium reach out on its own.
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 const SHAPES = 'rect, line, circle, ellipse, path, polygon, polyline';
 // A chart is blank when almost all of its pixels are its background colour.
 const MIN_INK_SHARE = 0.01;
@@ -143,23 +137,7 @@ function checkCounts(charts, expect) {
 }
 
 async function run(options) {
-  // A fresh profile for every run: Playwright puts it under the temporary folder, made here and
-  // removed afterwards, so nothing of an earlier run (or of a person's own Chromium) is reused.
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ingero-report-check-'));
-  process.env.TMPDIR = scratch;
-  const failures = [];
-  let browser;
-  try {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
-    page.on('console', (m) => { if (m.type() === 'error') failures.push(`page: console error: ${m.text()}`); });
-    page.on('pageerror', (e) => failures.push(`page: script error: ${e.message}`));
-    page.on('requestfailed', (r) => failures.push(`page: failed request ${r.url()} (${r.failure()?.errorText ?? '?'})`));
-    page.on('request', (r) => {
-      const url = r.url();
-      if (!url.startsWith('file:') && !url.startsWith('data:')) failures.push(`page: request outside the file: ${url}`);
-    });
-    await page.route((url) => url.protocol !== 'file:' && url.protocol !== 'data:', (route) => route.abort());
+  return withLocalPage({ width: 1280, height: 900 }, async (page, failures) => {
     await page.goto(pathToFileURL(path.resolve(options.report)).href, { waitUntil: 'load' });
 
     const { page: size, charts } = await page.evaluate(measureCharts, SHAPES);
@@ -176,11 +154,7 @@ async function run(options) {
     failures.push(...checkCounts(charts, options.expect).map((p) => `page: ${p}`));
     await page.screenshot({ path: options.screenshot, fullPage: true });
     console.log(`screenshot: ${path.resolve(options.screenshot)}`);
-  } finally {
-    if (browser) await browser.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  }
-  return failures;
+  });
 }
 
 let options;

@@ -8,18 +8,8 @@ if [ $# -ne 3 ]; then
 fi
 demo=$1 node_dir=$2 out=$3
 
-# A missing tool is a failure, not a skip: the check would otherwise pass without having looked.
-missing=()
-command -v node >/dev/null 2>&1 || missing+=("node (Node.js 18 or newer; Debian: apt-get install nodejs npm)")
-if [ ! -d "$node_dir/node_modules/playwright-core" ] || [ ! -d "$node_dir/node_modules/pngjs" ]; then
-  missing+=("$node_dir/node_modules (run: cd $node_dir && npm ci)")
-fi
-[ -x /usr/bin/chromium ] || missing+=("/usr/bin/chromium (Debian: apt-get install chromium)")
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "render_browser_check FAILED: cannot run the browser check; install:" >&2
-  for m in "${missing[@]}"; do echo "  - $m" >&2; done
-  exit 1
-fi
+source "$node_dir/require_browser.sh" || exit 1
+require_browser "$node_dir" render_browser_check || exit 1
 
 mkdir -p "$out" || exit 1
 "$demo" "$out/render_demo.html" "$out/render_edge_cases.html" || { echo "render_demo failed" >&2; exit 1; }

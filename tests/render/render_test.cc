@@ -387,6 +387,16 @@ TEST(BarPanel, BarsOfOneGroupShareAColour) {
   EXPECT_EQ(count(svg, "fill=\"" + worker + "\" data-role=\"bar\">"), 2u * 4u);  // two workers in four charts
 }
 
+TEST(BarPanel, GroupOrderKeepsColoursFromPanelToPanel) {
+  BarPanel p = processes();
+  for (auto& chart : p.charts) chart.rows.erase(chart.rows.begin() + 1);  // no pin thread here
+  p.group_order = {"main", "pin", "worker", "other"};
+  const std::string svg = bar_panel(p);
+  const std::string worker = categorical_palette()[2];
+  EXPECT_EQ(count(svg, "fill=\"" + worker + "\" data-role=\"bar\">"), 2u * 4u);  // as with the pin thread present
+  EXPECT_EQ(count(svg, "data-role=\"legend-entry\""), 3u);                        // pin is absent from the legend
+}
+
 TEST(BarPanel, WrapsMoreThanFourCharts) {
   BarPanel p = processes();
   p.charts.push_back(p.charts[0]);
