@@ -98,7 +98,8 @@ void finish_workload_flags(CLI::App* app, WorkloadFlags* f) {
 }
 
 struct Holders {
-  std::string explain_run, since, recommend_sweep, recommend_baseline, resume_sweep;
+  std::string explain_run, since, recommend_sweep, recommend_baseline, resume_sweep, report_sweep, export_run;
+  std::vector<std::string> report_runs;
   std::vector<std::string> compare_runs;
 };
 
@@ -209,6 +210,25 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   recommend->add_option("--baseline", h.recommend_baseline, "Run id of your current configuration");
   recommend->add_flag("--json", parsed.recommend.json, "JSON output (a stable contract: docs/formats.md)");
 
+  auto* mcp = app.add_subcommand("mcp", "Serve a trace DB to an AI assistant over MCP (stdio; read-only)");
+  mcp->add_option("--db", parsed.mcp.db, "Trace database")->required();
+
+  auto* report = app.add_subcommand("report", "Write a report of a sweep or of runs: Markdown, HTML (charts) or JSON");
+  report->add_option("--db", parsed.report.db, "Trace database")->required();
+  report->add_option("--sweep", h.report_sweep, "Sweep id (default: the last sweep, else every run)");
+  report->add_option("--run", h.report_runs, "Run ids instead of a sweep (repeatable)");
+  report->add_option("--format", parsed.report.format, "md, html or json (default: from --out's extension)")
+      ->check(CLI::IsMember({"md", "markdown", "html", "json"}));
+  report->add_option("--out", parsed.report.out, "Output file")->required();
+
+  auto* exporter = app.add_subcommand("export", "Export a run as a trace for Perfetto / chrome://tracing");
+  exporter->add_option("--db", parsed.export_trace.db, "Trace database")->required();
+  exporter->add_option("--run", h.export_run, "Run id")->required();
+  exporter->add_option("--format", parsed.export_trace.format, "perfetto (Chrome trace-event JSON)")
+      ->check(CLI::IsMember({"perfetto"}))
+      ->capture_default_str();
+  exporter->add_option("--out", parsed.export_trace.out, "Output file (.json)")->required();
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -242,6 +262,23 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     parsed.sweep.sweep_id = *id;
   } else if (*ci) {
     parsed.command = Command::ci;
+  } else if (*mcp) {
+    parsed.command = Command::mcp;
+  } else if (*report) {
+    parsed.command = Command::report;
+    auto sweep_id = id_of("--sweep", h.report_sweep);
+    if (!sweep_id) return sweep_id.error();
+    parsed.report.sweep = *sweep_id;
+    for (const std::string& text : h.report_runs) {
+      auto id = parse_id("--run", text);
+      if (!id) return id.error();
+      parsed.report.runs.push_back(*id);
+    }
+  } else if (*exporter) {
+    parsed.command = Command::export_trace;
+    auto id = parse_id("--run", h.export_run);
+    if (!id) return id.error();
+    parsed.export_trace.run = *id;
   } else if (*trace) {
     parsed.command = Command::trace;
   } else if (*runs) {

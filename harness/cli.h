@@ -99,7 +99,26 @@ struct CiFlags {
   bool update_baseline = false;
 };
 
-enum class Command { workload, sweep, trace, runs, explain, compare, recommend, ci, help };
+struct McpFlags {
+  std::string db;
+};
+
+struct ReportFlags {
+  std::string db;
+  std::optional<int64_t> sweep;
+  std::vector<int64_t> runs;
+  std::string format;  // md | html | json; empty: from --out's extension
+  std::string out;
+};
+
+struct ExportFlags {
+  std::string db;
+  int64_t run = 0;
+  std::string format = "perfetto";
+  std::string out;
+};
+
+enum class Command { workload, sweep, trace, runs, explain, compare, recommend, ci, mcp, report, export_trace, help };
 
 struct ParsedCommand {
   Command command = Command::help;
@@ -111,6 +130,9 @@ struct ParsedCommand {
   RecommendFlags recommend;
   RunsFlags runs;
   CiFlags ci;
+  McpFlags mcp;
+  ReportFlags report;
+  ExportFlags export_trace;
   std::string help_text;  // --help, --version or the usage when nothing was asked
   int exit_code = 0;      // for help: 0 when asked for, 2 when nothing to do
 };

@@ -11,7 +11,10 @@
 #include "harness/commands.h"
 #include "harness/signals.h"
 #include "harness/sweep_command.h"
+#include "mcp/trace_server.h"
 #include "reports/commands.h"
+#include "reports/perfetto_export.h"
+#include "reports/report_render.h"
 #include "workloads/workload_process.h"
 
 namespace {
@@ -39,6 +42,11 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
     case Command::trace: return finish(h::run_trace_command(c.trace));
     case Command::runs: return finish(h::run_runs_command(c.runs));
     case Command::ci: return finish(h::run_ci_command(c.ci));
+    case Command::mcp: return ingero::mcp::serve_trace_db(c.mcp.db, std::cin, std::cout, std::cerr);
+    case Command::report:
+      return finish(r::write_report({c.report.db, c.report.sweep, c.report.runs, c.report.format, c.report.out}));
+    case Command::export_trace:
+      return finish(r::export_perfetto(c.export_trace.db, c.export_trace.run, c.export_trace.out));
     case Command::explain:
       return finish(r::explain({c.explain.db, c.explain.run, c.explain.per_process, c.explain.since_s, c.explain.json},
                                std::cout));

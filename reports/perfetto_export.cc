@@ -196,7 +196,7 @@ struct PhaseCounts {
 
 json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline& timeline, int64_t events_in_run,
                     const PerfettoOptions& options, const PhaseCounts& counts) {
-  json meta = {{"tool", "ingero-bench export --format perfetto"},
+  json meta = {{"tool", "ingero-bench export"}, {"format", "perfetto"},
                {"source_db", trace.path()},
                {"run_id", run.run_id},
                {"label", run.label},

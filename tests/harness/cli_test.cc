@@ -114,6 +114,9 @@ std::optional<std::string> command_part(const std::string& words) {
   }
   // A literal that ends on a flag gets its value added by the code: not a whole command.
   if (kept.empty() || (after_flag && kept.size() == word_count)) return std::nullopt;
+  // "ingero-bench ci:" is a title and "ingero-bench explain" alone names a command: neither
+  // is an invocation to check.
+  if (kept.front().back() == ':' || (kept.size() == 1 && kept.front() != "--workload")) return std::nullopt;
   std::string line;
   for (const auto& w : kept) line += (line.empty() ? "" : " ") + w;
   return line;
