@@ -73,9 +73,11 @@ class Ci : public ::testing::Test {
   static void TearDownTestSuite() { fs::remove_all(*dir_); }
   void SetUp() override { ASSERT_EQ(baseline_->exit_code, 0) << baseline_->text; }
   static std::string path(const std::string& name) { return *dir_ + "/" + name; }
+  // The threshold tolerates what this 2-core machine does between invocations minutes apart
+  // (the same build's medians moved by up to 1.67x); the injected slowdown is 4x.
   static Output gate(const std::string& suite_file, const std::string& extra = "") {
     return capture(kBinary + " ci --suite " + suite_file + " --baseline " + path("baseline.json") + " --junit " +
-                   path("junit.xml") + " --summary " + path("summary.md") + extra);
+                   path("junit.xml") + " --summary " + path("summary.md") + " --threshold 100%" + extra);
   }
   static std::string* dir_;
   static Output* baseline_;
@@ -99,7 +101,7 @@ TEST_F(Ci, TheSameBuildPassesAgainstItsOwnBaselineRepeatedly) {
 }
 
 TEST_F(Ci, AnInjectedSlowdownInOneConfigurationIsCaught) {
-  write_file(path("slow-suite.json"), suite(131072 * 3).dump());  // the same label, three times the work
+  write_file(path("slow-suite.json"), suite(131072 * 4).dump());  // the same label, four times the work
   auto r = gate(path("slow-suite.json"));
   EXPECT_EQ(r.exit_code, 1) << r.text;
   const std::string junit = read_file(path("junit.xml"));
