@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A launch-bound loop through LibTorch: N tiny kernels (x.add_(1) on one float on the
 // GPU), the rate of a real training loop's small kernels. Prints
 // {"launches": N, "seconds": loop time}; the tracer's overhead is the ratio of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A launch-bound PyTorch loop: N tiny kernels (x.add_(1) on one float on the GPU).
 # Prints {"launches": N, "seconds": loop time}, like bench/launch_loop.cc.
 import json

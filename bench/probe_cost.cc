@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cost of each kind of CUDA probe: times N calls of a timed call (cudaStreamSynchronize,
 // entry + return probes, stored), of a hot call (cudaEventRecord: entry-only at
 // --cuda-detail count, entry + return counted in the kernel at latency, stored at full)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
 /* Event records, op codes and map layouts shared by the BPF programs (bpf/NAME.bpf.c)
  * and user space (tracer/, and through common/trace_contract.h every reader). Plain C,
  * kernel fixed-width types only: the BPF side gets them from vmlinux.h, user space

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-file writes that never leave a half-written file behind: write to a
 // temporary file in the same directory, fsync, then rename over the target.
 #pragma once

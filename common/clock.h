@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one clock of a trace: CLOCK_MONOTONIC nanoseconds, which is what the kernel's
 // bpf_ktime_get_ns() returns, so the workload's own timings and the kernel's events
 // share one time axis. Wall-clock seconds only anchor a run in calendar time.

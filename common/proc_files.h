@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading /proc without surprises. A process can exit between opening one of its files
 // and reading it, and the read then fails (ESRCH): every function here turns that, and
 // any other failure, into an empty result. Nothing here throws.

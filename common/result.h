@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors as values at module boundaries; harness/main.cc is the one place that
 // turns them into messages and exit codes.
 #pragma once

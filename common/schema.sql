@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- ingero-bench trace database, schema version 2 (PRAGMA user_version = 2).
 -- One file holds many runs (a sweep, a CI suite, traces of several jobs). Every timestamp
 -- is CLOCK_MONOTONIC nanoseconds of the node that recorded it (bpf_ktime_get_ns in the

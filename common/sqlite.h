@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RAII ownership of the sqlite3 C API shared by the tracer (writing trace DBs)
 // and the reports (reading them): a connection, a prepared statement and a
 // transaction guard. Failures become Error values naming the file and carrying

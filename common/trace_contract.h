@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract between the writers of a trace DB (tracer/, harness/) and its readers
 // (reports/, mcp/): schema version, op names and categories (from the BPF header both
 // sides share), thread roles, run statuses and kinds, workload modes, loss sources.

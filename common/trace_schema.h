@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creating, checking and upgrading the trace DB schema (common/schema.sql). Writers
 // create or upgrade a file in place; readers, which never write, upgrade an in-memory
 // copy of an older file instead (reports/trace_data.cc).

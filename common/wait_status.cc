@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/wait_status.h"
 
 #include <sys/wait.h>

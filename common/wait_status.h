@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a child process ended, in the words every report uses.
 #pragma once
 

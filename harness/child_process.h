@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting the traced process so that the tracer can enroll it before it runs a
 // single instruction of its own: fork, block the child on a pipe, let the caller
 // enroll the pid, then release it into exec.

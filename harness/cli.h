@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: every sub-command, its flags and their help, in one parser that main()
 // runs and tests drive (a hint or --help example that names a command can be parsed here).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The harness's sub-commands. Each returns the process exit code, or an Error that
 // main() turns into a message (and exit code 2 for bad input).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few lines the main job prints after its table: per run, the verdict, the first causal
 // chain and whether its suggested change was measured — each a pointer into explain.
 #pragma once

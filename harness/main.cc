@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench: runs PyTorch data-loading workloads through LibTorch under an embedded
 // eBPF tracer, stores the trace in SQLite and explains it. This file is the one place
 // where errors become messages and exit codes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress of a long command: on a terminal one live line, rewritten in place; otherwise
 // (CI logs, pipes) one plain line per step.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run, start to finish: its DB row (kept honest by a RunGuard), the tracer attached
 // before the child's first instruction (or to running processes), the processes
 // supervised (signals forwarded, libraries probed as they are mapped), the tracer drained

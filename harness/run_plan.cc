@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "harness/run_plan.h"
 
 #include <sched.h>

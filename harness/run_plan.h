@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expands a command line into the runs to make: every requested mode, and for the loader
 // modes every num_workers x prefetch_factor x pin_memory x persistent_workers point; and
 // the checks that refuse, before anything runs, a plan this machine cannot carry.

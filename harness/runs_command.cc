@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench runs --db FILE: every run in a trace DB as one results table, so the
 // runs of several invocations (a sweep split over calls) read side by side.
 #include <cstdio>

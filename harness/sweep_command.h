@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench sweep: the search for the best loader configuration over num_workers x
 // prefetch_factor x pin_memory x persistent_workers (and modes), measured under the rules
 // of harness/sweep_rules.h, every point in one DB as one sweep; then the recommendation and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules a sweep follows, as pure functions over measured epoch times (tested on
 // synthetic timings): when a point has been measured enough, when it is dropped, and
 // when a run of it is stopped early.

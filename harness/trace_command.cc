@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench trace: a launched command (-- CMD ...), running processes (--pid), or every
 // process that maps a CUDA library (--duration alone), traced into the DB as one run.
 #include <sys/stat.h>

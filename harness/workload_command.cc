@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench --workload dataloader: every planned configuration run (traced), one record
 // per run in --out, one table, and the trace DB for explain. Everything that can be checked
 // is checked before the DB is opened or a process started.

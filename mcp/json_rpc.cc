@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mcp/json_rpc.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON-RPC 2.0 framing for the MCP stdio transport: one message per line in,
 // one response object out. Knows nothing about MCP methods.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an MCP server offers: tools, prompts and resources, each described
 // once and looked up by name. No JSON-RPC here; server.h does the protocol.
 #pragma once

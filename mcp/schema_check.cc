@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mcp/schema_check.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small JSON Schema subset, enough for MCP tool input and output schemas:
 // type (one name or an array of names), properties, required,
 // additionalProperties: false, enum, minimum, maximum, minLength, items.

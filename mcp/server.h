@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An MCP server over stdio (protocol revision 2025-06-18, with 2025-03-26 and
 // 2024-11-05 accepted): lifecycle, method dispatch and parameter checks over
 // what a Registry offers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Read-only SQL over a trace DB for the run_sql tool. Read-only by construction, not by
 // trust in the query: a connection opened read-only (immutable where the trace was), an
 // authorizer that lets a statement read tables and call ordinary functions and nothing

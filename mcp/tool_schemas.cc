@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mcp/tool_schemas.h"
 
 namespace ingero::mcp::schemas {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON Schemas of the trace tools: a few builders, and the shapes of the report JSON
 // (reports/report_json.h) that the tools return. Clients validate structuredContent
 // against these (the TypeScript SDK with Ajv), so every field says whether it can be null.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an assistant reads rather than calls: the trace DB schema, each run's explain
 // text, and the `investigate` prompt that walks it through a diagnosis with the tools.
 #pragma once

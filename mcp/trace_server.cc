@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mcp/trace_server.h"
 
 #include <ostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `ingero-bench mcp --db FILE`: the trace tools served over stdio until the client
 // closes its end. Responses go to `out` only; everything else to `log`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "mcp/trace_tools.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `ingero-bench mcp --db FILE` offers an AI assistant over one trace DB: tools that
 // answer with the same analysis explain / compare / recommend print (reports/commands.h),
 // a read-only SQL tool, the schema and each run's explain text as resources, and the

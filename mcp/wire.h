@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MCP result shapes (revision 2025-06-18) built from registry values.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Causal chains: for each slow interval (a CUDA call in its latency tail, or the
 // main loop waiting for a batch), what the threads on the path that fed it were
 // doing at every instant of it, summed per cause as clipped interval overlap.

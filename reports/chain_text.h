@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The words of a causal chain: cause labels, the timeline, the root cause and what
 // to change. Kept apart from the attribution so the numbers and the prose evolve
 // separately.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Advice is a claim: for every change a causal chain suggests, find the run that measured
 // it (a run of the DB whose configuration differs from the analysed run's by that change
 // alone), or give the command that measures both side by side.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "reports/ci_gate.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "reports/format.h"
+#include "reports/render/svg.h"
 
 namespace ingero::reports {
 
@@ -18,22 +20,6 @@ constexpr const char* kBaselineSchema = "ingero-bench/ci-baseline";
 Error bad_baseline(const std::string& path, const std::string& what) {
   return Error::bad_input(fmt::format("{} is not a usable CI baseline: {}", path, what),
                           "re-create it with ingero-bench ci --suite FILE --baseline FILE --update-baseline");
-}
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
-    }
-  }
-  return out;
 }
 
 GateResult judge(const std::string& label, std::vector<double> base, std::vector<double> now, const GateRule& rule) {
@@ -132,21 +118,21 @@ std::string render_junit(const GateReport& report) {
   for (const auto& r : report.results) failures += r.verdict == "regression" || r.verdict == "missing";
   std::string xml = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n",
-      xml_escape("ingero-bench ci: " + report.suite), report.results.size(), failures);
-  for (const auto& w : report.warnings) xml += fmt::format("  <!-- warning: {} -->\n", xml_escape(w));
+      render::escape_xml("ingero-bench ci: " + report.suite), report.results.size(), failures);
+  for (const auto& w : report.warnings) xml += fmt::format("  <!-- warning: {} -->\n", render::escape_xml(w));
   for (const auto& r : report.results) {
     double seconds = 0;
     for (double e : r.current) seconds += e;
-    xml += fmt::format("  <testcase classname=\"ingero-bench.ci.{}\" name=\"{}\" time=\"{:.3f}\">", xml_escape(report.suite),
-                       xml_escape(r.label), seconds);
+    xml += fmt::format("  <testcase classname=\"ingero-bench.ci.{}\" name=\"{}\" time=\"{:.3f}\">", render::escape_xml(report.suite),
+                       render::escape_xml(r.label), seconds);
     if (r.verdict == "regression" || r.verdict == "missing")
       xml += fmt::format("\n    <failure message=\"{}\">{}</failure>\n  ",
-                         xml_escape(r.verdict == "regression"
+                         render::escape_xml(r.verdict == "regression"
                                         ? fmt::format("{:.3f}x slower than the baseline", r.slowdown->ratio)
                                         : std::string("not measured")),
-                         xml_escape(r.reason));
+                         render::escape_xml(r.reason));
     else
-      xml += fmt::format("\n    <system-out>{}: {}</system-out>\n  ", r.verdict, xml_escape(r.reason));
+      xml += fmt::format("\n    <system-out>{}: {}</system-out>\n  ", r.verdict, render::escape_xml(r.reason));
     xml += "</testcase>\n";
   }
   return xml + "</testsuite>\n";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The performance-regression gate: per configuration, the new repeats against the
 // baseline's, by the ratio of medians with a bootstrap interval and a Mann-Whitney test.
 // A configuration regresses when it is slower by more than the threshold AND the whole

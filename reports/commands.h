@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The analysis commands behind `ingero-bench explain | compare | recommend`, and the
 // reports they are made of (the MCP tools and the main job's diagnosis use the same).
 // Each reads only the trace DB (no root, no GPU) and never writes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compare RUN_A RUN_B: timings side by side, trace signatures, and the epoch-time
 // difference decomposed into waiting (by cause), compute and the rest.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The explain report: metrics, verdict, CUDA latency, per-process table, causal chains.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human-readable numbers for the terminal renderers: durations, sizes, counts, shares.
 #pragma once
 

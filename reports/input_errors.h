@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors about one command-line input, for the commands that write files (report, export).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `ingero-bench export --format perfetto`: one run of a trace DB as Chrome trace-event JSON, the format
 // that ui.perfetto.dev and chrome://tracing open. Processes and threads are named with their role
 // ("main 1234 python3", "worker 1240 ib-worker-0") and sorted main, pin, workers, other; CUDA calls,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // recommend: from the measured configurations in a DB (a sweep's, or every run's), the one
 // to use and its measured speed-up over the baseline. A configuration's speed is the median
 // of its measured epochs with a distribution-free interval; configurations whose intervals

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report behind `ingero-bench report`: what a sweep (or a set of runs) measured and what to use,
 // computed once from the trace DB and then only formatted (report_render.h: Markdown, HTML; JSON in
 // report_json.h). The analysis is the one the terminal commands print: the recommendation is

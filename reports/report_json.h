@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON renderings of the report structs (the same structs the text renderer prints).
 #pragma once
 

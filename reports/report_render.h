@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `ingero-bench report`: a ReportDoc (report_doc.h) written as Markdown, one self-contained HTML page
 // (inline CSS and SVG charts from render/, no script, no network), or JSON (to_json in report_json.h).
 // The renderers only format what the ReportDoc holds.

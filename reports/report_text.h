@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Terminal renderings of the report structs (the same structs the JSON renderer writes).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run read and analysed: the building block of explain, compare, recommend, report
 // and the MCP tools. It reads the run's totals, then only the events the analysis needs:
 // batch timings, the slow calls, and the activity of the threads involved around them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-run metrics: timings from the result record and the batch events, the input-bound
 // verdict, library-call latency per function, I/O, and the per-process table.
 #pragma once

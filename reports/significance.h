@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Statistics behind every noise-aware decision (sweep repeats, a recommendation's
 // speed-up, the regression gate). Run-to-run noise on the benchmark machines reaches
 // ±30 %, and samples are small (3-20 epoch times), so every statistic here is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact order statistics over all recorded values, and quantile bounds from the
 // kernel's log2 histograms (which only locate a quantile inside a bucket).
 #pragma once

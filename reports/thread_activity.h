@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one thread was doing over time, rebuilt from its recorded intervals:
 // waiting for a CPU (preempted, run queue), allocating pinned memory, blocked,
 // else on CPU while alive. Off-CPU intervals are only recorded above the run's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a trace DB (common/schema.sql), the one home of the readers' SQL: runs, their
 // threads, exact totals, histograms, settings and losses, and the events an analysis needs,
 // no more. A reader never writes: the file is opened read-only (immutable when its

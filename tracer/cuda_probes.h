@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one attach table: which CUDA runtime, CUDA driver and NCCL functions are probed,
 // where their interesting arguments live, how each is recorded at each --cuda-detail
 // level; and which mapped files are those libraries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tracer's one writer thread: a bounded queue of decoded events drained into
 // the trace DB over its own SQLite connection, in batched transactions.
 //

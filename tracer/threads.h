@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The processes and threads of a traced tree, built from the process events (fork,
 // thread_start, exec, rename, exit) and from /proc for what was running before tracing
 // began, and the role each thread plays.

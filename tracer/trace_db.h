@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one writer of the trace DB (schema: common/schema.sql): every INSERT and UPDATE a
 // run, a sweep or the tracer makes goes through here. One file, many runs.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tracer hands back, as a value, when it stops: everything about a run that is
 // not an individual event. tracer/trace_db writes it; the harness summarises it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded eBPF tracer. Life cycle, driven by the harness:
 //
 //   auto t = Tracer::start(opts, db_path, run_id);   // load + attach; writer thread starts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A batch source yields one epoch's batches to the main loop. The main loop times
 // next() as "waiting for data" and everything after it as compute.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One workload run's configuration: what the user asked for, validated with
 // PyTorch's DataLoader argument rules. Serialised as the "config" object of the
 // result record (docs/formats.md) and handed to the workload process as JSON.

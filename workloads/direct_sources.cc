@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-memory paths with no loader: the fast paths of pytorch/pytorch#154318.
 #include "workloads/direct_sources.h"
 

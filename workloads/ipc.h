@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Worker <-> main process messages over a SOCK_STREAM socketpair, and batch
 // buffers in anonymous shared memory (memfd) whose descriptor travels with the
 // reply (SCM_RIGHTS). A memfd vanishes with its last descriptor and mapping, so

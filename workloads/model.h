@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dataset and model of pytorch/pytorch#154318: an in-memory float32 tensor
 // N x F and Linear(F,H)-ReLU-Linear(H,H)-ReLU-Linear(H,C).
 #pragma once

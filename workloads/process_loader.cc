@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A C++ reproduction of PyTorch's multi-process DataLoader (torch/utils/data/dataloader.py):
 // forked worker processes fetch samples one by one and collate them (or gather the whole
 // batch at once for `loader-batched`) into shared memory; the main process hands out index

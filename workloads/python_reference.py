@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real PyTorch DataLoader (mode `python`) and the direct path (mode `python-direct`),
 with the same configuration and result record as the LibTorch workloads (docs/formats.md).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload result record (docs/formats.md, version kResultVersion): built by the
 // runner, written atomically by the workload process, read back by the harness.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/runner.h"
 
 #include <sys/syscall.h>

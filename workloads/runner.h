@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one workload configuration in this process: dataset, model, batch source,
 // warm-up, measured epochs, per-batch wait/compute timings.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/torch_loader_source.h"
 
 namespace ingero::workloads {

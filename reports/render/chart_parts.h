@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks shared by the charts: the root element, fitted labels, scales, axes and legends.
 // Internal to reports/render; the public choices (ticks, colours, text fitting) are in charts.h.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat map, interval bars and bar panel; the timeline is in timeline.cc.
 #include "reports/render/charts.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Charts for the HTML report, drawn as inline SVG from plain data: a heat map over two
 // configuration axes, bars with intervals, small multiples of bar charts, and a thread timeline.
 // Each function returns one "<svg ...>" element with data-chart="<kind>", role="img" and a <title>;

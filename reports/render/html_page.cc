@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "reports/render/html_page.h"
 
 #include <algorithm>

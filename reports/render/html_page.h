@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One self-contained HTML5 page: inline CSS, inline SVG charts, no script and no external reference,
 // so that a report opens the same from a laptop's disk, a CI artifact or an air-gapped GPU node.
 #pragma once

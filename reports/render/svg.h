@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small SVG/XML writer for the HTML report: an element tree that escapes every text and
 // attribute value on output, and numbers written without the C locale's influence.
 #pragma once

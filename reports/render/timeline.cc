@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread timeline: one lane per thread, one band per category inside each lane, so that spans
 // of different categories (a CUDA call inside a batch wait) never hide each other.
 #include <algorithm>

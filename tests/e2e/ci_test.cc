@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench ci: bad suites and baselines are refused, the same build passes against its
 // own baseline (twice), and a slowdown injected into one configuration is caught.
 #include <gtest/gtest.h>
+
+#include "tests/e2e/command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+namespace ingero {
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,22 +24,8 @@ using nlohmann::json;
 
 const std::string kBinary = INGERO_BENCH_BINARY;
 
-struct Output {
-  int exit_code = -1;
-  std::string text;
-};
-
-Output capture(const std::string& command) {
-  Output out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
+using testing::capture;
+using testing::Output;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -146,3 +136,4 @@ TEST_F(Ci, BadSuitesAndBaselinesAreBadInput) {
 }
 
 }  // namespace
+}  // namespace ingero

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end on this machine, as a user runs it: a traced sweep (direct and loader),
 // then explain / compare / recommend on the DB it wrote.
 #include <gtest/gtest.h>

@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // The harness as a hostile user drives it: bad input refused before any work, Ctrl-C and
 // kill -9 in the middle of a run, a full disk, and a reader who cannot write the DB's
 // directory. Each reproduces a failure the harness once had.
 #include <gtest/gtest.h>
+
+#include "tests/e2e/command.h"
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -17,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+namespace ingero {
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,22 +28,8 @@ using namespace std::chrono_literals;
 
 const std::string kBinary = INGERO_BENCH_BINARY;
 
-struct Output {
-  int exit_code = -1;
-  std::string text;  // stdout and stderr
-};
-
-Output capture(const std::string& command) {
-  Output out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
+using testing::capture;
+using testing::Output;
 
 // ingero-bench started in the background with its output in a file.
 struct Background {
@@ -233,3 +223,4 @@ TEST_F(Reliability, FullDiskKeepsTheRecordAndSaysSo) {
 }
 
 }  // namespace
+}  // namespace ingero

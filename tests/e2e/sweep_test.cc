@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // ingero-bench sweep on this machine: a search that ends in a verified recommendation,
 // and a sweep interrupted and resumed without re-measuring what it had decided.
 #include <gtest/gtest.h>
+
+#include "tests/e2e/command.h"
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -15,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+namespace ingero {
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,22 +29,8 @@ const std::string kBinary = INGERO_BENCH_BINARY;
 const std::string kGrid =
     " --device cpu --mode loader,loader-batched --num-workers 0 --hidden 32 --features 16 --epochs 3 --no-trace";
 
-struct Output {
-  int exit_code = -1;
-  std::string text;
-};
-
-Output capture(const std::string& command) {
-  Output out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
+using testing::capture;
+using testing::Output;
 
 int64_t query_int(const std::string& db, const std::string& sql) {
   sqlite3* h = nullptr;
@@ -140,3 +130,4 @@ TEST_F(Sweep, BadRequestsAreRefusedBeforeAnyRun) {
 }
 
 }  // namespace
+}  // namespace ingero

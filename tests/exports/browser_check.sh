@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Opens what `report` and `export --format perfetto` write in headless Chromium (tests/node):
 #   report:   the HTML report of the fixture's sweep 1 and of the H200 DB; every chart drawn
 #             (check_report.mjs), the expected charts present

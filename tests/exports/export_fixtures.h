@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Trace DBs with known content for the export and report tests (and the browser check, through
 // exports_fixture_db): one run with an event of every kind the Perfetto export maps, and two sweeps.
 #pragma once

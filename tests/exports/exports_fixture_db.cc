@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the fixture DBs of the export tests for the browser check:
 //   exports_fixture_db SWEEPS.db PERFETTO.db
 // SWEEPS.db: two sweeps (export_fixtures.h, write_sweep_db); PERFETTO.db: run 1 with an event of every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for the two CLI commands until harness/ wires them, for the browser checks and for
 // writing the committed HTML report:
 //   exports_tool report --db FILE [--sweep ID | --run ID ...] [--format md|html|json] --out FILE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: bad values are bad input naming the flag, and every ingero-bench
 // command the README, the docs, hints and help texts show parses as written.
 #include <gtest/gtest.h>

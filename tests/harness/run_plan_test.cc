@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning the runs of a grid, and the limits checked before any process starts.
 #include <gtest/gtest.h>
 

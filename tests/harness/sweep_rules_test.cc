@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep's rules on synthetic epoch times: when a point is measured enough, dropped,
 // or stopped early.
 #include <gtest/gtest.h>

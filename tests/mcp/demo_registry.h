@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fake tools, a prompt and resources over three made-up runs: what the MCP
 // unit tests and mcp_demo_server (the TypeScript SDK interop test) serve.
 #pragma once

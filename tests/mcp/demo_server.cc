@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mcp_demo_server: the demo registry served on stdin/stdout, for clients
 // such as tests/node/mcp_interop.mjs.
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mcp_explain_json DB RUN: the explain report of one run as `explain --json` prints
 // it, for tests that hold the MCP tools' numbers to the explain command's (the
 // ctest script runs it until `ingero-bench explain --db DB --run RUN --json` can).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs `node tests/node/mcp_interop.mjs -- SERVER`; fails with the fix when
 # Node or the SDK is not installed, so a missing client never passes silently.
 find_program(NODE_EXECUTABLE node)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs EXPLAIN_CMD (prints `explain --json` of RUN) into a file, then
 # `node tests/node/trace_interop.mjs --db DB --run RUN --compare-with OTHER_RUN --explain FILE -- SERVER`.
 # SERVER and EXPLAIN_CMD are command lines as CMake lists, so that they can become

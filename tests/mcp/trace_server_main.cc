@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mcp_trace_server DB: `ingero-bench mcp --db DB` without the CLI, for
 // tests/node/trace_interop.mjs until the harness wires the command.
 #include <iostream>

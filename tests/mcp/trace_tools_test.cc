@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace tools through the MCP server, over fixture DBs with known content: each answer
 // conforms to its tool's outputSchema, holds the numbers explain / compare / recommend give
 // for the same run, and run_sql only ever reads.

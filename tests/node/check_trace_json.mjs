@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #!/usr/bin/env node
 // Opens a Chrome trace-event JSON file (ingero-bench export --format perfetto) in headless Chromium and
 // parses it there with the browser's own JSON.parse, as chrome://tracing and ui.perfetto.dev do: the

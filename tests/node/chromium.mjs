@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Headless Chromium for the page checks (check_report.mjs, check_trace_json.mjs): one place for the
 // binary, its flags, a fresh profile, and a page that may load nothing but local files.
 import fs from 'node:fs';

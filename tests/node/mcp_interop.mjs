@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives an MCP stdio server with the official TypeScript SDK client, then
 // with raw lines the SDK would never send, and exits non-zero on the first
 // mismatch. Written against tests/mcp/demo_registry.cc (mcp_demo_server).

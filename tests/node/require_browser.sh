@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the browser checks: require_browser NODE_DIR CHECK_NAME fails (returns 1), naming what to
 # install, when node, NODE_DIR/node_modules or /usr/bin/chromium is missing. A missing tool is a
 # failure, not a skip: the check would otherwise pass without having looked.

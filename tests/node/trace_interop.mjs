@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives `ingero-bench mcp --db DB` (or any server given after --) with the official
 // TypeScript SDK client over a real trace DB: negotiates, lists tools, prompts and
 // resources, calls every tool (the SDK validates each structuredContent against the

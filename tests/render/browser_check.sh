@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes the demo report and checks it in headless Chromium (tests/node/check_report.mjs).
 # Usage: browser_check.sh RENDER_DEMO NODE_DIR OUT_DIR
 set -uo pipefail

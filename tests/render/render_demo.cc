@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes an HTML page with one chart of each kind, from numbers shaped like a real sweep of the
 // loader over num_workers × prefetch_factor, for the browser check and for looking at by eye; and,
 // when asked, a second page of edge cases (long labels, wide sweeps, negative values, empty input).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How events are read: TraceFile::events and its filters against a plain scan of the
 // table (values of every stored width, several runs, rows in a write-ahead log), files of
 // schema version 1 read through an in-memory upgrade, readers that leave the file as it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Generates (or reuses) a trace of about 10 million events and times `explain` on it.
 // usage: reports_explain_benchmark [DB_PATH] [EVENTS]
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small trace scenarios with known ground truth, shared by the tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A large synthetic trace with a realistic mix (for the explain benchmark): a main
 // thread issuing CUDA calls between batch waits, a pin thread, four worker
 // processes alternating on-CPU bursts with preemptions and blocking, page faults.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds trace databases with known content, for tests, committed fixtures and the
 // explain benchmark. The schema and op codes are the tracer's (common/trace_schema.h);
 // only ops of the trace contract can be added, and every library call added as an event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calls into the real libcudart a known number of times with known arguments, so
 // the tracer's CUDA probes can be checked exactly. Without a GPU every call fails,
 // but the probes fire all the same.

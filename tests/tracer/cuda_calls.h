@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What tests/tracer/cuda_calls does, for the test that traces it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few CUDA runtime entry points the tracer's test programs call, declared by
 // hand so that only the library is needed (a PyTorch install ships libcudart
 // without the full toolkit headers). Signatures as in cuda_runtime_api.h (CUDA 13).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sustained ingest through the tracer's real writer path (bounded queue -> writer
 // thread -> SQLite, batched transactions): events are offered at fixed rates from
 // one producer thread, as the ring-buffer consumer would. Each rate reports what was

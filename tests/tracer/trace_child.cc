@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traces one command and prints what the trace holds: a manual check of the tracer
 // on a real machine (e.g. a PyTorch script on a GPU node). Needs root.
 //

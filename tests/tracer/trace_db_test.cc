@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace DB and the writer thread without BPF: schema, version checks, run rows,
 // batched event writes, queue overflow accounting, and the decoding helpers.
 #include <gtest/gtest.h>

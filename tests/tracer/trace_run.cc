@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/tracer/trace_run.h"
 
 #include <bpf/bpf.h>

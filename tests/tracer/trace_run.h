@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a function or a program as a traced child, the way the harness does:
 // start the tracer, fork the child paused, enroll it, release it, poll while it
 // runs, stop. Then the DB can be queried.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tracer against the real kernel: CUDA uprobes on the toolkit's libcudart,
 // scheduler, process tree, memory, losses and clean-up. Needs root (CAP_BPF).
 #include <gtest/gtest.h>

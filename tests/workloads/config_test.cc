@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument rules (PyTorch's plus our own).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every LibTorch mode sees every sample exactly once per epoch and gives the same
 // model output per sample as `direct`; the loader keeps its in-flight bound and its
 // worker life cycle; a forked worker survives a parent whose thread pool already ran.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/workloads/process_helpers.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-table helpers for tests: children of a pid, by scanning /proc.
 #pragma once
 

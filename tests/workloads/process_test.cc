@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real binary under faults: Ctrl-C / SIGTERM, a killed worker, bad input, and the
 // python modes. Each asserts no worker is left running and no shared memory is left.
 #include <fcntl.h>
