@@ -159,6 +159,52 @@ TEST(TracerBpf, CudaCallsWithLibraryDiscoveredFromMaps) {
   EXPECT_NE(run->totals.libraries[0].path.find("libcudart.so"), std::string::npos);
 }
 
+// Attach to a process that is already running: its CUDA library is found in its maps and
+// every call it makes from then on is counted exactly; a pid that does not exist is bad input.
+TEST(TracerBpf, AttachToARunningProcessCountsItsCallsExactly) {
+  REQUIRE_ROOT();
+  REQUIRE_CUDART();
+  TempDir dir;
+  pid_t target = fork();
+  ASSERT_GE(target, 0);
+  if (target == 0) _exit(exec_cuda_calls("1500"));  // maps libcudart, calls it after 1.5 s
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto db = TraceDb::open(dir.file("attach.db"));
+  ASSERT_TRUE(db.ok());
+  RunStart start;
+  start.label = "attach test";
+  start.kind = "attach";
+  start.machine_json = "{}";
+  auto run_id = db->begin_run(start);
+  ASSERT_TRUE(run_id.ok());
+  auto tracer = Tracer::start(TraceOptions{}, dir.file("attach.db"), *run_id);
+  ASSERT_RUN(tracer);
+  auto missing = (*tracer)->attach(999'999'999);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().exit_code, kExitBadInput);
+  ASSERT_TRUE((*tracer)->attach(target).ok());
+  int status = 0;
+  while (waitpid(target, &status, WNOHANG) != target) {
+    (*tracer)->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto totals = (*tracer)->stop();
+  ASSERT_RUN(totals);
+  ASSERT_TRUE(db->write_totals(*run_id, *totals).ok());
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(totals->calls_traced());
+  TracedRun run;
+  run.run_id = *run_id;
+  auto reader = sql::open(dir.file("attach.db"), sql::Mode::read_only, 5000);
+  ASSERT_TRUE(reader.ok());
+  run.db = std::move(*reader);
+  EXPECT_EQ(call_stat(run, "calls", "cudaMemcpyAsync"), kMemcpyAsyncCalls);
+  EXPECT_EQ(call_stat(run, "calls", "cudaStreamSynchronize"), kStreamSyncCalls);
+  EXPECT_EQ(run.query_int("SELECT count(*) FROM threads WHERE" + run.where() + "AND tid = " + std::to_string(target) +
+                          " AND role = 'main' AND exit_code = 0"),
+            1);
+}
+
 TEST(TracerBpf, NoCudaLibraryStillTracesHost) {
   REQUIRE_ROOT();
   TempDir dir;
