@@ -1,5 +1,5 @@
-// SPDX-License-Identifier: Apache-2.0
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Opens an HTML report in headless Chromium and checks that it stands alone and that every chart
 // (svg[data-chart]) is really drawn: placed on the page, made of shapes, not blank, text not
 // overlapping. Saves a full-page screenshot for a person to look at.

@@ -1,5 +1,5 @@
-// SPDX-License-Identifier: Apache-2.0
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Opens a Chrome trace-event JSON file (ingero-bench export --format perfetto) in headless Chromium and
 // parses it there with the browser's own JSON.parse, as chrome://tracing and ui.perfetto.dev do: the
 // text must parse, traceEvents must hold as many events as Node's parse and the file's metadata count,
