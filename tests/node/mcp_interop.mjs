@@ -6,27 +6,14 @@
 //   node tests/node/mcp_interop.mjs -- build/tests/mcp/mcp_demo_server
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { isDeepStrictEqual } from 'node:util';
+import { check, checkEqual, checksMade, loadSdk, Mismatch, textOf } from './mcp_checks.mjs';
 
-const FIX = 'run `npm ci --prefix tests/node`';
 const TIMEOUT_MS = 30_000;
 const LATEST = '2025-06-18';
 const INVALID_REQUEST = -32600;
 const PARSE_ERROR = -32700;
 const INVALID_PARAMS = -32602;
 const RESOURCE_NOT_FOUND = -32002;
-
-class Mismatch extends Error {}
-
-let checks = 0;
-function check(condition, what) {
-  checks += 1;
-  if (!condition) throw new Mismatch(what);
-}
-function checkEqual(actual, expected, what) {
-  check(isDeepStrictEqual(actual, expected),
-        `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-}
 
 // The request must fail with a JSON-RPC error `code` whose message holds `words`.
 async function checkRpcError(promise, code, words, what) {
@@ -49,23 +36,6 @@ function serverCommand(argv) {
     process.exit(2);
   }
   return { command: command[0], args: command.slice(1) };
-}
-
-// Dynamic imports so that a missing SDK is reported with its fix, not as a bare resolution error.
-async function loadSdk() {
-  try {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    return { Client, StdioClientTransport };
-  } catch (error) {
-    throw new Mismatch(`cannot load @modelcontextprotocol/sdk (${error.message}): ${FIX}`);
-  }
-}
-
-function textOf(result) {
-  check(Array.isArray(result.content) && result.content.length >= 1, `content is a non-empty array: ${JSON.stringify(result)}`);
-  check(result.content[0].type === 'text', `content[0] is text: ${JSON.stringify(result.content[0])}`);
-  return result.content[0].text;
 }
 
 async function checkTools(client) {
@@ -241,7 +211,7 @@ async function main() {
   await withSdkClient(server);
   await withRawLines(server);
   clearTimeout(timer);
-  console.log(`mcp_interop: OK (${checks} checks against ${server.command})`);
+  console.log(`mcp_interop: OK (${checksMade()} checks against ${server.command})`);
 }
 
 main().catch((error) => {

@@ -9,24 +9,11 @@
 //        -- SERVER [ARGS...]
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isDeepStrictEqual } from 'node:util';
+import { check, checkEqual, checksMade, loadSdk, Mismatch, textOf } from './mcp_checks.mjs';
 
-const FIX = 'run `npm ci --prefix tests/node`';
 const TIMEOUT_MS = 60_000;
 const TOOLS = ['list_runs', 'get_trace_stats', 'get_causal_chains', 'get_per_process_breakdown', 'compare_runs',
                'get_recommendation', 'get_timeline', 'run_sql'];
-
-class Mismatch extends Error {}
-
-let checks = 0;
-function check(condition, what) {
-  checks += 1;
-  if (!condition) throw new Mismatch(what);
-}
-function checkEqual(actual, expected, what) {
-  check(isDeepStrictEqual(actual, expected),
-        `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-}
 
 function parseArgs(argv) {
   const dashes = argv.indexOf('--');
@@ -51,21 +38,6 @@ function parseArgs(argv) {
 }
 
 const sha256 = (path) => createHash('sha256').update(readFileSync(path)).digest('hex');
-
-async function loadSdk() {
-  try {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    return { Client, StdioClientTransport };
-  } catch (error) {
-    throw new Mismatch(`cannot load @modelcontextprotocol/sdk (${error.message}): ${FIX}`);
-  }
-}
-
-function textOf(result) {
-  check(Array.isArray(result.content) && result.content[0]?.type === 'text', `text content: ${JSON.stringify(result)}`);
-  return result.content[0].text;
-}
 
 // A successful call; the SDK has already checked structuredContent against the outputSchema.
 async function call(client, name, args) {
@@ -199,7 +171,7 @@ async function main() {
   }
   checkEqual(sha256(options.db), before, `sha256 of ${options.db} after the session`);
   clearTimeout(timer);
-  console.log(`trace_interop: OK (${checks} checks against ${options.server.command}, ${options.db})`);
+  console.log(`trace_interop: OK (${checksMade()} checks against ${options.server.command}, ${options.db})`);
 }
 
 main().catch((error) => {
