@@ -1,116 +1,178 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cost of each kind of CUDA probe: times N calls of a timed call (cudaStreamSynchronize,
+// Cost of each kind of CUDA probe: the time per call of a timed call (cudaStreamSynchronize,
 // entry + return probes, stored), of a hot call (cudaEventRecord: entry-only at
 // --cuda-detail count, entry + return counted in the kernel at latency, stored at full)
 // and of an unprobed one (cudaGetDevice), without the tracer and with it attached to this
-// process at each detail level, interleaved. Needs root; on a machine without a GPU the
-// calls fail fast but the probes still fire.
+// process at each detail level. One benchmark per (call, setting), one iteration per call
+// (--calls of them in one run). Each run first times the same calls untraced, then attaches
+// the tracer: counters untraced_ns and cost_ns (= traced - untraced, per call) come from the
+// same run, so a drift of the machine between benchmarks does not enter the cost. Run with
+// --benchmark_repetitions=R --benchmark_enable_random_interleaving=true for rounds.
+// The traced ones need root and say so (skipped with an error) otherwise; on a machine
+// without a GPU the calls fail fast but the probes still fire.
 //
-//   ingero_probe_cost [--calls N] [--rounds R] [--db PATH]     (prints one JSON document)
+//   ingero_probe_cost [--calls N] [--db PATH] [--benchmark_...]
 #include "tests/tracer/cuda_runtime_decls.h"
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <map>
+#include <optional>
 #include <string>
-#include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "bench/bench_context.h"
 #include "tracer/cuda_probes.h"
 #include "tracer/tracer.h"
 
 using Clock = std::chrono::steady_clock;
+using ingero::tracer::CudaDetail;
 
 namespace {
 
-template <class Fn>
-double ns_per_call(int calls, Fn&& fn) {
-  auto start = Clock::now();
-  for (int i = 0; i < calls; ++i) fn();
-  return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls;
-}
-
-struct Timings {
-  double timed_ns, hot_ns, unprobed_ns;
+struct Options {
+  int64_t calls = 50'000;
+  std::string db = "/tmp/ingero-probe-cost.db";
 };
+Options options;
+std::string runtime;  // the libcudart this process maps
 
-Timings measure(int calls) {
-  int device = 0;
-  return {ns_per_call(calls, [] { cudaStreamSynchronize(nullptr); }),
-          ns_per_call(calls, [] { cudaEventRecord(nullptr, nullptr); }),
-          ns_per_call(calls, [&] { cudaGetDevice(&device); })};
+bool parse(int* argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const bool has_value = i + 1 < *argc;
+    if (!strcmp(argv[i], "--calls") && has_value) {
+      options.calls = atoll(argv[++i]);
+    } else if (!strcmp(argv[i], "--db") && has_value) {
+      options.db = argv[++i];
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return options.calls > 0;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+enum class Call { timed, hot, unprobed };
+
+inline void call_once(Call call) {
+  static int device = 0;
+  switch (call) {
+    case Call::timed:
+      cudaStreamSynchronize(nullptr);
+      break;
+    case Call::hot:
+      cudaEventRecord(nullptr, nullptr);
+      break;
+    case Call::unprobed:
+      cudaGetDevice(&device);
+      break;
+  }
+}
+
+double ns_per_call(Call call, int64_t calls) {
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < calls; ++i) call_once(call);
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / static_cast<double>(calls);
+}
+
+void BM_Probe(benchmark::State& state, Call call, std::optional<CudaDetail> detail) {
+  if (runtime.empty()) {
+    state.SkipWithError("no libcudart mapped by this process (INGERO_CUDART at build time names the library)");
+    return;
+  }
+  std::unique_ptr<ingero::tracer::Tracer> tracer;
+  const double untraced_ns = ns_per_call(call, state.max_iterations);
+  if (detail) {
+    if (ingero::Status can = ingero::tracer::check_can_trace(); !can) {
+      state.SkipWithError(("skipped: " + can.error().message).c_str());
+      return;
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(options.db + suffix);
+    ingero::tracer::TraceOptions opts;
+    opts.library_paths = {runtime};
+    opts.cuda_detail = *detail;
+    auto started = ingero::tracer::Tracer::start(opts, options.db, 1);
+    if (!started) {
+      state.SkipWithError(("cannot trace: " + started.error().message).c_str());
+      return;
+    }
+    tracer = std::move(*started);
+    if (ingero::Status enrolled = tracer->enroll(getpid()); !enrolled) {
+      state.SkipWithError(("cannot enroll this process: " + enrolled.error().message).c_str());
+      return;
+    }
+  }
+  // Timed from the first call to the last, without the benchmark loop's start and stop.
+  Clock::time_point first, last;
+  const int64_t calls = state.max_iterations;
+  int64_t n = 0;
+  for (auto _ : state) {
+    if (n == 0) first = Clock::now();
+    call_once(call);
+    if (++n == calls) last = Clock::now();
+  }
+  const double measured_ns = std::chrono::duration<double, std::nano>(last - first).count() / static_cast<double>(n);
+  uint64_t counted = 0, lost = 0;
+  if (tracer) {
+    auto totals = tracer->stop();
+    if (!totals) {
+      state.SkipWithError(("the tracer failed: " + totals.error().message).c_str());
+      return;
+    }
+    for (const auto& [key, stats] : totals->call_stats) counted += stats.calls;
+    lost = totals->events_lost();
+  }
+  state.SetItemsProcessed(state.iterations());  // items_per_second: calls per second
+  state.counters["untraced_ns"] = untraced_ns;
+  state.counters["cost_ns"] = measured_ns - untraced_ns;
+  if (detail) {
+    state.counters["calls_counted_in_kernel"] = static_cast<double>(counted);
+    state.counters["events_lost"] = static_cast<double>(lost);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int calls = 200'000, rounds = 5;
-  std::string db = "/tmp/ingero-probe-cost.db";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
-    if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
-    if (!strcmp(argv[i], "--db")) db = argv[i + 1];
+  benchmark::Initialize(&argc, argv);
+  if (!parse(&argc, argv)) {
+    fprintf(stderr, "usage: %s [--calls N] [--db PATH] [--benchmark_...]\n", argv[0]);
+    return 2;
   }
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   int device = 0;
   const cudaError_t init = cudaGetDevice(&device);  // loads and initialises the runtime
-  std::string runtime;
   for (const std::string& path : ingero::tracer::mapped_call_libraries(getpid()))
     if (ingero::tracer::classify_library(path) == ingero::tracer::CallLibrary::cuda_runtime) runtime = path;
-  if (runtime.empty()) {
-    fprintf(stderr, "no libcudart mapped by this process\n");
-    return 1;
-  }
-  measure(calls / 10);  // warm-up
-  using ingero::tracer::CudaDetail;
-  const std::vector<CudaDetail> details = {CudaDetail::count, CudaDetail::latency, CudaDetail::full};
-  std::map<std::string, std::vector<Timings>> by_setting;
-  for (int round = 0; round < rounds; ++round) {
-    by_setting["untraced"].push_back(measure(calls));
-    for (CudaDetail detail : details) {
-      std::filesystem::remove(db);
-      ingero::tracer::TraceOptions opts;
-      opts.library_paths = {runtime};
-      opts.cuda_detail = detail;
-      auto tracer = ingero::tracer::Tracer::start(opts, db, 1);
-      if (!tracer || !(*tracer)->enroll(getpid())) {
-        fprintf(stderr, "cannot trace: %s\n", tracer ? "enroll failed" : tracer.error().message.c_str());
-        return 1;
-      }
-      by_setting[std::string(ingero::tracer::cuda_detail_name(detail))].push_back(measure(calls));
-      if (!(*tracer)->stop()) return 1;
+  for (Call call : {Call::timed, Call::hot, Call::unprobed}) ns_per_call(call, options.calls / 10);  // warm-up
+
+  ingero::bench::add_machine_context();
+  benchmark::AddCustomContext("library", runtime);
+  benchmark::AddCustomContext("cudaGetDevice", std::to_string(init));
+  benchmark::AddCustomContext("calls_per_run", std::to_string(options.calls));
+  const struct {
+    Call call;
+    const char* name;
+  } calls[] = {{Call::timed, "cudaStreamSynchronize(timed)"},
+               {Call::hot, "cudaEventRecord(hot)"},
+               {Call::unprobed, "cudaGetDevice(unprobed)"}};
+  const std::optional<CudaDetail> settings[] = {std::nullopt, CudaDetail::count, CudaDetail::latency,
+                                                CudaDetail::full};
+  for (const auto& c : calls) {
+    for (const auto& detail : settings) {
+      const std::string name = std::string("probe_cost/") + c.name + "/" +
+                               (detail ? std::string(ingero::tracer::cuda_detail_name(*detail)) : "untraced");
+      benchmark::RegisterBenchmark(name.c_str(), BM_Probe, c.call, detail)
+          ->Iterations(options.calls)
+          ->UseRealTime()
+          ->Unit(benchmark::kNanosecond);
     }
   }
-  nlohmann::json out = {{"library", runtime},
-                        {"cudaGetDevice", init},
-                        {"calls_per_measurement", calls},
-                        {"rounds", rounds},
-                        {"unit", "ns per call, median over rounds"}};
-  const auto& base = by_setting["untraced"];
-  auto med = [](const std::vector<Timings>& t, double Timings::*field) {
-    std::vector<double> v;
-    for (const auto& x : t) v.push_back(x.*field);
-    return median(v);
-  };
-  for (const auto& [setting, timings] : by_setting) {
-    out["settings"][setting] = {{"cudaStreamSynchronize (timed call)", med(timings, &Timings::timed_ns)},
-                                {"cudaEventRecord (hot call)", med(timings, &Timings::hot_ns)},
-                                {"cudaGetDevice (unprobed)", med(timings, &Timings::unprobed_ns)}};
-    if (setting != "untraced")
-      out["cost_per_call_ns"][setting] = {
-          {"timed call", med(timings, &Timings::timed_ns) - med(base, &Timings::timed_ns)},
-          {"hot call", med(timings, &Timings::hot_ns) - med(base, &Timings::hot_ns)}};
-  }
-  printf("%s\n", out.dump(2).c_str());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(options.db + suffix);
   return 0;
 }

@@ -123,7 +123,9 @@ Result<std::map<std::string, std::vector<double>>> measure(const Suite& suite, t
       std::fflush(stdout);
       auto dir = PrivateDir::create("ingero-bench-ci");
       if (!dir) return dir.error();
-      RunRequest req = workload_request(e.config, e.setup.python, dir->path(), dir->path());
+      auto request = workload_request(e.config, e.setup.python, dir->path(), dir->path());
+      if (!request) return request.error();
+      RunRequest req = std::move(*request);
       req.record_dir.reset();
       req.label = e.label;
       auto outcome = execute_run(req, db, e.setup.trace, e.setup.machine_json);

@@ -75,7 +75,13 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
       ->capture_default_str();
   app->add_option("--repeat", c.repeat, "Repeat the measured epochs with a fresh loader (median/min/max over all)")
       ->capture_default_str();
-  app->add_flag("--train", c.train, "Forward + backward + SGD step instead of inference under no-grad");
+  app->add_flag("--train,!--no-train", c.train,
+                "Forward + backward + SGD step instead of inference under no-grad (default on with --ranks > 1, so "
+                "gradients are all-reduced)");
+  app->add_option("--ranks", c.ranks,
+                  "torch.distributed ranks on this node (python mode): a DDP job with torchrun's environment, each rank "
+                  "with its own DataLoader and workers (Gloo on the CPU, NCCL on GPUs, one GPU per rank)")
+      ->capture_default_str();
   app->add_option("--cpus", c.cpus, "Pin the workload and its workers to N cores (0: not pinned)")
       ->capture_default_str();
   app->add_option("--seed", c.seed, "Seed of the dataset, model and shuffle order")->capture_default_str();
@@ -95,6 +101,7 @@ void finish_workload_flags(CLI::App* app, WorkloadFlags* f) {
   f->batch_size_given = app->count("--batch-size") > 0;
   normalise_switch(app, "--pin-memory", &f->pin_memory);
   normalise_switch(app, "--persistent-workers", &f->persistent_workers);
+  if (f->base.ranks > 1 && app->count("--train") + app->count("--no-train") == 0) f->base.train = true;
   if (f->modes.empty()) f->modes = {"direct", "loader"};
 }
 
@@ -155,6 +162,11 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
                      ->expected(0, 1);
   sweep->add_option("--baseline", parsed.sweep.baseline,
                     "The configuration to beat, as its label (default: the first configuration)");
+  sweep->add_option("--search", parsed.sweep.search,
+                    "coordinate: every num_workers first, then each other knob around the best (default); grid: "
+                    "every point, with pruning")
+      ->check(CLI::IsMember({"coordinate", "grid"}))
+      ->capture_default_str();
   sweep->add_flag("--exhaustive", parsed.sweep.exhaustive,
                   "Measure every point --max-repeats times, without pruning (the reference for the adaptive search)");
   sweep->add_option("--max-repeats", parsed.sweep.max_repeats, "Most runs of one point")
@@ -222,6 +234,10 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"md", "markdown", "html", "json"}));
   report->add_option("--out", parsed.report.out, "Output file")->required();
 
+  auto* merge = app.add_subcommand("merge", "Merge trace DBs from several nodes into one, to analyse a job as a whole");
+  merge->add_option("--out", parsed.merge.out, "The merged trace DB (must not exist yet)")->required();
+  merge->add_option("inputs", parsed.merge.inputs, "The nodes' trace DBs")->required();
+
   auto* exporter = app.add_subcommand("export", "Export a run as a trace for Perfetto / chrome://tracing");
   exporter->add_option("--db", parsed.export_trace.db, "Trace database")->required();
   exporter->add_option("--run", h.export_run, "Run id")->required();
@@ -280,6 +296,8 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     auto id = parse_id("--run", h.export_run);
     if (!id) return id.error();
     parsed.export_trace.run = *id;
+  } else if (*merge) {
+    parsed.command = Command::merge;
   } else if (*trace) {
     parsed.command = Command::trace;
   } else if (*runs) {

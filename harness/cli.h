@@ -51,6 +51,7 @@ struct SweepFlags {
   std::optional<int64_t> sweep_id;   // --resume ID (default: the last interrupted sweep)
   std::string baseline;              // a point's label; default: the first configuration
   bool exhaustive = false;           // every point, every repeat, no pruning (the benchmark's reference)
+  std::string search = "coordinate"; // coordinate (knob by knob) | grid (every point, with pruning)
   int max_repeats = 3;
   int verify_rounds = 2;
 };
@@ -119,7 +120,14 @@ struct ExportFlags {
   std::string out;
 };
 
-enum class Command { workload, sweep, trace, runs, explain, compare, recommend, ci, mcp, report, export_trace, help };
+struct MergeFlags {
+  std::vector<std::string> inputs;  // trace DBs, one per node
+  std::string out;
+};
+
+enum class Command {
+  workload, sweep, trace, runs, explain, compare, recommend, ci, mcp, report, export_trace, merge, help
+};
 
 struct ParsedCommand {
   Command command = Command::help;
@@ -134,6 +142,7 @@ struct ParsedCommand {
   McpFlags mcp;
   ReportFlags report;
   ExportFlags export_trace;
+  MergeFlags merge;
   std::string help_text;  // --help, --version or the usage when nothing was asked
   int exit_code = 0;      // for help: 0 when asked for, 2 when nothing to do
 };

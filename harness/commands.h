@@ -22,6 +22,8 @@ Result<int> run_trace_command(const TraceCommandFlags& flags);
 
 // ingero-bench runs --db FILE [--report FILE]: every run in the DB as one table.
 Result<int> run_runs_command(const RunsFlags& flags);
+// ingero-bench merge --out FILE DB...: every run and sweep of the inputs in one new DB.
+Result<int> run_merge_command(const MergeFlags& flags);
 
 // ---- shared by the commands that run workloads (main job, sweep, ci) ----
 
@@ -44,9 +46,10 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
 // cuda when --device allows it and LibTorch sees a device; bad input for --device cuda without one.
 Result<bool> resolve_cuda(const std::string& device);
 
-// The run request for one configuration; the record goes into `record_dir` of the run
-// (a private directory) and is kept in flags.out_dir.
-RunRequest workload_request(const workloads::WorkloadConfig& config, const std::string& python,
+// The run request for one configuration; the record goes into `private_dir` of the run
+// and is kept in out_dir. A DDP job (ranks > 1) runs the reference script as a file (written
+// into private_dir), which starts its ranks.
+Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const std::string& python,
                             const std::string& private_dir, const std::string& out_dir);
 
 // One line per run on stderr for what the user must know: losses, problems, storage failures.

@@ -42,6 +42,7 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
     case Command::sweep: return finish(h::run_sweep_command(c.sweep));
     case Command::trace: return finish(h::run_trace_command(c.trace));
     case Command::runs: return finish(h::run_runs_command(c.runs));
+    case Command::merge: return finish(h::run_merge_command(c.merge));
     case Command::ci: return finish(h::run_ci_command(c.ci));
     case Command::mcp: return ingero::mcp::serve_trace_db(c.mcp.db, std::cin, std::cout, std::cerr);
     case Command::report:

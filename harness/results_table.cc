@@ -2,6 +2,7 @@
 #include "harness/results_table.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -44,20 +45,29 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
 
 std::string render_results_table(const std::vector<TableRow>& rows) {
   const bool any_sweep = std::any_of(rows.begin(), rows.end(), [](const TableRow& r) { return !r.sweep.empty(); });
+  std::set<std::string> nodes;
+  for (const auto& r : rows)
+    if (!r.node.empty()) nodes.insert(r.node);
+  const bool several_nodes = nodes.size() > 1;
   std::vector<std::string> header = {"run", "configuration", "epoch s (median)", "min-max s", "samples/s",
                                      "H2D GB/s", "wait p50 ms", "wait p99 ms", "compute p50 ms", "waiting",
                                      "x direct", "status"};
   if (any_sweep) header.push_back("sweep");
+  if (several_nodes) header.push_back("node");
+  auto add_optional = [&](std::vector<std::string>& row, const TableRow& r) {
+    if (any_sweep) row.push_back(r.sweep.empty() ? "-" : r.sweep);
+    if (several_nodes) row.push_back(r.node.empty() ? "-" : r.node);
+  };
   std::vector<std::vector<std::string>> cells;
   const auto direct = direct_time(rows);
   for (const auto& r : rows) {
     const auto& s = r.summary;
     if (!r.failure.empty()) {
-      std::vector<std::string> row(header.size(), "-");
+      std::vector<std::string> row(12, "-");
       row[0] = r.run_id ? std::to_string(r.run_id) : "-";
       row[1] = s.label;
       row[11] = r.failure;
-      if (any_sweep) row[12] = r.sweep.empty() ? "-" : r.sweep;
+      add_optional(row, r);
       cells.push_back(row);
       continue;
     }
@@ -66,7 +76,7 @@ std::string render_results_table(const std::vector<TableRow>& rows) {
                      s.h2d_gbps > 0 ? fmt::format("{:.2f}", s.h2d_gbps) : "-", ms(s.wait.p50_s), ms(s.wait.p99_s),
                      ms(s.compute.p50_s), fmt::format("{:.0f} %", s.wait_fraction * 100),
                      direct ? fmt::format("{:.1f}", s.epoch_median_s / *direct) : "-", s.status});
-    if (any_sweep) cells.back().push_back(r.sweep.empty() ? "-" : r.sweep);
+    add_optional(cells.back(), r);
   }
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) {

@@ -15,6 +15,7 @@ struct TableRow {
   workloads::ResultSummary summary;
   std::string failure;  // why there is no result (worker died, skipped, ...)
   std::string sweep;    // "sweep 3" / "sweep 3 verify" for runs of a sweep
+  std::string node;     // the machine that recorded it (shown when a DB holds several: merge)
 };
 
 // A row from what a run left: its status, error and record (null when it wrote none).

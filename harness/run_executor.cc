@@ -76,30 +76,43 @@ void supervise_attached(const std::vector<Target>& targets, tracer::Tracer* trac
 std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummary& s,
                                                    const tracer::TraceTotals* totals) {
   std::vector<tracer::WorkloadEvent> events;
-  events.reserve(s.batches.size() * 2 + s.workers.size());
-  for (const auto& b : s.batches) {
-    events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, s.pid, s.main_tid, b.index});
-    events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, s.pid, s.main_tid, b.index});
-  }
-  for (const auto& w : s.workers) {
-    uint64_t fork_ns = w.fork_ns;
-    if (fork_ns == 0 && totals)
-      for (const auto& t : totals->threads)
-        if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
-    if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
-    events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id});
+  for (const workloads::MainLoopTimings& loop : s.loops) {
+    for (const auto& b : loop.batches) {
+      events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index});
+      events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index});
+    }
+    for (const auto& w : loop.workers) {
+      uint64_t fork_ns = w.fork_ns;
+      if (fork_ns == 0 && totals)
+        for (const auto& t : totals->threads)
+          if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
+      if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
+      events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id});
+    }
   }
   return events;
 }
 
 // The record the workload child wrote into its private directory; absent when it died first.
-std::optional<nlohmann::json> read_record(const std::optional<std::string>& path) {
-  if (!path) return std::nullopt;
-  auto text = proc::read_file(*path);
+std::optional<nlohmann::json> read_record(const std::string& path) {
+  auto text = proc::read_file(path);
   if (!text) return std::nullopt;
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;
+}
+
+// A DDP job's ranks each wrote PATH.rank<R>: one record for the run, written to PATH so that
+// it is kept like any other. Absent when no rank wrote one.
+std::optional<nlohmann::json> read_result(const RunRequest& request) {
+  if (!request.result_path) return std::nullopt;
+  if (request.ranks <= 1) return read_record(*request.result_path);
+  std::vector<std::optional<nlohmann::json>> ranks;
+  for (int r = 0; r < request.ranks; ++r) ranks.push_back(read_record(fmt::format("{}.rank{}", *request.result_path, r)));
+  if (std::none_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.has_value(); })) return std::nullopt;
+  nlohmann::json merged = workloads::merge_rank_records(ranks);
+  (void)write_file_atomically(*request.result_path, merged.dump());
+  return merged;
 }
 
 // What became of each attached process, from the thread table the tracer handed back.
@@ -253,7 +266,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
 
   // The record survives first in --out, then in the DB; when both fail it stays where the
   // workload wrote it.
-  outcome.result = read_record(request.result_path);
+  outcome.result = read_result(request);
   if (outcome.result && request.record_dir) {
     const std::string path = record_path(*request.record_dir, guard->id(), request.label);
     if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {

@@ -51,6 +51,7 @@ struct RunRequest {
   bool signal_group = false;                 // forward signals to the child's process group
   std::optional<std::string> config_json;    // workload runs
   std::optional<std::string> result_path;    // where a workload child writes its record
+  int ranks = 1;                             // > 1: a DDP job whose ranks write result_path.rank<R>
   std::optional<std::string> record_dir;     // where the record is kept (--out: run-ID-LABEL.json), before the DB
   std::optional<int64_t> sweep_id;
   std::optional<std::string> sweep_point;

@@ -135,37 +135,52 @@ MachineLimits read_machine_limits() {
   return limits;
 }
 
+namespace {
+int64_t saturating_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b; }
+}  // namespace
+
 Status check_resources(const WorkloadConfig& c, const MachineLimits& limits, std::vector<std::string>* warnings) {
   // Every size is checked against overflow first: --samples 1e18 must not wrap around.
+  // Each rank is its own process with its own copy of the dataset and its own workers.
   constexpr int64_t kFloat = 4;
-  const int64_t dataset_bytes =
-      c.samples > INT64_MAX / kFloat / std::max<int64_t>(c.features, 1) ? INT64_MAX : c.samples * c.features * kFloat;
-  if (limits.available_bytes > 0 && dataset_bytes > limits.available_bytes)
-    return Error::bad_input(fmt::format("a {} x {} float32 dataset needs {:.1f} GB of memory; {:.1f} GB are available",
-                                        c.samples, c.features, static_cast<double>(dataset_bytes) / 1e9,
+  const int64_t dataset_bytes = saturating_mul(saturating_mul(c.samples, std::max<int64_t>(c.features, 1)), kFloat);
+  const int64_t datasets_bytes = saturating_mul(dataset_bytes, c.ranks);
+  if (limits.available_bytes > 0 && datasets_bytes > limits.available_bytes)
+    return Error::bad_input(fmt::format("a {} x {} float32 dataset{} needs {:.1f} GB of memory; {:.1f} GB are available",
+                                        c.samples, c.features,
+                                        c.ranks > 1 ? fmt::format(" in each of {} ranks", c.ranks) : "",
+                                        static_cast<double>(datasets_bytes) / 1e9,
                                         static_cast<double>(limits.available_bytes) / 1e9),
-                            "lower --samples or --features");
+                            c.ranks > 1 ? "lower --samples, --features or --ranks" : "lower --samples or --features");
+  const int processes = c.ranks * (c.num_workers + 1) - 1;  // beyond the one launched
+  if (processes > limits.process_headroom)
+    return Error::bad_input(fmt::format("{} is {} more processes than this user may still start ({})", c.label(),
+                                        processes, limits.process_headroom),
+                            "lower --num-workers" + std::string(c.ranks > 1 ? " or --ranks" : "") +
+                                " (the machine has " + std::to_string(limits.usable_cores) + " usable cores)");
+  if (warnings && c.ranks > 1 && processes + 1 > limits.usable_cores)
+    warnings->push_back(fmt::format("{} runs {} ranks x ({} workers + 1) = {} processes on {} usable cores: they "
+                                    "will compete for CPUs (cores // ranks - 1 = {} workers per rank would not)",
+                                    c.label(), c.ranks, c.num_workers, processes + 1, limits.usable_cores,
+                                    std::max(0, limits.usable_cores / c.ranks - 1)));
   if (c.num_workers == 0) return {};
   // A forked worker shares the dataset copy-on-write; it costs its batches in flight in shared
   // memory and a process's own footprint (LibTorch, stacks): 64 MiB is a floor seen here.
   constexpr int64_t kWorkerFootprint = 64ll << 20;
   const int64_t batch_bytes = std::min(c.batch_size, c.samples) * c.features * kFloat;
   const int64_t per_worker = c.effective_prefetch_factor() * batch_bytes + kWorkerFootprint;
-  const int64_t workers_bytes = per_worker > INT64_MAX / c.num_workers ? INT64_MAX : per_worker * c.num_workers;
-  if (c.num_workers > limits.process_headroom)
-    return Error::bad_input(fmt::format("--num-workers {} is more processes than this user may still start ({})",
-                                        c.num_workers, limits.process_headroom),
-                            "lower --num-workers (the machine has " + std::to_string(limits.usable_cores) +
-                                " usable cores)");
-  if (limits.available_bytes > 0 && workers_bytes > limits.available_bytes - std::min(dataset_bytes, limits.available_bytes))
+  const int64_t workers_bytes = saturating_mul(per_worker, static_cast<int64_t>(c.num_workers) * c.ranks);
+  if (limits.available_bytes > 0 &&
+      workers_bytes > limits.available_bytes - std::min(datasets_bytes, limits.available_bytes))
     return Error::bad_input(
-        fmt::format("--num-workers {} needs about {:.1f} GB ({} batches of {:.1f} MB in flight per worker plus 64 MiB "
+        fmt::format("--num-workers {}{} needs about {:.1f} GB ({} batches of {:.1f} MB in flight per worker plus 64 MiB "
                     "per process) beside the dataset, more than the {:.1f} GB available",
-                    c.num_workers, static_cast<double>(workers_bytes) / 1e9, c.effective_prefetch_factor(),
+                    c.num_workers, c.ranks > 1 ? fmt::format(" in each of {} ranks", c.ranks) : "",
+                    static_cast<double>(workers_bytes) / 1e9, c.effective_prefetch_factor(),
                     static_cast<double>(batch_bytes) / 1e6, static_cast<double>(limits.available_bytes) / 1e9),
         fmt::format("lower --num-workers (this machine has {} usable cores), --prefetch-factor or --batch-size",
                     limits.usable_cores));
-  if (warnings && c.num_workers > limits.usable_cores)
+  if (warnings && c.ranks == 1 && c.num_workers > limits.usable_cores)
     warnings->push_back(fmt::format("{} asks for {} workers on {} usable cores: they will compete for CPUs (PyTorch "
                                     "warns likewise; at most {} is suggested)",
                                     c.label(), c.num_workers, limits.usable_cores, limits.usable_cores));

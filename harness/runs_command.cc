@@ -70,6 +70,7 @@ Result<int> run_runs_command(const RunsFlags& flags) {
   for (const auto& r : *runs) {
     TableRow row = table_row(r.run_id, r.label, r.status, r.error, r.result, r.traced);
     if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, r.sweep_phase == "verify" ? " verify" : "");
+    row.node = r.node;
     rows.push_back(std::move(row));
   }
   const std::string table = render_results_table(rows);

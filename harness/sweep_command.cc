@@ -31,8 +31,19 @@ struct Point {
   std::string state = "pending";  // pending | measured | pruned | failed | skipped
   std::string reason;
   PointProgress progress;
-  bool needs_run() const { return state == "pending"; }
+  bool on_path = true;  // the coordinate search has reached it
+  bool needs_run() const { return state == "pending" && on_path; }
 };
+
+// The knobs the coordinate search moves along ("" where one does not apply).
+Knobs knobs_of(const workloads::WorkloadConfig& c) {
+  const bool workers = c.num_workers > 0;
+  return {{"mode", workloads::mode_name(c.mode)},
+          {"num_workers", std::to_string(c.num_workers)},
+          {"prefetch_factor", workers ? std::to_string(c.effective_prefetch_factor()) : ""},
+          {"pin_memory", workloads::mode_uses_workers(c.mode) ? (c.pin_memory ? "on" : "off") : ""},
+          {"persistent_workers", workers ? (c.persistent_workers ? "on" : "off") : ""}};
+}
 
 class Sweep {
  public:
@@ -53,6 +64,8 @@ class Sweep {
   int failures() const { return failures_; }
 
  private:
+  // Runs every point on the path until each is decided.
+  Result<int> measure_path();
   Result<RunOutcome> run(Point& point, const std::string& phase, std::optional<double> deadline);
   void settle(Point& point);
   std::optional<Best> best_except(const std::string& label) const;
@@ -82,6 +95,7 @@ class Sweep {
   int verified_baseline_ = 0;
   int verified_recommended_ = 0;
   bool interrupted_ = false;
+  bool budget_reached_ = false;
 };
 
 std::optional<Best> Sweep::best_except(const std::string& label) const {
@@ -110,7 +124,9 @@ Result<RunOutcome> Sweep::run(Point& point, const std::string& phase, std::optio
   config.epoch_deadline_s = deadline.value_or(0);
   auto dir = PrivateDir::create("ingero-bench-run");
   if (!dir) return dir.error();
-  RunRequest req = workload_request(config, setup_.python, dir->path(), flags_.workload.out_dir);
+  auto request = workload_request(config, setup_.python, dir->path(), flags_.workload.out_dir);
+  if (!request) return request.error();
+  RunRequest req = std::move(*request);
   req.label = point.label;
   req.sweep_id = id_;
   req.sweep_point = point.label;
@@ -143,11 +159,74 @@ void Sweep::settle(Point& point) {
 }
 
 Result<int> Sweep::search() {
+  if (!rules_.coordinate || rules_.exhaustive) return measure_path();
+  std::vector<Knobs> knobs;
+  for (auto& p : points_) {
+    knobs.push_back(knobs_of(p.config));
+    p.on_path = false;
+  }
+  auto best_index = [&]() -> size_t {
+    if (auto b = best_except(""))
+      for (size_t i = 0; i < points_.size(); ++i)
+        if (points_[i].label == b->point) return i;
+    return points_.size();
+  };
+  // Puts points on the path and measures them; false when the search must stop.
+  auto walk = [&](std::vector<size_t> step, const std::string& what) -> Result<bool> {
+    std::string labels;
+    for (size_t i : step) {
+      if (points_[i].on_path) continue;
+      points_[i].on_path = true;
+      labels += (labels.empty() ? "" : ", ") + points_[i].label;
+    }
+    if (labels.empty()) return true;
+    progress_.note(fmt::format("search: {}: {}", what, labels));
+    auto measured = measure_path();
+    if (!measured) return measured.error();
+    return !interrupted_ && !budget_reached_;
+  };
+  std::vector<size_t> first = first_search_stage(knobs);
+  for (size_t i = 0; i < points_.size(); ++i)
+    if (points_[i].label == baseline_) first.push_back(i);  // the advice is measured against it
+  auto started = walk(first, "every mode x num_workers at the first value of the other knobs");
+  if (!started || !*started) return started ? Result<int>(0) : Result<int>(started.error());
+  // Round after round, each knob around the best point so far, until a whole round (every
+  // knob once) leaves the best point where it was.
+  for (int quiet = 0, k = 0; quiet < kCoordinateKnobCount; k = (k + 1) % kCoordinateKnobCount) {
+    const size_t before = best_index();
+    if (before >= points_.size()) break;
+    const std::string knob = kCoordinateKnobs[k];
+    auto stepped = walk(knob_neighbours(knobs, before, knob), knob + " around " + points_[before].label);
+    if (!stepped) return stepped.error();
+    if (!*stepped) return 0;
+    quiet = best_index() == before ? quiet + 1 : 0;
+  }
+  const auto best = best_except("");
+  const Point* best_point = best ? find(best->point) : nullptr;
+  for (auto& p : points_) {
+    if (p.on_path || p.state != "pending") continue;
+    std::string differs;
+    if (best_point)
+      for (const auto& [knob, v] : knobs_of(p.config))
+        if (knobs_of(best_point->config).at(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
+    p.state = "skipped";
+    p.reason = best_point ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
+                                        "no knob changed alone from a best point led to it",
+                                        best_point->label, differs)
+                          : "off the coordinate search's path: no point was measured";
+    if (Status s = store(p); !s) return s.error();
+  }
+  return 0;
+}
+
+Result<int> Sweep::measure_path() {
   for (int pass = 1;; ++pass) {
     std::vector<Point*> todo;
     for (auto& p : points_)
       if (p.needs_run()) todo.push_back(&p);
     if (todo.empty()) return 0;
+    // The baseline first: the advice is measured against it, so a budget stop must not leave it out.
+    std::stable_partition(todo.begin(), todo.end(), [&](const Point* p) { return p->label == baseline_; });
     for (size_t i = 0; i < todo.size(); ++i) {
       Point& point = *todo[i];
       if (!point.needs_run()) continue;  // decided since the pass began
@@ -158,6 +237,7 @@ Result<int> Sweep::search() {
             p.reason = fmt::format("the budget of {} was reached", format_clock(flags_.budget_s));
             if (Status s = store(p); !s) return s.error();
           }
+        budget_reached_ = true;
         progress_.note(fmt::format("budget of {} reached: the remaining points are skipped",
                                    format_clock(flags_.budget_s)));
         return 0;
@@ -242,6 +322,7 @@ SweepRules rules_from(const SweepFlags& flags) {
   rules.max_repeats = flags.max_repeats;
   rules.verify_rounds = flags.verify_rounds;
   rules.exhaustive = flags.exhaustive;
+  rules.coordinate = flags.search == "coordinate";
   return rules;
 }
 
@@ -254,6 +335,7 @@ SweepRules rules_from_json(const nlohmann::json& j) {
   r.max_repeats = j.value("max_repeats", r.max_repeats);
   r.verify_rounds = j.value("verify_rounds", r.verify_rounds);
   r.exhaustive = j.value("exhaustive", r.exhaustive);
+  r.coordinate = j.value("coordinate", false);  // sweeps before the coordinate search ran the grid
   return r;
 }
 

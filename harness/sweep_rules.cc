@@ -14,7 +14,7 @@ using reports::format_seconds;
 nlohmann::json SweepRules::to_json() const {
   return {{"confidence", confidence},     {"tight_width", tight_width}, {"prune_factor", prune_factor},
           {"abort_factor", abort_factor}, {"abort_margin_s", abort_margin_s}, {"max_repeats", max_repeats}, {"verify_rounds", verify_rounds},
-          {"exhaustive", exhaustive},     {"text", describe()}};
+          {"exhaustive", exhaustive},     {"coordinate", coordinate && !exhaustive}, {"text", describe()}};
 }
 
 std::string SweepRules::describe() const {
@@ -22,7 +22,13 @@ std::string SweepRules::describe() const {
     return fmt::format("exhaustive: every point is run {} times, none is dropped or stopped early; then baseline "
                        "and recommendation are re-run, interleaved, {} rounds",
                        max_repeats, verify_rounds);
-  return fmt::format(
+  const std::string search =
+      coordinate ? "the search goes knob by knob: first every mode × num_workers with the other knobs at their first "
+                   "values, then, around the best point so far, prefetch_factor, pin_memory, persistent_workers and "
+                   "num_workers in turn, round after round until a whole round leaves the best point unchanged; "
+                   "points off that path are skipped (and listed). "
+                 : "";
+  return search + fmt::format(
       "a point is run (warm-up, then the measured epochs, in a fresh process) until the interval of its median "
       "epoch time ({:g} % coverage, order statistics) is narrower than {:g} % of the median or lies apart from the "
       "best point's interval, at most {} times; a point whose interval lies wholly above {:g} x the best median is "
@@ -73,6 +79,48 @@ Decision decide(const PointProgress& p, const std::optional<Best>& best, const S
 std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules) {
   if (rules.exhaustive || !best) return std::nullopt;
   return std::max(rules.abort_factor * best->median_s, best->median_s + rules.abort_margin_s);
+}
+
+namespace {
+std::string knob_value(const Knobs& k, const std::string& name) {
+  auto it = k.find(name);
+  return it == k.end() ? std::string() : it->second;
+}
+}  // namespace
+
+std::vector<size_t> first_search_stage(const std::vector<Knobs>& points) {
+  Knobs first;  // each other knob's first value, from the first point that has one
+  for (const Knobs& p : points)
+    for (const char* knob : {"prefetch_factor", "pin_memory", "persistent_workers"})
+      if (!first.count(knob) && !knob_value(p, knob).empty()) first[knob] = knob_value(p, knob);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    bool at_first = true;
+    for (const auto& [knob, v] : first) {
+      const std::string mine = knob_value(points[i], knob);
+      at_first &= mine.empty() || mine == v;
+    }
+    if (at_first) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<size_t> knob_neighbours(const std::vector<Knobs>& points, size_t best, const std::string& knob) {
+  std::vector<size_t> out;
+  if (best >= points.size()) return out;
+  const Knobs& b = points[best];
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (i == best || knob_value(points[i], knob) == knob_value(b, knob)) continue;
+    bool same_elsewhere = true;
+    for (const Knobs* side : {&b, &points[i]})
+      for (const auto& [name, v] : *side) {
+        if (name == knob) continue;
+        const std::string x = knob_value(b, name), y = knob_value(points[i], name);
+        same_elsewhere &= x == y || x.empty() || y.empty();
+      }
+    if (same_elsewhere) out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace ingero::harness

@@ -4,6 +4,8 @@
 // when a run of it is stopped early.
 #pragma once
 
+#include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ struct SweepRules {
   int max_repeats = 3;         // most runs of one point
   int verify_rounds = 2;       // re-runs of baseline and recommendation, each round both, interleaved
   bool exhaustive = false;     // every point max_repeats times; no pruning, no early stop
+  bool coordinate = true;      // search knob by knob (search_stage) rather than every point of the grid
 
   nlohmann::json to_json() const;
   std::string describe() const;  // the rules in words, printed and stored with the sweep
@@ -51,6 +54,19 @@ struct Decision {
   std::string reason;  // with the numbers
 };
 Decision decide(const PointProgress& point, const std::optional<Best>& best, const SweepRules& rules);
+
+// Coordinate search. A point's knobs by name: mode, num_workers, prefetch_factor, pin_memory,
+// persistent_workers ("" where a knob does not apply: prefetch and persistence without workers).
+using Knobs = std::map<std::string, std::string>;
+// The knobs varied one at a time around the best point, in this order, round after round.
+inline const char* const kCoordinateKnobs[] = {"prefetch_factor", "pin_memory", "persistent_workers", "num_workers"};
+inline constexpr int kCoordinateKnobCount = static_cast<int>(std::size(kCoordinateKnobs));
+// The first stage: every mode × num_workers with the other knobs at their first values (the
+// first point that has each). Returns indexes into points.
+std::vector<size_t> first_search_stage(const std::vector<Knobs>& points);
+// The points that differ from points[best] in `knob` alone; a knob that does not apply to one of
+// the two ("") matches any value.
+std::vector<size_t> knob_neighbours(const std::vector<Knobs>& points, size_t best, const std::string& knob);
 
 // The epoch deadline for a run of a point, given the best so far (none: no early stop).
 std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules);

@@ -172,15 +172,22 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
   return setup;
 }
 
-RunRequest workload_request(const workloads::WorkloadConfig& config, const std::string& python,
-                            const std::string& private_dir, const std::string& out_dir) {
+Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const std::string& python,
+                                    const std::string& private_dir, const std::string& out_dir) {
   RunRequest req;
   req.label = config.label();
   req.kind = std::string(contract::kind::kWorkload);
   req.config_json = workloads::to_json(config).dump();
   req.result_path = private_dir + "/result.json";
   req.record_dir = out_dir;
-  if (workloads::mode_runs_in_python(config.mode)) {
+  req.ranks = config.ranks;
+  if (config.ranks > 1) {
+    const std::string script = private_dir + "/ingero_dataloader.py";
+    if (Status s = write_file_atomically(script, workloads::kPythonReferenceScript); !s) return s.error();
+    // Run as a file, the script starts one process per rank with torchrun's environment.
+    req.argv = {python, script, "--config", *req.config_json, "--result", *req.result_path};
+    req.signal_group = true;
+  } else if (workloads::mode_runs_in_python(config.mode)) {
     req.argv = {python, "-c", workloads::kPythonReferenceScript, "--config", *req.config_json, "--result",
                 *req.result_path};
   } else {
@@ -222,8 +229,9 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     std::fflush(stdout);
     auto dir = PrivateDir::create("ingero-bench-run");
     if (!dir) return dir.error();
-    auto outcome = execute_run(workload_request(config, setup->python, dir->path(), flags.out_dir), *db,
-                               setup->trace, setup->machine_json);
+    auto request = workload_request(config, setup->python, dir->path(), flags.out_dir);
+    if (!request) return request.error();
+    auto outcome = execute_run(*request, *db, setup->trace, setup->machine_json);
     if (!outcome) return outcome.error();
     if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
     report_outcome(*outcome, setup->cuda);

@@ -47,6 +47,11 @@ class ThreadDirectory {
     auto it = by_tid_.find(tid);
     return it == by_tid_.end() ? "other" : it->second->role;
   }
+  // torch.distributed rank: a DDP rank's main loop is fed by its own workers only.
+  std::optional<int64_t> rank(int64_t tid) const {
+    auto it = by_tid_.find(tid);
+    return it == by_tid_.end() ? std::nullopt : it->second->rank;
+  }
   std::pair<int64_t, int64_t> alive(int64_t tid, int64_t run_start) const {
     auto it = by_tid_.find(tid);
     if (it == by_tid_.end()) return {INT64_MIN, INT64_MAX};
@@ -350,8 +355,9 @@ class ChainBuilder {
     const std::string self_role = directory_.role(v.tid);
     std::vector<Producer> producers;
     if (op.is_wait) {
+      const std::optional<int64_t> victim_rank = directory_.rank(v.tid);
       for (int64_t tid : producer_tids_) {
-        if (tid == v.tid) continue;
+        if (tid == v.tid || directory_.rank(tid) != victim_rank) continue;
         const ThreadActivity& a = activities_.at(tid);
         if (a.alive_end_ns() <= v.start_ns || a.alive_start_ns() >= v.end_ns) continue;
         auto startup = startups_.find(tid);

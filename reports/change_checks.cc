@@ -74,33 +74,37 @@ std::string measuring_command(const RunRecord& run, const Change& change, const 
   cmd += fmt::format(" --samples {} --features {} --batch-size {}", k.at("samples"), k.at("features"),
                      k.at("batch_size"));
   if (k.at("shuffle") == "off") cmd += " --no-shuffle";
-  if (k.at("train") == "on") cmd += " --train";
+  if (k.at("ranks") != "1" || change.knob == "ranks") cmd += " --ranks " + flag_value(k, "ranks", change);
+  if (k.at("train") == "on" && k.at("ranks") == "1") cmd += " --train";
+  if (k.at("train") == "off" && k.at("ranks") != "1") cmd += " --no-train";  // DDP trains by default
   if (!k.at("cpus").empty() && k.at("cpus") != "0") cmd += " --cpus " + k.at("cpus");
   if (!k.at("device").empty()) cmd += " --device " + k.at("device");
   return cmd + " --db " + db_path;
 }
 
+ChangeCheck check_change(const Change& change, const RunRecord& run, const std::vector<RunRecord>& runs,
+                         const std::string& db_path) {
+  ChangeCheck check{change, std::nullopt, "", median_of(run), std::nullopt, ""};
+  if (!run.config.is_object()) return check;
+  const Knobs wanted = with_change(knobs_of(run.config), change);
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // the latest measurement first
+    if (it->run_id == run.run_id || !it->config.is_object() || knobs_of(it->config) != wanted) continue;
+    if (auto m = median_of(*it)) {
+      check.run_id = it->run_id;
+      check.label = it->label;
+      check.other_median_s = m;
+      break;
+    }
+  }
+  if (!check.run_id) check.command = measuring_command(run, change, db_path);
+  return check;
+}
+
 void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
                    const std::string& db_path) {
   if (!run.config.is_object()) return;
-  const Knobs mine = knobs_of(run.config);
-  for (CausalChain& chain : chains) {
-    for (const Change& change : chain.changes) {
-      ChangeCheck check{change, std::nullopt, "", median_of(run), std::nullopt, ""};
-      const Knobs wanted = with_change(mine, change);
-      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // the latest measurement first
-        if (it->run_id == run.run_id || !it->config.is_object() || knobs_of(it->config) != wanted) continue;
-        if (auto m = median_of(*it)) {
-          check.run_id = it->run_id;
-          check.label = it->label;
-          check.other_median_s = m;
-          break;
-        }
-      }
-      if (!check.run_id) check.command = measuring_command(run, change, db_path);
-      chain.checks.push_back(std::move(check));
-    }
-  }
+  for (CausalChain& chain : chains)
+    for (const Change& change : chain.changes) chain.checks.push_back(check_change(change, run, runs, db_path));
 }
 
 }  // namespace ingero::reports

@@ -12,6 +12,9 @@
 
 namespace ingero::reports {
 
+// One change: the run that measured it, or the command that does.
+ChangeCheck check_change(const Change& change, const RunRecord& run, const std::vector<RunRecord>& runs,
+                         const std::string& db_path);
 void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
                    const std::string& db_path);
 

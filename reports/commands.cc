@@ -59,7 +59,19 @@ Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainO
   if (!analysis) return analysis.error();
   auto runs = trace.runs();
   if (!runs) return runs.error();
-  check_changes(analysis->chains.chains, analysis->context.run, *runs, trace.path());
+  const RunRecord& run = analysis->context.run;
+  check_changes(analysis->chains.chains, run, *runs, trace.path());
+  if (auto& ranks = analysis->ranks) {
+    for (RankRow& row : ranks->ranks)
+      if (row.top_chain) {
+        std::vector<CausalChain> one = {std::move(*row.top_chain)};
+        check_changes(one, run, *runs, trace.path());
+        row.top_chain = std::move(one.front());
+      }
+    if (ranks->suggested_workers)
+      ranks->suggestion_check =
+          check_change(Change{"num_workers", std::to_string(*ranks->suggested_workers)}, run, *runs, trace.path());
+  }
   return make_explain_report(*analysis, options.since_s, options.per_process);
 }
 

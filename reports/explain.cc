@@ -26,6 +26,7 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   report.roles = role_totals(a.context, processes);
   if (per_process) report.processes = std::move(processes);
   report.chains = a.chains;
+  report.ranks = a.ranks;
   report.notes = data_notes(a);
   return report;
 }

@@ -29,6 +29,7 @@ struct ExplainReport {
   std::vector<ProcessRow> roles;      // totals per role
   std::vector<ProcessRow> processes;  // filled with --per-process
   ChainAnalysis chains;
+  std::optional<RankAnalysis> ranks;  // a DDP job
   std::vector<std::string> notes;
 };
 

@@ -175,6 +175,28 @@ json to_json(const CausalChain& c) {
           {"root_cause", c.root_cause}, {"recommendation", c.recommendation}, {"changes", checks}};
 }
 
+json to_json(const RankAnalysis& r) {
+  json ranks = json::array();
+  for (const RankRow& row : r.ranks)
+    ranks.push_back({{"rank", row.rank},
+                     {"pid", row.pid},
+                     {"worker_processes", row.worker_processes},
+                     {"metrics", to_json(row.metrics)},
+                     {"oncpu_ns", row.counters.oncpu_ns},
+                     {"offcpu_ns", row.counters.offcpu_ns},
+                     {"runq_ns", row.counters.runq_ns},
+                     {"involuntary_switches", row.counters.involuntary_switches},
+                     {"waits_for_straggler_ns", row.waits_for_straggler_ns},
+                     {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)}});
+  return {{"ranks", ranks},
+          {"straggler", optional_json(r.straggler)},
+          {"cores", optional_json(r.cores)},
+          {"workers_per_rank", r.workers_per_rank},
+          {"processes", r.processes},
+          {"suggested_workers_per_rank", optional_json(r.suggested_workers)},
+          {"suggestion", r.suggestion_check ? to_json(*r.suggestion_check) : json(nullptr)}};
+}
+
 json to_json(const ExplainReport& r) {
   json calls = json::array();
   for (const auto& row : r.calls) calls.push_back(to_json(row));
@@ -189,7 +211,8 @@ json to_json(const ExplainReport& r) {
   return {{"schema", "ingero-bench/explain"}, {"version", 1}, {"run", to_json(r.run)},
           {"metrics", to_json(r.metrics)}, {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
-          {"chain_thresholds", to_json(r.chains.thresholds)}, {"notes", r.notes}};
+          {"chain_thresholds", to_json(r.chains.thresholds)},
+          {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)}, {"notes", r.notes}};
 }
 
 json to_json(const CompareReport& r) {

@@ -98,6 +98,65 @@ void render_process_rows(const std::vector<ProcessRow>& rows, const std::string&
   fmt::print(out, "(off-CPU and run-queue quantiles are log2 bucket bounds, from the kernel histograms)\n");
 }
 
+void render_check(const ChangeCheck& check, std::ostream& out) {
+  if (check.run_id && check.this_median_s && check.other_median_s) {
+    fmt::print(out, "    measured: {}={} is run {} ({}): {} per epoch vs {} here ({} this run's time)\n",
+               check.change.knob, check.change.value, *check.run_id, check.label,
+               format_seconds(*check.other_median_s), format_seconds(*check.this_median_s),
+               format_ratio(*check.other_median_s / *check.this_median_s));
+  } else if (!check.run_id) {
+    fmt::print(out, "    unmeasured: {}={} — measure it with: {}\n", check.change.knob, check.change.value,
+               check.command);
+  }
+}
+
+void render_ranks(const RankAnalysis& r, std::ostream& out) {
+  heading(out, fmt::format("Ranks (DDP: {} ranks, each with its own DataLoader)", r.ranks.size()));
+  fmt::print(out, "{:<5} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", "rank", "pid", "forks",
+             "epoch median", "waiting", "verdict", "step p50", "step total", "waited for slow");
+  for (const RankRow& row : r.ranks) {
+    const RunMetrics& m = row.metrics;
+    fmt::print(out, "{:<5} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", row.rank, row.pid, row.worker_processes,
+               or_dash(m.epoch_median_s, format_seconds), or_dash(m.wait_fraction, format_percent),
+               input_bound_name(m.verdict), ns_text(m.batch_compute.p50_ns), ns_text(m.batch_compute.total_ns),
+               r.straggler ? ns_text(row.waits_for_straggler_ns) : "—");
+  }
+  if (r.straggler) {
+    const RankRow* slow = nullptr;
+    int64_t others_wait = 0;
+    for (const RankRow& row : r.ranks) {
+      if (row.rank == *r.straggler) slow = &row;
+      others_wait = std::max(others_wait, row.waits_for_straggler_ns);
+    }
+    fmt::print(out,
+               "straggler: rank {} waited {} for its input ({} of its time); the other ranks spent up to {} more in "
+               "their steps than it did, the time they waited for rank {} in the gradient all-reduce (an upper "
+               "bound)\n",
+               slow->rank, ns_text(slow->metrics.batch_wait.total_ns), or_dash(slow->metrics.wait_fraction, format_percent),
+               ns_text(others_wait), slow->rank);
+  } else {
+    fmt::print(out, "no straggler: no rank waited for its input for {:g} % of its time or more\n",
+               kModeratelyInputBoundShare * 100);
+  }
+  for (const RankRow& row : r.ranks) {
+    if (!row.top_chain) continue;
+    fmt::print(out, "rank {} top cause: [{}] {}\n    change: {}\n", row.rank, row.top_chain->severity,
+               row.top_chain->summary, row.top_chain->recommendation);
+    for (const auto& check : row.top_chain->checks) render_check(check, out);
+  }
+  if (r.cores) {
+    const bool over = r.processes > *r.cores;
+    fmt::print(out, "cores: {} ranks × ({} workers + 1) = {} processes on {} cores{}\n", r.ranks.size(),
+               r.workers_per_rank, r.processes, *r.cores,
+               over ? ": more processes than cores, so ranks and workers take CPU time from each other" : "");
+    if (r.suggested_workers) {
+      fmt::print(out, "    cores // ranks − 1 = {} workers per rank (Lightning's rule of thumb; a starting point, "
+                 "not a measurement)\n", *r.suggested_workers);
+      if (r.suggestion_check) render_check(*r.suggestion_check, out);
+    }
+  }
+}
+
 void render_chains(const ChainAnalysis& a, std::ostream& out) {
   heading(out, "Slow intervals and where their time went");
   if (a.victims.empty()) fmt::print(out, "none: no CUDA call in a latency tail and no input-bound waiting\n");
@@ -113,17 +172,7 @@ void render_chains(const ChainAnalysis& a, std::ostream& out) {
     fmt::print(out, "#{} [{}] {}\n", c.rank, c.severity, c.summary);
     for (const auto& line : c.timeline) fmt::print(out, "    {}\n", line);
     fmt::print(out, "    root cause: {}\n    change: {}\n", c.root_cause, c.recommendation);
-    for (const auto& check : c.checks) {
-      if (check.run_id && check.this_median_s && check.other_median_s) {
-        fmt::print(out, "    measured: {}={} is run {} ({}): {} per epoch vs {} here ({} this run's time)\n",
-                   check.change.knob, check.change.value, *check.run_id, check.label,
-                   format_seconds(*check.other_median_s), format_seconds(*check.this_median_s),
-                   format_ratio(*check.other_median_s / *check.this_median_s));
-      } else if (!check.run_id) {
-        fmt::print(out, "    unmeasured: {}={} — measure it with: {}\n", check.change.knob, check.change.value,
-                   check.command);
-      }
-    }
+    for (const auto& check : c.checks) render_check(check, out);
   }
   const auto& t = a.thresholds;
   fmt::print(out,
@@ -164,6 +213,7 @@ void render_text(const ExplainReport& r, std::ostream& out) {
   render_calls(r.calls, out);
   render_process_rows(r.roles, "Per role", out);
   render_process_rows(r.processes, "Per process", out);
+  if (r.ranks) render_ranks(*r.ranks, out);
   render_chains(r.chains, out);
   if (!r.notes.empty()) heading(out, "Notes");
   for (const auto& note : r.notes) fmt::print(out, "- {}\n", note);

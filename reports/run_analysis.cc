@@ -108,6 +108,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
                                                true});
+  a.ranks = analyze_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, waits});
   return a;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reports/causal_chains.h"
+#include "reports/rank_analysis.h"
 #include "reports/run_metrics.h"
 #include "reports/trace_data.h"
 
@@ -20,6 +21,7 @@ struct RunAnalysis {
   RunMetrics metrics;
   std::vector<CallLatencyRow> calls;
   ChainAnalysis chains;
+  std::optional<RankAnalysis> ranks;   // a DDP job: per rank
   std::vector<OpCount> event_counts;    // events per op starting in the window
   std::vector<std::string> file_notes;  // how the file itself was read
   int64_t events_of(const std::string& op) const;

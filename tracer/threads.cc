@@ -61,6 +61,20 @@ void ThreadTable::apply(const ib_event& e) {
   }
 }
 
+// A process's rank: its own (read from the environment it exec'd with), else its nearest
+// ranked ancestor's, since a forked worker inherits that environment.
+std::optional<int> ThreadTable::rank_of(pid_t pid) const {
+  for (int depth = 0; depth < 64; ++depth) {
+    if (auto rank = ranks_.find(pid); rank != ranks_.end()) return rank->second;
+    auto process = threads_.find(pid);
+    if (process == threads_.end() || !process->second.ppid || *process->second.ppid == pid) return std::nullopt;
+    pid = *process->second.ppid;
+  }
+  return std::nullopt;
+}
+
+bool ThreadTable::execed_with_rank(pid_t pid) const { return ranks_.count(pid) > 0; }
+
 std::vector<ThreadInfo> ThreadTable::rows() const {
   std::vector<ThreadInfo> rows;
   rows.reserve(threads_.size());
@@ -69,9 +83,9 @@ std::vector<ThreadInfo> ThreadTable::rows() const {
     if (t.comm.empty())
       t.comm = proc::read_first_line("/proc/" + std::to_string(t.pid) + "/task/" + std::to_string(tid) + "/comm")
                    .value_or("?");
-    auto rank = ranks_.find(t.pid);
-    if (rank != ranks_.end()) t.rank = rank->second;
-    const bool root = roots_.count(t.pid) > 0 || rank != ranks_.end();
+    t.rank = rank_of(t.pid);
+    // In a DDP job each rank's process runs a main loop; the launcher (torchrun) does not.
+    const bool root = ranks_.empty() ? roots_.count(t.pid) > 0 : execed_with_rank(t.pid);
     t.role = std::string(contract::thread_role(t.comm, tid == t.pid, root));
     rows.push_back(std::move(t));
   }

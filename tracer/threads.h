@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -29,6 +30,9 @@ class ThreadTable {
   std::vector<ThreadInfo> rows() const;
 
  private:
+  std::optional<int> rank_of(pid_t pid) const;
+  bool execed_with_rank(pid_t pid) const;
+
   std::map<pid_t, ThreadInfo> threads_;
   std::set<pid_t> roots_;
   std::map<pid_t, int> ranks_;

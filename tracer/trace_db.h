@@ -95,6 +95,13 @@ class TraceDb {
   // Re-owns an interrupted sweep for --resume: status 'running', this process as its harness.
   Status resume_sweep(int64_t sweep_id);
 
+  // Copies every run and sweep of another trace DB (a connection at this schema version,
+  // e.g. a reader's upgraded copy) into this one under new run and sweep ids, in one
+  // transaction; ops are matched by name, so files of other builds merge correctly. Runs
+  // that name no node get `node`. Timestamps stay as that node recorded them; runs.started_unix
+  // aligns nodes in wall-clock time. Returns how many runs were copied.
+  Result<int64_t> import_from(const sql::Connection& source, const std::string& node);
+
   // The writer's connection, for reading back what it wrote (tests, resume).
   const sql::Connection& connection() const { return db_; }
 

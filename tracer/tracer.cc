@@ -168,6 +168,7 @@ class BpfTracer final : public Tracer {
   Status add_to_filter(pid_t pid);
   Status probe_library(const std::string& path, bool requested);
   void scan_for_cuda_processes();
+  void read_ranks(const std::set<pid_t>& pids);
   static int on_ring_event(void* ctx, void* data, size_t size);
   void consume();
   void detach_all();
@@ -188,9 +189,10 @@ class BpfTracer final : public Tracer {
   std::atomic<bool> consuming_{false};
   std::thread consumer_;
 
-  std::mutex mutex_;  // guards threads_ and problems_ (the consumer thread writes them)
+  std::mutex mutex_;  // guards threads_, problems_ and execed_ (the consumer thread writes them)
   ThreadTable threads_;
   std::vector<std::string> problems_;
+  std::set<pid_t> execed_;  // processes that exec'd since the last poll: their environment is new
 
   std::vector<ProbedLibrary> libraries_;
   std::set<std::pair<dev_t, ino_t>> probed_files_;
@@ -325,19 +327,22 @@ Status BpfTracer::attach(pid_t pid) {
     if (Status s = add_to_filter(child); !s) return s;
     processes.push_back(child);
   }
-  std::lock_guard lock(mutex_);
-  threads_.add_root(pid);
-  enrolled_.insert(processes.begin(), processes.end());
-  for (pid_t process : processes) {
-    auto stat = proc::read_stat(process);
-    const auto uid = proc::process_uid(process);
-    for (pid_t tid : proc::thread_ids(process)) {
-      ThreadInfo& t = threads_.ensure(tid, process);
-      if (tid == process && stat) t.ppid = stat->ppid;
-      t.comm = proc::read_first_line(fmt::format("/proc/{}/task/{}/comm", process, tid)).value_or(t.comm);
-      t.uid = uid;
+  {
+    std::lock_guard lock(mutex_);
+    threads_.add_root(pid);
+    enrolled_.insert(processes.begin(), processes.end());
+    for (pid_t process : processes) {
+      auto stat = proc::read_stat(process);
+      const auto uid = proc::process_uid(process);
+      for (pid_t tid : proc::thread_ids(process)) {
+        ThreadInfo& t = threads_.ensure(tid, process);
+        if (tid == process && stat) t.ppid = stat->ppid;
+        t.comm = proc::read_first_line(fmt::format("/proc/{}/task/{}/comm", process, tid)).value_or(t.comm);
+        t.uid = uid;
+      }
     }
   }
+  read_ranks(std::set<pid_t>(processes.begin(), processes.end()));
   if (!proc::is_alive(pid, target->start_time))
     return Error::bad_input(fmt::format("process {} exited while it was being attached to", pid));
   return {};
@@ -359,8 +364,26 @@ void BpfTracer::scan_for_cuda_processes() {
   }
 }
 
+// torchrun gives each rank its RANK in the environment it execs with; the rank's forked
+// workers inherit it (ThreadTable follows the parents).
+void BpfTracer::read_ranks(const std::set<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    auto rank = proc::environment_value(pid, "RANK");
+    if (!rank || rank->empty() || rank->size() > 6 || rank->find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::lock_guard lock(mutex_);
+    threads_.set_rank(pid, std::stoi(*rank));
+  }
+}
+
 void BpfTracer::poll() {
   if (stopped_ || !skel_) return;
+  std::set<pid_t> execed;
+  {
+    std::lock_guard lock(mutex_);
+    execed.swap(execed_);
+  }
+  read_ranks(execed);
   if (opts_.cuda_processes_only) scan_for_cuda_processes();
   if (!opts_.library_paths.empty()) return;
   std::vector<uint32_t> pids;
@@ -377,6 +400,7 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
   if (event.op >= IB_OP_FORK && event.op <= IB_OP_RENAME) {
     std::lock_guard lock(self->mutex_);
     self->threads_.apply(event);
+    if (event.op == IB_OP_EXEC) self->execed_.insert(static_cast<pid_t>(event.pid));
   }
   self->writer_->push(event);
   return 0;

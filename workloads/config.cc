@@ -56,6 +56,7 @@ std::string WorkloadConfig::label() const {
     if (persistent_workers) out += " persistent";
   }
   if (!shuffle && mode != Mode::kDirect && mode != Mode::kResident) out += " noshuffle";
+  if (ranks > 1) out += fmt::format(" ranks{}", ranks);
   if (train) out += " train";
   if (cpus > 0) out += fmt::format(" cpus{}", cpus);
   return out;
@@ -99,6 +100,19 @@ Status validate(const WorkloadConfig& c) {
   if (c.warmup_epochs < 0) return Error::bad_input("--warmup-epochs must be >= 0");
   if (c.repeat < 1) return Error::bad_input("--repeat must be >= 1");
   if (c.cpus < 0) return Error::bad_input("--cpus must be >= 0 (0: not pinned)");
+  if (c.ranks < 1) return Error::bad_input(fmt::format("--ranks must be >= 1, got {}", c.ranks));
+  if (c.ranks > 1 && c.mode != Mode::kPython)
+    // LibTorch's C++ frontend has no DistributedDataParallel; its c10d process groups are not
+    // part of the packaged headers this builds against.
+    return Error::bad_input(fmt::format("--ranks {} runs the python mode only (torch.distributed DDP); the {} mode "
+                                        "is one process",
+                                        c.ranks, mode_name(c.mode)),
+                            "use --mode python with --ranks, or --ranks 1 for the other modes");
+  if (c.ranks > 1 && c.samples / c.ranks < c.batch_size)
+    return Error::bad_input(fmt::format("--samples ({}) split over {} ranks leaves each rank less than one batch "
+                                        "of {}",
+                                        c.samples, c.ranks, c.batch_size),
+                            "raise --samples or lower --batch-size");
   if (c.epoch_deadline_s < 0) return Error::bad_input("the epoch deadline must be >= 0 (0: none)");
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
@@ -127,6 +141,7 @@ nlohmann::json to_json(const WorkloadConfig& c) {
       {"train", c.train},
       {"cpus", c.cpus},
       {"seed", c.seed},
+      {"ranks", c.ranks},
   };
   if (c.epoch_deadline_s > 0) j["epoch_deadline_s"] = c.epoch_deadline_s;
   return j;
@@ -156,6 +171,7 @@ Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
     c.train = j.at("train").get<bool>();
     c.cpus = j.at("cpus").get<int>();
     c.seed = j.at("seed").get<uint64_t>();
+    c.ranks = j.value("ranks", 1);
     c.epoch_deadline_s = j.value("epoch_deadline_s", 0.0);
     return c;
   } catch (const nlohmann::json::exception& e) {

@@ -53,6 +53,7 @@ struct WorkloadConfig {
   int repeat = 1;
   bool train = false;
   int cpus = 0;  // 0: not pinned
+  int ranks = 1;  // torch.distributed ranks on this node (python mode), each with its own DataLoader
   uint64_t seed = 0;
   double epoch_deadline_s = 0;  // > 0: stop the run when an epoch takes longer (a sweep's early stop)
 

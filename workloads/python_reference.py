@@ -3,12 +3,18 @@
 with the same configuration and result record as the LibTorch workloads (docs/formats.md).
 
 Run by ingero-bench as:  python3 -c <this file> --config JSON --result PATH [--verify PATH]
+With --ranks N (config "ranks" > 1) it is a DDP job: run as a file (python3 <this file> --config JSON
+--result PATH), it starts N rank processes of itself with the environment torchrun gives its workers
+(launch_ranks). Each rank trains on its DistributedSampler shard with its own DataLoader and writes
+PATH.rank<R>; ingero-bench merges those records into one (docs/formats.md).
 """
 import argparse
 import json
 import os
 import signal
+import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -25,10 +31,22 @@ class DeadlineExceeded(Exception):
     """An epoch ran past cfg["epoch_deadline_s"]: a sweep already knows this point is slower."""
 
 
+def name_this_thread(name):
+    """The name PyTorch >= 2.3 gives its workers (pt_data_worker), which the tracer's roles rely
+    on; older PyTorch leaves them named python3."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
 def record_worker_ready(path):
     """worker_init_fn: when this worker became ready for its first batch (its fork time is
     the trace's fork event). One line per worker start, appended (atomic for short writes)."""
     def ready(worker_id):
+        name_this_thread("pt_data_worker")
         line = "%d %d %d\n" % (worker_id, os.getpid(), time.monotonic_ns())
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -73,6 +91,8 @@ def label(cfg):
             out += " persistent"
         if not cfg["shuffle"]:
             out += " noshuffle"
+    if cfg.get("ranks", 1) > 1:
+        out += " ranks%d" % cfg["ranks"]
     if cfg["train"]:
         out += " train"
     if cfg["cpus"]:
@@ -97,6 +117,86 @@ def make_model(cfg):
     torch.manual_seed(cfg["seed"] + 1)
     f, h, c = cfg["features"], cfg["hidden"], cfg["classes"]
     return nn.Sequential(nn.Linear(f, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, c))
+
+
+class Distributed:
+    """This process's place in a torchrun job (RANK, LOCAL_RANK, WORLD_SIZE), or a single process."""
+
+    def __init__(self, cfg):
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.active = cfg.get("ranks", 1) > 1
+        if self.active and self.world != cfg["ranks"]:
+            raise SystemExit("python reference: --ranks %d but WORLD_SIZE is %d (launch with torchrun "
+                             "--nproc_per_node %d)" % (cfg["ranks"], self.world, cfg["ranks"]))
+
+    def init(self, device):
+        if not self.active:
+            return
+        import torch.distributed as dist
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+
+    def device(self, cfg):
+        use_cuda = cfg["device"] != "cpu" and torch.cuda.is_available()
+        if not use_cuda:
+            return torch.device("cpu")
+        if self.active and self.local_rank >= torch.cuda.device_count():
+            raise SystemExit("python reference: rank %d needs GPU %d but %d are visible (one GPU per rank)"
+                             % (self.rank, self.local_rank, torch.cuda.device_count()))
+        return torch.device("cuda", self.local_rank if self.active else torch.cuda.current_device())
+
+    def wrap(self, model, device):
+        if not self.active:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+        return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+    def result_path(self, path):
+        return "%s.rank%d" % (path, self.rank) if self.active else path
+
+    def close(self):
+        if self.active:
+            import torch.distributed as dist
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+
+def launch_ranks(ranks):
+    """torchrun --standalone --nproc_per_node N, as its local agent starts workers: one process
+    per rank with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR/PORT (a free local
+    port) and OMP_NUM_THREADS=1 unless set. (Debian's torch 1.13 torchrun fails under Python 3.11.)
+    When a rank fails the others are stopped; a signal is passed on to every rank."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(ranks),
+               LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK="0")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    argv = [sys.executable, os.path.abspath(__file__)] + sys.argv[1:]
+    procs = [subprocess.Popen(argv, env=dict(env, RANK=str(r), LOCAL_RANK=str(r))) for r in range(ranks)]
+
+    def pass_on(signum, _frame):
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, pass_on)
+    signal.signal(signal.SIGTERM, pass_on)
+    code, stop_at = 0, None
+    while any(p.poll() is None for p in procs):
+        failed = [p.returncode for p in procs if p.returncode not in (None, 0)]
+        if failed and stop_at is None:
+            code = failed[0]
+            pass_on(signal.SIGTERM, None)
+            stop_at = time.monotonic() + 10
+        if stop_at is not None and time.monotonic() > stop_at:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        time.sleep(0.05)
+    return code or next((p.returncode for p in procs if p.returncode), 0)
 
 
 def epoch_batches(cfg, data, verify):
@@ -126,6 +226,8 @@ def main():
     ap.add_argument("--verify", help="write [index, output row] pairs of the last epoch here")
     args = ap.parse_args()
     cfg = json.loads(args.config)
+    if cfg.get("ranks", 1) > 1 and "RANK" not in os.environ:
+        return launch_ranks(cfg["ranks"])
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     if cfg["cpus"]:
@@ -135,27 +237,37 @@ def main():
     if cfg["device"] == "cuda" and not torch.cuda.is_available():
         print("python reference: --device cuda but torch.cuda is not available", file=sys.stderr)
         return 2
-    device = torch.device("cuda" if cfg["device"] != "cpu" and torch.cuda.is_available() else "cpu")
+    ddp = Distributed(cfg)
+    device = ddp.device(cfg)
     cfg["device"] = device.type
+    ddp.init(device)
 
     torch.manual_seed(cfg["seed"])
     data = torch.randn(cfg["samples"], cfg["features"])
-    model = make_model(cfg).to(device)
+    model = ddp.wrap(make_model(cfg).to(device), device)
     model.train(cfg["train"])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01) if cfg["train"] else None
     pin = cfg["pin_memory"] and device.type == "cuda"
     deadline = cfg.get("epoch_deadline_s", 0) or 0
-    workers_path = os.path.join(os.path.dirname(os.path.abspath(args.result)), "workers")
+    workers_path = ddp.result_path(os.path.join(os.path.dirname(os.path.abspath(args.result)), "workers"))
+    sampler = None
     notes = [] if pin or not cfg["pin_memory"] else ["pin_memory has no effect without a CUDA device; ignored"]
 
     def make_loader():
+        nonlocal sampler
+        dataset = IndexedRows(data) if args.verify else data
         kwargs = dict(batch_size=cfg["batch_size"], shuffle=cfg["shuffle"], num_workers=cfg["num_workers"],
                       pin_memory=pin, drop_last=cfg["drop_last"])
+        if ddp.active:
+            from torch.utils.data.distributed import DistributedSampler
+            sampler = DistributedSampler(dataset, num_replicas=ddp.world, rank=ddp.rank, shuffle=cfg["shuffle"],
+                                         seed=cfg["seed"], drop_last=cfg["drop_last"])
+            kwargs.update(shuffle=False, sampler=sampler)
         if cfg["num_workers"] > 0:
             kwargs["prefetch_factor"] = cfg["prefetch_factor"] or 2
             kwargs["persistent_workers"] = cfg["persistent_workers"]
             kwargs["worker_init_fn"] = record_worker_ready(workers_path)
-        loader = DataLoader(IndexedRows(data) if args.verify else data, **kwargs)
+        loader = DataLoader(dataset, **kwargs)
 
         def iterate():
             for item in loader:
@@ -165,6 +277,9 @@ def main():
     result = {"schema": "ingero-bench/result", "version": RESULT_VERSION, "label": label(cfg), "status": "ok",
               "config": {k: v for k, v in cfg.items() if not k.startswith("_")}, "notes": notes,
               "pid": os.getpid(), "main_tid": threading.get_native_id()}
+    if ddp.active:
+        result.update({"rank": ddp.rank, "local_rank": ddp.local_rank, "world_size": ddp.world,
+                       "backend": "nccl" if device.type == "cuda" else "gloo"})
     epoch_seconds, batches, truncated = [], [], False
     samples_per_epoch = h2d_per_epoch = 0
     checksum = 0.0
@@ -181,6 +296,8 @@ def main():
                 h2d = samples = 0
                 checksum = 0.0
                 verify_rows = []
+                if sampler is not None:
+                    sampler.set_epoch(epoch)
                 t0 = time.monotonic_ns()
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0
@@ -247,7 +364,8 @@ def main():
         "torch_version": torch.__version__,
         "workers": read_worker_starts(workers_path),
     })
-    write_atomically(args.result, json.dumps(result))
+    ddp.close()
+    write_atomically(ddp.result_path(args.result), json.dumps(result))
     if args.verify:
         write_atomically(args.verify, json.dumps(verify_rows))
     return code

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace ingero::workloads {
 
 namespace {
@@ -37,7 +39,104 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+MainLoopTimings loop_from_json(const nlohmann::json& j, std::optional<int> rank) {
+  MainLoopTimings loop;
+  loop.rank = rank;
+  loop.pid = j.value("pid", 0);
+  loop.main_tid = j.value("main_tid", 0);
+  for (const auto& w : j.value("workers", nlohmann::json::array()))
+    loop.workers.push_back(WorkerStart{w.at("id").get<int>(), w.at("pid").get<pid_t>(), w.value("fork_ns", uint64_t{0}),
+                                       w.at("ready_ns").get<uint64_t>()});
+  for (const auto& b : j.value("batches", nlohmann::json::array()))
+    loop.batches.push_back(BatchTiming{b.at("epoch").get<int>(), b.at("index").get<int64_t>(),
+                                       b.at("wait_start_ns").get<uint64_t>(), b.at("wait_ns").get<uint64_t>(),
+                                       b.at("compute_ns").get<uint64_t>()});
+  return loop;
+}
+
+int status_severity(const std::string& status) {
+  if (status == "ok") return 0;
+  if (status == "stopped") return 1;
+  if (status == "interrupted") return 2;
+  return 3;
+}
+
+std::vector<double> seconds_of(const nlohmann::json& batches, const char* key) {
+  std::vector<double> out;
+  for (const auto& b : batches) out.push_back(b.value(key, 0.0) / 1e9);
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json merge_rank_records(const std::vector<std::optional<nlohmann::json>>& records) {
+  const nlohmann::json* first = nullptr;
+  for (const auto& r : records)
+    if (r && !first) first = &*r;
+  nlohmann::json merged = first ? *first : nlohmann::json{{"schema", "ingero-bench/result"}, {"version", kResultVersion}};
+  for (const char* key : {"rank", "local_rank"}) merged.erase(key);
+  std::string status = "ok", errors;
+  std::vector<double> epochs, waits, computes;
+  size_t measured_epochs = SIZE_MAX;
+  double samples = 0, h2d = 0, checksum = 0, wait_total = 0, epoch_total = 0;
+  nlohmann::json ranks = nlohmann::json::array(), notes = nlohmann::json::array();
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (!records[r]) {
+      status = "failed";
+      errors += fmt::format("{}rank {} wrote no record (its process ended first)", errors.empty() ? "" : "; ", r);
+      measured_epochs = 0;
+      continue;
+    }
+    const nlohmann::json& rec = *records[r];
+    const std::string rank_status = rec.value("status", "failed");
+    if (status_severity(rank_status) > status_severity(status)) status = rank_status;
+    if (rec.contains("error")) errors += fmt::format("{}rank {}: {}", errors.empty() ? "" : "; ", r, rec["error"].get<std::string>());
+    const auto rank_epochs = rec.value("epoch_seconds", std::vector<double>{});
+    measured_epochs = std::min(measured_epochs, rank_epochs.size());
+    epochs.resize(std::max(epochs.size(), rank_epochs.size()), 0.0);
+    for (size_t e = 0; e < rank_epochs.size(); ++e) epochs[e] = std::max(epochs[e], rank_epochs[e]);
+    samples += rec.value("samples_per_epoch", 0.0);
+    h2d += rec.value("h2d_bytes_per_epoch", 0.0);
+    checksum += rec.value("checksum", 0.0);
+    const nlohmann::json batches = rec.value("batches", nlohmann::json::array());
+    for (double w : seconds_of(batches, "wait_ns")) waits.push_back(w);
+    for (double c : seconds_of(batches, "compute_ns")) computes.push_back(c);
+    wait_total += rec.value("wait", nlohmann::json::object()).value("total_s", 0.0);
+    for (double e : rank_epochs) epoch_total += e;
+    for (const auto& note : rec.value("notes", nlohmann::json::array()))
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+    nlohmann::json entry = {{"rank", rec.value("rank", static_cast<int>(r))}};
+    for (const char* key : {"status", "error", "pid", "main_tid", "epoch_seconds", "epoch_median_s", "samples_per_epoch",
+                            "samples_per_s", "wait", "compute", "wait_fraction", "batches", "batches_truncated",
+                            "workers"})
+      if (rec.contains(key)) entry[key] = rec[key];
+    ranks.push_back(std::move(entry));
+  }
+  epochs.resize(measured_epochs == SIZE_MAX ? 0 : measured_epochs);
+  const double med = median(epochs);
+  const Distribution wait = summarize(waits);
+  merged["status"] = status;
+  if (errors.empty()) merged.erase("error");
+  else merged["error"] = errors;
+  merged["notes"] = notes;
+  merged["epoch_seconds"] = epochs;
+  merged["epoch_median_s"] = med;
+  merged["epoch_min_s"] = epochs.empty() ? 0.0 : *std::min_element(epochs.begin(), epochs.end());
+  merged["epoch_max_s"] = epochs.empty() ? 0.0 : *std::max_element(epochs.begin(), epochs.end());
+  merged["samples_per_epoch"] = static_cast<int64_t>(samples);
+  merged["samples_per_s"] = med > 0 ? samples / med : 0.0;
+  merged["h2d_bytes_per_epoch"] = static_cast<int64_t>(h2d);
+  merged["h2d_gbps"] = med > 0 ? h2d / med / 1e9 : 0.0;
+  merged["wait"] = to_json(wait);
+  merged["compute"] = to_json(summarize(computes));
+  merged["wait_fraction"] = epoch_total > 0 ? wait_total / epoch_total : 0.0;
+  merged["checksum"] = checksum;
+  merged["batches"] = nlohmann::json::array();
+  merged["workers"] = nlohmann::json::array();
+  merged["world_size"] = records.size();
+  merged["ranks"] = ranks;
+  return merged;
+}
 
 Distribution summarize(std::vector<double> seconds) {
   Distribution d;
@@ -117,15 +216,10 @@ Result<ResultSummary> summary_from_json(const nlohmann::json& j) {
     if (j.contains("wait")) s.wait = distribution_from_json(j["wait"]);
     if (j.contains("compute")) s.compute = distribution_from_json(j["compute"]);
     s.wait_fraction = j.value("wait_fraction", 0.0);
-    s.pid = j.value("pid", 0);
-    s.main_tid = j.value("main_tid", 0);
-    for (const auto& w : j.value("workers", nlohmann::json::array()))
-      s.workers.push_back(WorkerStart{w.at("id").get<int>(), w.at("pid").get<pid_t>(), w.value("fork_ns", uint64_t{0}),
-                                      w.at("ready_ns").get<uint64_t>()});
-    for (const auto& b : j.value("batches", nlohmann::json::array())) {
-      s.batches.push_back(BatchTiming{b.at("epoch").get<int>(), b.at("index").get<int64_t>(),
-                                      b.at("wait_start_ns").get<uint64_t>(), b.at("wait_ns").get<uint64_t>(),
-                                      b.at("compute_ns").get<uint64_t>()});
+    if (j.contains("ranks")) {
+      for (const auto& r : j.at("ranks")) s.loops.push_back(loop_from_json(r, r.at("rank").get<int>()));
+    } else {
+      s.loops.push_back(loop_from_json(j, std::nullopt));
     }
     return s;
   } catch (const nlohmann::json::exception& e) {

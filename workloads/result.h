@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,15 @@ struct RunResult {
 
 nlohmann::json to_json(const RunResult& result);
 
+// One training loop's timings: a process's main loop, one per torch.distributed rank.
+struct MainLoopTimings {
+  std::optional<int> rank;  // set in a DDP job
+  pid_t pid = 0;
+  pid_t main_tid = 0;
+  std::vector<BatchTiming> batches;
+  std::vector<WorkerStart> workers;  // its loader workers' start-ups (fork_ns 0: not measured)
+};
+
 // What the harness shows of a record, whoever wrote it (C++ or the Python reference).
 struct ResultSummary {
   std::string label;
@@ -64,11 +74,14 @@ struct ResultSummary {
   double h2d_gbps = 0;
   Distribution wait, compute;
   double wait_fraction = 0;
-  std::vector<BatchTiming> batches;
-  std::vector<WorkerStart> workers;  // loader workers' start-ups (fork_ns 0: not measured)
-  pid_t main_tid = 0;
-  pid_t pid = 0;
+  std::vector<MainLoopTimings> loops;  // one, or one per rank
 };
 Result<ResultSummary> summary_from_json(const nlohmann::json& j);
+
+// One record for a DDP job from its ranks' records (rank r at index r; nullopt where a rank
+// wrote none): an epoch takes as long as its slowest rank (they step together), samples add
+// up, waits and computes are over every rank's batches, and "ranks" keeps each rank's own
+// figures and batch timings. The worst rank status is the job's.
+nlohmann::json merge_rank_records(const std::vector<std::optional<nlohmann::json>>& ranks);
 
 }  // namespace ingero::workloads

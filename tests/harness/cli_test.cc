@@ -109,7 +109,8 @@ std::optional<std::string> command_part(const std::string& words) {
     }
     const bool flag = w.rfind("-", 0) == 0;
     const bool number = w.find_first_not_of("0123456789") == std::string::npos;  // compare's run ids
-    if (!kept.empty() && !flag && !after_flag && !number) break;
+    const bool db_file = w.size() > 3 && w.compare(w.size() - 3, 3, ".db") == 0;  // merge's inputs
+    if (!kept.empty() && !flag && !after_flag && !number && !db_file) break;
     kept.push_back(w);
     after_flag = flag && w.find('=') == std::string::npos;
   }

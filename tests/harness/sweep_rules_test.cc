@@ -89,5 +89,56 @@ TEST(SweepRules, BestPointSkipsItselfAndStoppedPoints) {
   EXPECT_TRUE(rules.to_json().contains("prune_factor"));
 }
 
+// The #154318-style grid in plan order: loader, workers 0/4/8, prefetch 2/12, pin on/off,
+// persistent off/on (w0 has no prefetch or persistence).
+std::vector<Knobs> grid() {
+  std::vector<Knobs> out;
+  for (const std::string pin : {"on", "off"})
+    out.push_back({{"mode", "loader"}, {"num_workers", "0"}, {"prefetch_factor", ""}, {"pin_memory", pin},
+                   {"persistent_workers", ""}});
+  for (const std::string w : {"4", "8"})
+    for (const std::string pf : {"2", "12"})
+      for (const std::string pin : {"on", "off"})
+        for (const std::string persistent : {"off", "on"})
+          out.push_back({{"mode", "loader"}, {"num_workers", w}, {"prefetch_factor", pf}, {"pin_memory", pin},
+                         {"persistent_workers", persistent}});
+  return out;
+}
+
+std::string label(const Knobs& k) {
+  return "w" + k.at("num_workers") + " pf" + k.at("prefetch_factor") + " " + k.at("pin_memory") + " " +
+         k.at("persistent_workers");
+}
+
+TEST(SweepRules, CoordinateSearchVariesWorkersFirstThenOneKnobAtATimeAroundTheBest) {
+  const auto points = grid();  // 2 + 16 points
+  auto labels = [&](const std::vector<size_t>& idx) {
+    std::vector<std::string> out;
+    for (size_t i : idx) out.push_back(label(points[i]));
+    return out;
+  };
+  // First: each worker count with the first prefetch, pin and persistence values.
+  EXPECT_EQ(labels(first_search_stage(points)),
+            (std::vector<std::string>{"w0 pf on ", "w4 pf2 on off", "w8 pf2 on off"}));
+  // w8 pf2 pin won: then each knob alone around it.
+  const size_t w8 = 10;
+  ASSERT_EQ(label(points[w8]), "w8 pf2 on off");
+  EXPECT_EQ(labels(knob_neighbours(points, w8, "prefetch_factor")), (std::vector<std::string>{"w8 pf12 on off"}));
+  EXPECT_EQ(labels(knob_neighbours(points, w8, "pin_memory")), (std::vector<std::string>{"w8 pf2 off off"}));
+  EXPECT_EQ(labels(knob_neighbours(points, w8, "persistent_workers")), (std::vector<std::string>{"w8 pf2 on on"}));
+  // Workers around a persistent point reach w0 too (persistence does not apply there) and w4 persistent:
+  // the interaction a single pass at persistent=off misses.
+  const size_t w8_persistent = 11;
+  ASSERT_EQ(label(points[w8_persistent]), "w8 pf2 on on");
+  EXPECT_EQ(labels(knob_neighbours(points, w8_persistent, "num_workers")),
+            (std::vector<std::string>{"w0 pf on ", "w4 pf2 on on"}));
+  // Around w0 only pin and workers can move: prefetch and persistence do not apply without workers.
+  EXPECT_TRUE(knob_neighbours(points, 0, "prefetch_factor").empty());
+  EXPECT_EQ(labels(knob_neighbours(points, 0, "pin_memory")), (std::vector<std::string>{"w0 pf off "}));
+  SweepRules rules;
+  EXPECT_NE(rules.describe().find("knob by knob"), std::string::npos);
+  EXPECT_EQ(rules.to_json()["coordinate"], true);
+}
+
 }  // namespace
 }  // namespace ingero::harness

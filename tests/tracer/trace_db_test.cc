@@ -2,6 +2,8 @@
 // The trace DB and the writer thread without BPF: schema, version checks, run rows,
 // batched event writes, queue overflow accounting, and the decoding helpers.
 #include <gtest/gtest.h>
+
+#include <map>
 #include <sqlite3.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -221,6 +223,70 @@ TEST(TraceDb, RunsAndSweepsOfADeadHarnessAreMarkedAbandoned) {
   EXPECT_EQ(query_int(h, "SELECT status='running' FROM runs WHERE run_id=" + std::to_string(*mine)), 1);
 }
 
+// One node's DB: a sweep with one finished run holding a batch and a CUDA call.
+void write_node_db(const std::string& path, const std::string& label) {
+  auto db = TraceDb::open(path);
+  ASSERT_TRUE(db.ok());
+  auto sweep = db->begin_sweep({"{}", "{}"});
+  ASSERT_TRUE(sweep.ok());
+  RunStart start = command_run(label);
+  start.sweep_id = *sweep;
+  auto run = db->begin_run(start);
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(db->add_workload_events(*run, {{"batch_wait", 10, 5, 7, 7, 0}}).ok());
+  RunEnd end;
+  end.status = "ok";
+  ASSERT_TRUE(db->finish_run(*run, end).ok());
+  ASSERT_TRUE(db->finish_sweep(*sweep, "done", std::nullopt, std::nullopt).ok());
+  ASSERT_TRUE(db->connection()
+                  .exec("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op) SELECT " + std::to_string(*run) +
+                        ", 20, 3, 7, 7, op FROM ops WHERE name = 'cudaLaunchKernel'")
+                  .ok());
+  ASSERT_TRUE(db->connection().exec("UPDATE runs SET node = NULL").ok());  // as an older file would have it
+}
+
+// merge: two nodes' runs in one file under new ids, each with its node; ops are matched by
+// name, so a file whose op codes differ still means the same calls.
+TEST(TraceDb, ImportCopiesRunsUnderNewIdsWithTheirNodeAndOpsByName) {
+  TempDir dir;
+  write_node_db(dir.file("node-a.db"), "on a");
+  write_node_db(dir.file("node-b.db"), "on b");
+  {  // node b was written by a build whose op codes are shifted by 1000
+    auto b = sql::open(dir.file("node-b.db"), sql::Mode::read_write, 1000);
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(b->exec("UPDATE ops SET op = op + 1000; UPDATE events SET op = op + 1000").ok());
+  }
+  auto merged = TraceDb::open(dir.file("merged.db"));
+  ASSERT_TRUE(merged.ok());
+  for (const char* node : {"node-a", "node-b"}) {
+    auto source = reader(dir.file(std::string(node) + ".db"));
+    auto runs = merged->import_from(source, node);
+    ASSERT_TRUE(runs.ok()) << runs.error().message;
+    EXPECT_EQ(*runs, 1);
+  }
+  sqlite3* h = merged->connection().get();
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM runs"), 2);
+  EXPECT_EQ(query_int(h, "SELECT count(DISTINCT run_id) FROM runs"), 2);
+  EXPECT_EQ(query_int(h, "SELECT run_id FROM runs WHERE label = 'on b' AND node = 'node-b'"), 2);
+  EXPECT_EQ(query_int(h, "SELECT sweep_id FROM runs WHERE label = 'on b'"), 2);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweeps"), 2);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM events e JOIN ops o USING(op) WHERE e.run_id = 2 AND "
+                         "o.name IN ('batch_wait', 'cudaLaunchKernel')"),
+            2);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM events WHERE op NOT IN (SELECT op FROM ops)"), 0);
+
+  // A file that records an op this build does not know is bad input, and nothing is copied.
+  {
+    auto b = sql::open(dir.file("node-b.db"), sql::Mode::read_write, 1000);
+    ASSERT_TRUE(b->exec("INSERT INTO ops VALUES (5000, 'cudaFutureCall', 'cuda_runtime')").ok());
+  }
+  auto newer = merged->import_from(reader(dir.file("node-b.db")), "node-b");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.error().exit_code, kExitBadInput);
+  EXPECT_NE(newer.error().message.find("cudaFutureCall"), std::string::npos);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM runs"), 2);
+}
+
 TEST(EventWriter, WritesBatchesWithNullsForAbsentFields) {
   TempDir dir;
   std::string path = dir.file("w.db");
@@ -324,6 +390,42 @@ TEST(Decoding, ThreadRolesExitCodesAndMaps) {
     EXPECT_EQ(t.start_ns, 5u);
   }
   EXPECT_TRUE(found);
+}
+
+// torchrun (the launched root) forks a rank that execs with RANK=1 in its environment; the
+// rank forks a DataLoader worker. The rank's main thread is a main loop of rank 1, the worker
+// inherits rank 1, and the launcher, which runs no loop, is 'other'.
+TEST(Decoding, RanksComeFromTheExecAndPassToForkedWorkers) {
+  ThreadTable table;
+  table.add_root(100);
+  table.ensure(100, 100).comm = "python3";
+  auto fork = [&](uint32_t parent, uint32_t child, const char* comm) {
+    ib_event e{};
+    e.op = IB_OP_FORK;
+    e.pid = e.tid = parent;
+    e.arg = child;
+    strcpy(e.comm, comm);
+    table.apply(e);
+  };
+  fork(100, 200, "python3");
+  table.set_rank(200, 1);
+  fork(200, 300, "pt_data_worker");
+  fork(100, 400, "python3");  // a helper of the launcher: no rank
+  std::map<pid_t, ThreadInfo> by_tid;
+  for (const ThreadInfo& t : table.rows()) by_tid[t.tid] = t;
+  EXPECT_EQ(by_tid[100].role, "other");
+  EXPECT_FALSE(by_tid[100].rank.has_value());
+  EXPECT_EQ(by_tid[200].role, "main");
+  EXPECT_EQ(by_tid[200].rank, 1);
+  EXPECT_EQ(by_tid[300].role, "worker");
+  EXPECT_EQ(by_tid[300].rank, 1);
+  EXPECT_FALSE(by_tid[400].rank.has_value());
+  EXPECT_EQ(by_tid[400].role, "other");
+
+  ThreadTable single;  // without ranks the launched process is the main loop
+  single.add_root(100);
+  single.ensure(100, 100).comm = "python3";
+  EXPECT_EQ(single.rows().at(0).role, "main");
 }
 
 // The cookie each planned probe carries decodes to its spec in the kernel, at every level;

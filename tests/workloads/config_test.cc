@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "workloads/config.h"
+#include "workloads/result.h"
 
 namespace ingero::workloads {
 namespace {
@@ -71,6 +72,76 @@ TEST(Config, BatchesPerEpochHonoursDropLast) {
   EXPECT_EQ(c.batches_per_epoch(), 11);
   c.drop_last = true;
   EXPECT_EQ(c.batches_per_epoch(), 10);
+}
+
+TEST(Config, RanksAreForThePythonModeAndEachRankNeedsABatch) {
+  auto c = valid();
+  c.ranks = 0;
+  expect_bad_input(c, "--ranks must be >= 1");
+  c = valid();
+  c.mode = Mode::kLoader;
+  c.ranks = 2;
+  expect_bad_input(c, "python mode only");
+  c = valid();
+  c.mode = Mode::kPython;
+  c.ranks = 20;  // 1000 samples / 20 ranks = 50 < a batch of 100
+  expect_bad_input(c, "split over 20 ranks");
+  c.ranks = 2;
+  c.train = true;
+  EXPECT_TRUE(validate(c).ok());
+  EXPECT_EQ(c.label(), "python w0 ranks2 train");
+  auto back = config_from_json(to_json(c));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->ranks, 2);
+  nlohmann::json older = to_json(c);
+  older.erase("ranks");  // records written before --ranks existed
+  EXPECT_EQ(config_from_json(older)->ranks, 1);
+}
+
+nlohmann::json rank_record(int rank, std::vector<double> epochs, double wait_s, const std::string& status = "ok") {
+  return {{"schema", "ingero-bench/result"}, {"version", kResultVersion}, {"label", "python w1 pf2 ranks2 train"},
+          {"status", status}, {"rank", rank}, {"pid", 1000 + rank}, {"main_tid", 1000 + rank},
+          {"epoch_seconds", epochs}, {"samples_per_epoch", 500}, {"h2d_bytes_per_epoch", 0},
+          {"wait", {{"total_s", wait_s}}}, {"notes", {"same note"}},
+          {"batches", {{{"epoch", 0}, {"index", 0}, {"wait_start_ns", 10}, {"wait_ns", 1000}, {"compute_ns", 2000}}}},
+          {"workers", {{{"id", 0}, {"pid", 2000 + rank}, {"ready_ns", 5}}}}};
+}
+
+TEST(RankRecords, TheJobTakesItsSlowestRankPerEpochAndKeepsEachRank) {
+  const nlohmann::json merged =
+      merge_rank_records({rank_record(0, {1.0, 2.0}, 0.3), rank_record(1, {1.5, 1.0}, 1.5)});
+  EXPECT_EQ(merged["status"], "ok");
+  EXPECT_EQ(merged["epoch_seconds"], nlohmann::json({1.5, 2.0}));
+  EXPECT_DOUBLE_EQ(merged["epoch_median_s"].get<double>(), 1.75);
+  EXPECT_EQ(merged["samples_per_epoch"], 1000);
+  EXPECT_DOUBLE_EQ(merged["wait_fraction"].get<double>(), 1.8 / 5.5);
+  EXPECT_EQ(merged["notes"].size(), 1u);
+  EXPECT_EQ(merged["world_size"], 2);
+  ASSERT_EQ(merged["ranks"].size(), 2u);
+  EXPECT_EQ(merged["ranks"][1]["pid"], 1001);
+  EXPECT_TRUE(merged["batches"].empty());
+
+  // Each rank's batches are its own main loop's: the harness stores them on that thread.
+  auto summary = summary_from_json(merged);
+  ASSERT_TRUE(summary.ok()) << summary.error().message;
+  ASSERT_EQ(summary->loops.size(), 2u);
+  EXPECT_EQ(summary->loops[1].rank, 1);
+  EXPECT_EQ(summary->loops[1].main_tid, 1001);
+  EXPECT_EQ(summary->loops[1].batches.size(), 1u);
+  EXPECT_EQ(summary->loops[1].workers.at(0).pid, 2001);
+}
+
+TEST(RankRecords, AMissingOrFailedRankFailsTheJobAndSaysWhich) {
+  const nlohmann::json missing = merge_rank_records({rank_record(0, {1.0}, 0.1), std::nullopt});
+  EXPECT_EQ(missing["status"], "failed");
+  EXPECT_NE(missing["error"].get<std::string>().find("rank 1 wrote no record"), std::string::npos);
+  EXPECT_TRUE(missing["epoch_seconds"].empty());
+
+  nlohmann::json failed = rank_record(1, {}, 0, "failed");
+  failed["error"] = "Connection reset by peer";
+  const nlohmann::json merged = merge_rank_records({rank_record(0, {1.0}, 0.1, "interrupted"), failed});
+  EXPECT_EQ(merged["status"], "failed");
+  EXPECT_NE(merged["error"].get<std::string>().find("rank 1: Connection reset"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// A DDP job's ranks (threads.rank): each rank's own verdict and top cause, found by the same
+// metrics and causal chains as a run's, restricted to that rank's main loop and workers; which
+// rank the others wait for; and the node's cores against ranks × (workers + 1).
+//
+// In DDP every rank's step ends in an all-reduce of the gradients, so a rank whose input
+// pipeline is slow holds every other rank in that all-reduce: the straggler is the rank that
+// waits most for its input; the others' extra step time (batch_compute beyond the straggler's)
+// is what they spent waiting for it there, an upper bound.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/causal_chains.h"
+#include "reports/run_metrics.h"
+#include "reports/trace_data.h"
+
+namespace ingero::reports {
+
+struct RankRow {
+  int64_t rank = 0;
+  int64_t pid = 0;      // the rank's process (its main loop)
+  int worker_processes = 0;  // loader worker processes it started (each epoch's, unless persistent)
+  RunMetrics metrics;   // its own: epochs from its record, waits and steps from its main loop
+  ThreadCounters counters;  // over the rank's processes (main loop, pin thread, workers)
+  std::optional<CausalChain> top_chain;
+  int64_t waits_for_straggler_ns = 0;  // step time beyond the straggler's (0 for the straggler)
+};
+
+struct RankAnalysis {
+  std::vector<RankRow> ranks;           // by rank
+  std::optional<int64_t> straggler;     // the rank the others wait for, when one is input-bound
+  std::optional<int> cores;             // the node's usable cores
+  int workers_per_rank = 0;             // the configuration's num_workers
+  int processes = 0;                    // ranks × (workers + 1)
+  std::optional<int> suggested_workers; // cores // ranks − 1 (Lightning's rule), when it differs
+  std::optional<ChangeCheck> suggestion_check;  // filled by explain from the DB's other runs
+};
+
+struct RankInputs {
+  const RunContext& context;
+  const EventSet& batches;  // batch_wait and batch_compute in the window
+  const EventSet& victims;
+  const EventSet& activity;
+  const TimeWindow& window;
+  const std::vector<CallLatencyRow>& calls;
+  WaitSelection waits = WaitSelection::slow_or_input_bound;
+};
+
+// Empty optional unless the run's threads carry at least two ranks.
+std::optional<RankAnalysis> analyze_ranks(const RankInputs& inputs);
+
+}  // namespace ingero::reports
