@@ -201,19 +201,20 @@ Result<int> Sweep::search() {
     if (!*stepped) return 0;
     quiet = best_index() == before ? quiet + 1 : 0;
   }
-  const auto best = best_except("");
-  const Point* best_point = best ? find(best->point) : nullptr;
-  for (auto& p : points_) {
+  const size_t best = best_index();
+  for (size_t i = 0; i < points_.size(); ++i) {
+    Point& p = points_[i];
     if (p.on_path || p.state != "pending") continue;
     std::string differs;
-    if (best_point)
-      for (const auto& [knob, v] : knobs_of(p.config))
-        if (knobs_of(best_point->config).at(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
+    if (best < points_.size())
+      for (const auto& [knob, v] : knobs[i])
+        if (knobs[best].at(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
     p.state = "skipped";
-    p.reason = best_point ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
-                                        "no knob changed alone from a best point led to it",
-                                        best_point->label, differs)
-                          : "off the coordinate search's path: no point was measured";
+    p.reason = best < points_.size()
+                   ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
+                                 "no knob changed alone from a best point led to it",
+                                 points_[best].label, differs)
+                   : "off the coordinate search's path: no point was measured";
     if (Status s = store(p); !s) return s.error();
   }
   return 0;
