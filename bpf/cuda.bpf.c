@@ -4,7 +4,8 @@
  * names the op, where its size/arg/stream arguments are, and how to record it.
  * Every call is counted, and its latency histogrammed, in the kernel (runqlat's
  * model); a call travels to user space as an event unless it is a hot call (a kernel
- * launch) faster than call_stream_min_ns. */
+ * launch) faster than call_stream_min_ns. Entry and return each touch one entry of
+ * call_stats, which holds the thread's call in progress beside its totals. */
 #include "common.bpf.h"
 
 /* Not every libbpf names the sixth argument register. */
@@ -18,26 +19,12 @@
 
 const volatile __u64 call_stream_min_ns = 1000000;
 
-struct call_start {
-  __u64 ts_ns;
-  __u64 bytes;
-  __s64 arg;
-  __u64 stream;
-  __u16 flags;
-};
-
+/* Per (thread, function): totals and the call in progress (events.h). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __type(key, struct ib_call_key);
-  __type(value, struct call_start);
-} calls_in_flight SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, struct ib_call_key);
-  __type(value, struct ib_call_stats);
+  __type(value, struct ib_call_slot);
 } call_stats SEC(".maps");
 
 struct {
@@ -89,26 +76,29 @@ static __always_inline __u64 nccl_element_bytes(__s64 datatype)
   }
 }
 
-/* The arguments a call was made with, as the cookie describes them. */
-static __always_inline struct call_start read_call(struct pt_regs *ctx, __u64 cookie)
+/* Records the arguments a call was made with, as the cookie describes them, as the
+ * slot's call in progress. */
+static __always_inline void read_call(struct pt_regs *ctx, __u64 cookie, struct ib_call_slot *slot)
 {
-  struct call_start start = {.flags = 0};
   __u64 v;
+  slot->flags = 0;
+  slot->bytes = 0;
+  slot->arg = 0;
+  slot->stream = 0;
   if (read_arg(ctx, IB_COOKIE_BYTES_SRC(cookie), &v)) {
-    start.bytes = v;
-    start.flags |= IB_EVENT_HAS_BYTES;
+    slot->bytes = v;
+    slot->flags |= IB_EVENT_HAS_BYTES;
   }
   if (read_arg(ctx, IB_COOKIE_ARG_SRC(cookie), &v)) {
-    start.arg = v;
-    start.flags |= IB_EVENT_HAS_ARG;
+    slot->arg = v;
+    slot->flags |= IB_EVENT_HAS_ARG;
   }
   if (read_arg(ctx, IB_COOKIE_STREAM_SRC(cookie), &v)) {
-    start.stream = v;
-    start.flags |= IB_EVENT_HAS_STREAM;
+    slot->stream = v;
+    slot->flags |= IB_EVENT_HAS_STREAM;
   }
-  if ((IB_COOKIE_FLAGS(cookie) & IB_CALL_NCCL_ELEMENTS) && (start.flags & IB_EVENT_HAS_BYTES))
-    start.bytes *= nccl_element_bytes(start.arg);
-  return start;
+  if ((IB_COOKIE_FLAGS(cookie) & IB_CALL_NCCL_ELEMENTS) && (slot->flags & IB_EVENT_HAS_BYTES))
+    slot->bytes *= nccl_element_bytes(slot->arg);
 }
 
 /* Only the calling thread updates its own call_stats entries: no atomics needed. */
@@ -121,18 +111,17 @@ int cuda_call_entry(struct pt_regs *ctx)
     return 0;
   __u64 cookie = bpf_get_attach_cookie(ctx);
   struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
-  struct call_start start = read_call(ctx, cookie);
-  struct ib_call_stats zero = {.pid = pid};
-  struct ib_call_stats *stats = lookup_or_init(&call_stats, &key, &zero, IB_LOSS_CALL_STATS);
-  if (stats) {
-    stats->calls += 1;
-    stats->bytes += start.bytes;
-  }
-  if (IB_COOKIE_FLAGS(cookie) & IB_CALL_ENTRY_ONLY)
+  static const struct ib_call_slot zero;
+  struct ib_call_slot *slot = lookup_or_init(&call_stats, &key, &zero, IB_LOSS_CALL_STATS);
+  if (!slot)
     return 0;
-  start.ts_ns = bpf_ktime_get_ns();
-  if (bpf_map_update_elem(&calls_in_flight, &key, &start, BPF_ANY))
-    count_loss(IB_LOSS_CUDA_INFLIGHT);
+  if (slot->stats.pid == 0)
+    slot->stats.pid = pid;
+  read_call(ctx, cookie, slot);
+  slot->stats.calls += 1;
+  slot->stats.bytes += slot->bytes;
+  /* An entry-only call is never timed; a call without a return probe leaves start_ns 0. */
+  slot->start_ns = (IB_COOKIE_FLAGS(cookie) & IB_CALL_ENTRY_ONLY) ? 0 : bpf_ktime_get_ns();
   return 0;
 }
 
@@ -148,22 +137,22 @@ static __always_inline void add_to_histogram(__u32 pid, __u32 op, __u64 dur)
     __sync_fetch_and_add(&h->slots[slot], 1);
 }
 
-static __always_inline bool stream_call(const struct ib_call_key *key, __u32 pid, const struct call_start *start,
-                                        __u64 dur, __s64 ret)
+static __always_inline bool stream_call(const struct ib_call_key *key, const struct ib_call_slot *slot, __u64 dur,
+                                        __s64 ret)
 {
   struct ib_event *e = reserve_event(&cuda_ring, IB_RING_CUDA);
   if (!e)
     return false;
-  e->ts_ns = start->ts_ns;
+  e->ts_ns = slot->start_ns;
   e->dur_ns = dur;
-  e->pid = pid;
+  e->pid = slot->stats.pid;
   e->tid = key->tid;
   e->op = key->op;
   e->ret = ret;
-  e->bytes = start->bytes;
-  e->arg = start->arg;
-  e->stream = start->stream;
-  e->flags = start->flags | IB_EVENT_HAS_RET;
+  e->bytes = slot->bytes;
+  e->arg = slot->arg;
+  e->stream = slot->stream;
+  e->flags = slot->flags | IB_EVENT_HAS_RET;
   submit_event(&cuda_ring, e);
   return true;
 }
@@ -173,25 +162,21 @@ int cuda_call_return(struct pt_regs *ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   __u64 id = bpf_get_current_pid_tgid();
-  __u32 pid = id >> 32;
   __u64 cookie = bpf_get_attach_cookie(ctx);
   struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
-  struct call_start *start = bpf_map_lookup_elem(&calls_in_flight, &key);
-  if (!start)
+  struct ib_call_slot *slot = bpf_map_lookup_elem(&call_stats, &key);
+  if (!slot || slot->start_ns == 0)
     return 0;
-  __u64 dur = now - start->ts_ns;
+  __u64 dur = now - slot->start_ns;
   __s64 ret = (__s32)PT_REGS_RC(ctx);
-  add_to_histogram(pid, key.op, dur);
-  struct ib_call_stats *stats = bpf_map_lookup_elem(&call_stats, &key);
+  add_to_histogram(slot->stats.pid, key.op, dur);
   bool hot = IB_COOKIE_FLAGS(cookie) & IB_CALL_HOT;
-  bool streamed = (!hot || dur >= call_stream_min_ns) && stream_call(&key, pid, start, dur, ret);
-  if (stats) {
-    stats->returns += 1;
-    stats->errors += ret != 0;
-    stats->total_ns += dur;
-    stat_max(&stats->max_ns, dur);
-    stats->streamed += streamed;
-  }
-  bpf_map_delete_elem(&calls_in_flight, &key);
+  bool streamed = (!hot || dur >= call_stream_min_ns) && stream_call(&key, slot, dur, ret);
+  slot->stats.returns += 1;
+  slot->stats.errors += ret != 0;
+  slot->stats.total_ns += dur;
+  stat_max(&slot->stats.max_ns, dur);
+  slot->stats.streamed += streamed;
+  slot->start_ns = 0;
   return 0;
 }

@@ -83,8 +83,7 @@ enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_COUNT };
 
 /* Losses that are not ring reservations: an in-kernel map that was full. */
 enum ib_map_loss {
-  IB_LOSS_CUDA_INFLIGHT = IB_RING_COUNT,
-  IB_LOSS_THREAD_STATS,
+  IB_LOSS_THREAD_STATS = IB_RING_COUNT,
   IB_LOSS_TASK_CLOCKS,
   IB_LOSS_HISTOGRAMS,
   IB_LOSS_CALL_STATS,
@@ -95,7 +94,7 @@ enum ib_map_loss {
 };
 /* Names of the loss sources, in enum order (losses.source in the trace DB). */
 #define IB_LOSS_NAMES                                                                       \
-  { "cuda", "sched", "proc", "cuda_inflight", "thread_stats", "task_clocks", "histograms", \
+  { "cuda", "sched", "proc", "thread_stats", "task_clocks", "histograms", \
     "call_stats", "mem_bursts", "tgid_filter", "io_inflight" }
 
 /* One record on any ring. ts_ns is the start of the call or interval. */
@@ -183,6 +182,18 @@ struct ib_call_stats {
   __u64 max_ns;
   __u64 bytes;
   __u64 streamed;  /* also delivered as individual events */
+};
+/* A thread's totals for one function and the call it is inside now, in one map entry
+ * so that a probed call's entry and return each touch a single entry (a separate
+ * in-flight map cost an insert and a delete per call). User space reads .stats. */
+struct ib_call_slot {
+  struct ib_call_stats stats;
+  __u64 start_ns; /* entry time of the call in progress; 0 when none */
+  __u64 bytes;
+  __s64 arg;
+  __u64 stream;
+  __u32 flags;
+  __u32 pad;
 };
 /* log2 nanosecond latency histograms per (pid, op) (call_histograms table). */
 #define IB_CALL_HIST_SLOTS 40

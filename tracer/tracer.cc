@@ -513,7 +513,8 @@ Result<TraceTotals> BpfTracer::stop() {
   TraceTotals totals;
   totals.thread_stats = read_map<uint32_t, ib_thread_stats>(skel_->maps.thread_stats);
   totals.histograms = read_map<ib_hist_key, ib_hist>(skel_->maps.histograms);
-  totals.call_stats = read_map<ib_call_key, ib_call_stats>(skel_->maps.call_stats);
+  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(skel_->maps.call_stats))
+    totals.call_stats.emplace_back(key, slot.stats);
   totals.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(skel_->maps.call_hists);
   totals.losses = collect_losses();
   totals.settings = settings();
