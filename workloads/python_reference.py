@@ -154,6 +154,16 @@ class Distributed:
         from torch.nn.parallel import DistributedDataParallel
         return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
+    def any_rank(self, flag, device):
+        """Whether flag holds on any rank, decided by all ranks at the same step: a rank that stopped
+        alone would leave the others failing in their next all-reduce."""
+        if not self.active:
+            return flag
+        import torch.distributed as dist
+        votes = torch.tensor([1 if flag else 0], device=device)
+        dist.all_reduce(votes, op=dist.ReduceOp.MAX)
+        return bool(votes.item())
+
     def result_path(self, path):
         return "%s.rank%d" % (path, self.rank) if self.active else path
 
@@ -302,9 +312,12 @@ def main():
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0
                 while True:
-                    if deadline and (time.monotonic_ns() - t0) / 1e9 > deadline * (1 if measured else 2):
-                        raise DeadlineExceeded("an epoch ran past the deadline of %.3g s (stopped after %.3g s)"
-                                               % (deadline, (time.monotonic_ns() - t0) / 1e9))
+                    if deadline:
+                        elapsed = (time.monotonic_ns() - t0) / 1e9
+                        late = elapsed > deadline * (1 if measured else 2)
+                        if ddp.any_rank(late, device):
+                            raise DeadlineExceeded("an epoch ran past the deadline of %.3g s (%s after %.3g s)" % (
+                                deadline, "stopped" if late else "another rank was late; stopped", elapsed))
                     w0 = time.monotonic_ns()
                     try:
                         x, idx = next(it)
