@@ -189,6 +189,40 @@ void add_reasons(RecommendReport& r) {
       if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c.label, flag));
 }
 
+// Points not measured to the end, one line each, except that points skipped for the same
+// reason (the text before its first ':') are one line once there are more than a few: a
+// coordinate search skips hundreds. The JSON contract still lists every point.
+std::vector<std::string> not_measured_lines(const std::vector<ConfigResult>& configs) {
+  constexpr size_t kListedAlone = 3;
+  std::vector<std::pair<std::string, std::vector<const ConfigResult*>>> skipped;  // first-seen order
+  for (const auto& c : configs) {
+    if (c.measured() || c.state != "skipped") continue;
+    const std::string why = c.reason.substr(0, c.reason.find(':'));
+    auto group = std::find_if(skipped.begin(), skipped.end(), [&](const auto& g) { return g.first == why; });
+    if (group == skipped.end()) group = skipped.insert(skipped.end(), {why, {}});
+    group->second.push_back(&c);
+  }
+  std::vector<std::string> lines;
+  auto line_of = [](const ConfigResult& c) {
+    return fmt::format("{}: {}{}", c.label, c.state, c.reason.empty() ? "" : " — " + c.reason);
+  };
+  for (const auto& c : configs)
+    if (!c.measured() && c.state != "skipped") lines.push_back(line_of(c));
+  for (const auto& [why, points] : skipped) {
+    if (points.size() <= kListedAlone) {
+      for (const ConfigResult* c : points) lines.push_back(line_of(*c));
+      continue;
+    }
+    std::map<std::string, int> per_mode;
+    for (const ConfigResult* c : points) ++per_mode[c->config.mode.empty() ? "other" : c->config.mode];
+    std::string modes;
+    for (const auto& [mode, n] : per_mode) modes += fmt::format("{}{} {}", modes.empty() ? "" : ", ", mode, n);
+    lines.push_back(fmt::format("{} points skipped — {} ({}); e.g. {}. `recommend --json` lists each with its reason",
+                                points.size(), why.empty() ? "no reason given" : why, modes, line_of(*points.front())));
+  }
+  return lines;
+}
+
 std::string headline(const RecommendReport& r) {
   const ConfigResult& rec = r.configs[r.recommended];
   const ConfigResult& base = r.configs[r.baseline];
@@ -273,9 +307,7 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
     r.speedup_high = r.verification->speedup.interval.high;
   }
   r.not_a_loader_setting = !contract::find_mode(rec.config.mode) || !contract::find_mode(rec.config.mode)->is_dataloader;
-  for (const auto& c : r.configs)
-    if (!c.measured())
-      r.skipped.push_back(fmt::format("{}: {}{}", c.label, c.state, c.reason.empty() ? "" : " — " + c.reason));
+  r.skipped = not_measured_lines(r.configs);
   r.noise_rule = fmt::format(
       "a configuration's epoch time is the median of its measured epochs, with the order-statistic interval that "
       "covers the median at >= {:g} % (min..max, with its lower coverage, below 5 epochs); configurations whose "

@@ -62,7 +62,7 @@ struct RecommendReport {
   std::string headline;
   std::vector<std::string> reasons;
   std::vector<std::string> evidence;  // the baseline's causal chains
-  std::vector<std::string> skipped;   // points not measured, and why
+  std::vector<std::string> skipped;   // points not measured, and why (many skipped alike: one line)
   std::string noise_rule;
 };
 

@@ -7,6 +7,7 @@
 
 #include "reports/commands.h"
 #include "reports/recommend.h"
+#include "reports/report_json.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -202,6 +203,32 @@ TEST(Recommend, VerificationRunsGiveTheStatedSpeedup) {
   EXPECT_NE(report->skipped[0].find("loader w8: pruned"), std::string::npos) << report->skipped[0];
   EXPECT_NE(report->skipped[1].find("loader w16: skipped"), std::string::npos) << report->skipped[1];
   EXPECT_NE(report->headline.find("Verified"), std::string::npos) << report->headline;
+}
+
+// A coordinate search skips most of a large grid: the text says so in one line per reason,
+// the JSON still lists every point.
+TEST(Recommend, ManyPointsSkippedForOneReasonAreOneLine) {
+  RecommendInputs in;
+  in.sweep_id = 1;
+  in.baseline_point = "loader w0";
+  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", ""},
+               {"loader w2", nlohmann::json::parse(loader_config(2)), "pruned", "clearly slower"},
+               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "the budget of 1m00s was reached"}};
+  for (int w : {3, 5, 6, 7, 9})
+    in.points.push_back({"loader w" + std::to_string(w), nlohmann::json::parse(loader_config(w)), "skipped",
+                         "off the coordinate search's path: it differs from the best point in num_workers"});
+  in.runs = {sweep_run(1, "loader w0", loader_config(0), {3.0, 3.1, 2.9})};
+  auto report = recommend_configuration(in);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->skipped.size(), 3u);
+  EXPECT_EQ(report->skipped[0], "loader w2: pruned — clearly slower");
+  EXPECT_EQ(report->skipped[1], "loader w16: skipped — the budget of 1m00s was reached");
+  EXPECT_EQ(report->skipped[2].rfind("5 points skipped — off the coordinate search's path (loader 5); e.g. loader w3: "
+                                     "skipped — off the coordinate search's path: it differs",
+                                     0),
+            0u)
+      << report->skipped[2];
+  EXPECT_EQ(to_json(*report)["skipped"].size(), 7u);
 }
 
 TEST(Recommend, UnverifiedAdviceSaysSoAndHowToVerify) {
