@@ -137,6 +137,10 @@ std::string mode_reason(const ConfigResult& c) {
     return "The dataset fits in device memory (the resident run completed): copy it to the GPU once and index it "
            "there; nothing crosses PCIe per batch.";
   if (c.config.mode == "direct") return "Slice the in-memory tensor directly (sequential batches, no shuffle).";
+  if (c.config.mode == "loader")
+    return "The C++ loader has the DataLoader's design (worker processes fetch samples one by one and collate them, "
+           "batches cross shared memory) without Python's per-sample cost: it bounds what the same knobs can reach "
+           "once the per-sample work is cheap (move it to C++, or fetch whole batches).";
   if (c.config.mode == "loader-batched")
     return "Fetch whole batches: sampler=BatchSampler(RandomSampler(X), B, drop_last), batch_size=None (or "
            "__getitems__): one gather per batch instead of B per-sample calls and a collate.";
@@ -184,9 +188,21 @@ void add_reasons(RecommendReport& r) {
       r.reasons.push_back(fmt::format("{} was faster ({} per epoch) but reads batches in order; it does not replace a "
                                       "shuffled loader.",
                                       c.label, format_seconds(c.median_s)));
-  for (const auto& c : r.configs)
-    for (const auto& flag : c.flags)
-      if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c.label, flag));
+  if (rec.config.mode != base.config.mode) {
+    const ConfigResult* same_mode = nullptr;  // configs are fastest first
+    for (const auto& c : r.configs)
+      if (c.measured() && c.config.mode == base.config.mode && !same_mode) same_mode = &c;
+    if (same_mode != nullptr && same_mode != &base)
+      r.reasons.push_back(fmt::format(
+          "Keeping the baseline's mode ({}), the fastest point measured was {}: {} per epoch, {} faster than the "
+          "baseline's {} (the search's runs, not re-run against the baseline).",
+          base.config.mode, same_mode->label, interval_text(*same_mode),
+          format_ratio(base.median_s / same_mode->median_s), interval_text(base)));
+  }
+  // Cautions about the two configurations the advice compares; every point's flags are in the table.
+  for (const ConfigResult* c : {&rec, &base})
+    for (const auto& flag : c->flags)
+      if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c->label, flag));
 }
 
 // Points not measured to the end, one line each, except that points skipped for the same

@@ -231,6 +231,27 @@ TEST(Recommend, ManyPointsSkippedForOneReasonAreOneLine) {
   EXPECT_EQ(to_json(*report)["skipped"].size(), 7u);
 }
 
+// Advice to change programs also says what the baseline's own mode reached, so that a user who
+// keeps the DataLoader still gets a measured configuration.
+TEST(Recommend, AnotherModeAlsoGivesTheFastestPointOfTheBaselinesMode) {
+  auto report = recommend_configuration(
+      inputs({measured(1, "python w12 pf12 pin", loader_config(12, 12, true, false, "python"), {0.75, 0.74, 0.76}),
+              measured(2, "python w4 pf12 pin", loader_config(4, 12, true, false, "python"), {0.60, 0.61, 0.59}),
+              measured(3, "loader w8 pf4 pin", loader_config(8, 4, true, false, "loader"), {0.15, 0.14, 0.16})},
+             1));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(recommended(*report).label, "loader w8 pf4 pin");
+  std::string keeping, design;
+  for (const auto& reason : report->reasons) {
+    if (reason.find("Keeping the baseline's mode") != std::string::npos) keeping = reason;
+    if (reason.find("the DataLoader's design") != std::string::npos) design = reason;
+  }
+  EXPECT_NE(keeping.find("(python), the fastest point measured was python w4 pf12 pin: 600 ms"), std::string::npos)
+      << keeping;
+  EXPECT_NE(keeping.find("1.25× faster than the baseline's 750 ms"), std::string::npos) << keeping;
+  EXPECT_FALSE(design.empty());
+}
+
 TEST(Recommend, UnverifiedAdviceSaysSoAndHowToVerify) {
   auto report = recommend_configuration(inputs(loader_sweep()));
   ASSERT_TRUE(report.ok());
