@@ -2,6 +2,7 @@
 #include "reports/rank_analysis.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "common/trace_contract.h"
@@ -46,7 +47,36 @@ RunContext rank_context(const RunContext& job, int64_t rank, const std::set<int6
   return c;
 }
 
+// A rank's NCCL calls: its processes' totals per function, most total time first.
+std::vector<NcclCallRow> nccl_rows(const std::vector<ProcessCallTotals>& calls, const std::set<int64_t>& pids) {
+  std::map<std::string, NcclCallRow> by_op;
+  std::map<std::string, int64_t> returns;
+  for (const ProcessCallTotals& c : calls) {
+    if (!pids.count(c.pid)) continue;
+    NcclCallRow& row = by_op[c.totals.op];
+    row.op = c.totals.op;
+    row.calls += c.totals.calls;
+    row.errors += c.totals.errors;
+    row.bytes += c.totals.bytes;
+    row.total_ns += c.totals.total_ns;
+    row.max_ns = std::max(row.max_ns, c.totals.max_ns);
+    returns[c.totals.op] += c.totals.returns;
+  }
+  std::vector<NcclCallRow> rows;
+  for (auto& [op, row] : by_op) {
+    if (returns[op] > 0) row.mean_ns = row.total_ns / returns[op];
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const NcclCallRow& a, const NcclCallRow& b) { return a.total_ns > b.total_ns; });
+  return rows;
+}
+
 }  // namespace
+
+bool RankAnalysis::any_nccl() const {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankRow& r) { return !r.nccl.empty(); });
+}
 
 std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
   std::map<int64_t, std::set<int64_t>> tids_of, pids_of;
@@ -75,6 +105,7 @@ std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
     ChainAnalysis chains = analyze_causal_chains(
         ChainInputs{context, victims, activity, in.window, row.metrics, in.calls, in.waits, true});
     if (!chains.chains.empty()) row.top_chain = std::move(chains.chains.front());
+    row.nccl = nccl_rows(in.nccl_calls, pids_of[rank]);
     out.ranks.push_back(std::move(row));
   }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A DDP job's ranks (threads.rank): each rank's own verdict and top cause, found by the same
 // metrics and causal chains as a run's, restricted to that rank's main loop and workers; which
-// rank the others wait for; and the node's cores against ranks × (workers + 1).
+// rank the others wait for; its NCCL calls; and the node's cores against ranks × (workers + 1).
 //
 // In DDP every rank's step ends in an all-reduce of the gradients, so a rank whose input
 // pipeline is slow holds every other rank in that all-reduce: the straggler is the rank that
@@ -20,6 +20,17 @@
 
 namespace ingero::reports {
 
+// One NCCL function's calls made by one rank's processes (call_stats: exact counts).
+struct NcclCallRow {
+  std::string op;
+  int64_t calls = 0;     // entered the function
+  int64_t errors = 0;    // returned non-zero
+  int64_t bytes = 0;
+  int64_t total_ns = 0;  // over the calls that returned while probed
+  int64_t max_ns = 0;
+  std::optional<int64_t> mean_ns;  // total_ns / the calls that returned; empty when none was timed
+};
+
 struct RankRow {
   int64_t rank = 0;
   int64_t pid = 0;      // the rank's process (its main loop)
@@ -27,6 +38,7 @@ struct RankRow {
   RunMetrics metrics;   // its own: epochs from its record, waits and steps from its main loop
   ThreadCounters counters;  // over the rank's processes (main loop, pin thread, workers)
   std::optional<CausalChain> top_chain;
+  std::vector<NcclCallRow> nccl;  // most total time first; empty when it made no NCCL call
   int64_t waits_for_straggler_ns = 0;  // step time beyond the straggler's (0 for the straggler)
 };
 
@@ -38,6 +50,7 @@ struct RankAnalysis {
   int processes = 0;                    // ranks × (workers + 1)
   std::optional<int> suggested_workers; // cores // ranks − 1 (Lightning's rule), when it differs
   std::optional<ChangeCheck> suggestion_check;  // filled by explain from the DB's other runs
+  bool any_nccl() const;
 };
 
 struct RankInputs {
@@ -47,6 +60,7 @@ struct RankInputs {
   const EventSet& activity;
   const TimeWindow& window;
   const std::vector<CallLatencyRow>& calls;
+  const std::vector<ProcessCallTotals>& nccl_calls;  // the run's NCCL call totals per process
   WaitSelection waits = WaitSelection::slow_or_input_bound;
 };
 

@@ -175,9 +175,17 @@ json to_json(const CausalChain& c) {
           {"root_cause", c.root_cause}, {"recommendation", c.recommendation}, {"changes", checks}};
 }
 
+json to_json(const NcclCallRow& c) {
+  return {{"function", c.op},     {"calls", c.calls},   {"errors", c.errors},
+          {"bytes", c.bytes},     {"total_ns", c.total_ns}, {"mean_ns", optional_json(c.mean_ns)},
+          {"max_ns", c.max_ns}};
+}
+
 json to_json(const RankAnalysis& r) {
   json ranks = json::array();
-  for (const RankRow& row : r.ranks)
+  for (const RankRow& row : r.ranks) {
+    json nccl = json::array();
+    for (const NcclCallRow& call : row.nccl) nccl.push_back(to_json(call));
     ranks.push_back({{"rank", row.rank},
                      {"pid", row.pid},
                      {"worker_processes", row.worker_processes},
@@ -187,7 +195,9 @@ json to_json(const RankAnalysis& r) {
                      {"runq_ns", row.counters.runq_ns},
                      {"involuntary_switches", row.counters.involuntary_switches},
                      {"waits_for_straggler_ns", row.waits_for_straggler_ns},
-                     {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)}});
+                     {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)},
+                     {"nccl", nccl}});
+  }
   return {{"ranks", ranks},
           {"straggler", optional_json(r.straggler)},
           {"cores", optional_json(r.cores)},

@@ -110,6 +110,19 @@ void render_check(const ChangeCheck& check, std::ostream& out) {
   }
 }
 
+void render_nccl(const RankAnalysis& r, std::ostream& out) {
+  if (!r.any_nccl()) return;
+  fmt::print(out, "NCCL calls per rank (counts exact; mean and max over the calls that returned while probed)\n");
+  fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", "rank", "function", "calls", "errors",
+             "bytes", "total", "mean", "max");
+  for (const RankRow& row : r.ranks)
+    for (const NcclCallRow& call : row.nccl)
+      fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", fmt::format("rank {}", row.rank),
+                 call.op, format_count(call.calls), format_count(call.errors),
+                 format_bytes(static_cast<double>(call.bytes)), ns_text(call.total_ns),
+                 call.mean_ns ? ns_text(*call.mean_ns) : "—", ns_text(call.max_ns));
+}
+
 void render_ranks(const RankAnalysis& r, std::ostream& out) {
   heading(out, fmt::format("Ranks (DDP: {} ranks, each with its own DataLoader)", r.ranks.size()));
   fmt::print(out, "{:<5} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", "rank", "pid", "forks",
@@ -155,6 +168,7 @@ void render_ranks(const RankAnalysis& r, std::ostream& out) {
       if (r.suggestion_check) render_check(*r.suggestion_check, out);
     }
   }
+  render_nccl(r, out);
 }
 
 void render_chains(const ChainAnalysis& a, std::ostream& out) {

@@ -66,6 +66,14 @@ Result<EventSet> read_activity(const TraceFile& trace, const RunContext& context
                       {activity_ops(), from, until, std::vector<int64_t>(tids.begin(), tids.end()), std::nullopt});
 }
 
+// The NCCL call totals per process of a run whose threads carry ranks (none otherwise).
+Result<std::vector<ProcessCallTotals>> ranks_nccl_calls(const TraceFile& trace, const RunContext& context) {
+  const bool ranked = std::any_of(context.threads.begin(), context.threads.end(),
+                                  [](const ThreadRecord& t) { return t.rank.has_value(); });
+  if (!ranked) return std::vector<ProcessCallTotals>{};
+  return trace.process_calls(context.run.run_id, contract::category::kNccl);
+}
+
 }  // namespace
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
@@ -108,7 +116,9 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
                                                true});
-  a.ranks = analyze_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, waits});
+  auto nccl = ranks_nccl_calls(trace, a.context);
+  if (!nccl) return nccl.error();
+  a.ranks = analyze_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});
   return a;
 }
 
