@@ -118,8 +118,28 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
                                                true});
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
-  a.ranks = analyze_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});
+  a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});
+  a.ranks = compare_ranks({a.own_ranks}, std::nullopt);
   return a;
+}
+
+Status add_job_ranks(const TraceFile& trace, std::optional<double> since_s, WaitSelection waits, RunAnalysis& a) {
+  if (a.own_ranks.ranks.empty()) return {};
+  auto jobs = find_jobs(trace);
+  if (!jobs) return jobs.error();
+  std::optional<Job> job = job_of(*jobs, a.context.run.run_id);
+  if (!job) return {};
+  std::vector<NodeRanks> nodes = {a.own_ranks};
+  for (const JobMember& member : job->members) {
+    if (member.run_id == a.context.run.run_id) continue;
+    auto run = trace.run(member.run_id);
+    if (!run) return run.error();
+    auto other = analyze_run(trace, *run, since_s, waits);
+    if (!other) return other.error();
+    nodes.push_back(std::move(other->own_ranks));
+  }
+  a.ranks = compare_ranks(std::move(nodes), std::move(job));
+  return {};
 }
 
 int64_t RunAnalysis::events_of(const std::string& op) const {

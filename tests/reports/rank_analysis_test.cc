@@ -70,11 +70,15 @@ TEST(RankAnalysis, EachRankHasItsOwnVerdictAndTheStragglerIsNamed) {
     if (chain.cause.code() == "worker.blocked") ADD_FAILURE() << "rank 0's idle worker blamed: " << chain.summary;
 
   // 2 ranks × (1 worker + 1) = 4 processes on 2 cores: cores // ranks − 1 = 0.
-  ASSERT_TRUE(a.ranks->cores.has_value());
-  EXPECT_EQ(*a.ranks->cores, 2);
-  EXPECT_EQ(a.ranks->processes, 4);
-  ASSERT_TRUE(a.ranks->suggested_workers.has_value());
-  EXPECT_EQ(*a.ranks->suggested_workers, 0);
+  ASSERT_EQ(a.ranks->nodes.size(), 1u);
+  const NodeCores& node = a.ranks->nodes[0];
+  ASSERT_TRUE(node.cores.has_value());
+  EXPECT_EQ(*node.cores, 2);
+  EXPECT_EQ(node.ranks, 2);
+  EXPECT_EQ(node.processes, 4);
+  ASSERT_TRUE(node.suggested_workers.has_value());
+  EXPECT_EQ(*node.suggested_workers, 0);
+  EXPECT_FALSE(a.ranks->job.has_value());
 }
 
 TEST(RankAnalysis, ExplainShowsRanksAndTheCommandThatMeasuresTheCoresAdvice) {
@@ -94,6 +98,8 @@ TEST(RankAnalysis, ExplainShowsRanksAndTheCommandThatMeasuresTheCoresAdvice) {
   EXPECT_EQ(j["ranks"]["straggler"], 1);
   EXPECT_EQ(j["ranks"]["ranks"].size(), 2u);
   EXPECT_EQ(j["ranks"]["ranks"][0]["nccl"], nlohmann::json::array());
+  EXPECT_EQ(j["ranks"]["job"], nullptr);
+  EXPECT_EQ(j["ranks"]["nodes"].size(), 1u);
   EXPECT_EQ(j["ranks"]["cores"], 2);
   EXPECT_EQ(j["ranks"]["suggestion"]["measured"], false);
   const std::string command = j["ranks"]["suggestion"]["command"];
