@@ -101,6 +101,11 @@ inline constexpr std::string_view kWriterLoss = "writer";  // SQLite refused the
 // Sources whose drops lose events (the others lose totals or latencies).
 bool loss_drops_events(std::string_view source);
 
+// ---- run_settings keys a reader relies on
+// The WORLD_SIZE the traced torch.distributed processes were started with (when they agree):
+// with the ranks in threads.rank, it tells which runs of several nodes form one job.
+inline constexpr std::string_view kWorldSizeSetting = "world_size";
+
 // ---- histograms.metric (log2 microseconds)
 inline constexpr const char* kHistogramMetrics[IB_HIST_COUNT] = IB_HIST_METRIC_NAMES;
 

@@ -49,14 +49,17 @@ std::string render_results_table(const std::vector<TableRow>& rows) {
   for (const auto& r : rows)
     if (!r.node.empty()) nodes.insert(r.node);
   const bool several_nodes = nodes.size() > 1;
+  const bool any_job = std::any_of(rows.begin(), rows.end(), [](const TableRow& r) { return !r.job.empty(); });
   std::vector<std::string> header = {"run", "configuration", "epoch s (median)", "min-max s", "samples/s",
                                      "H2D GB/s", "wait p50 ms", "wait p99 ms", "compute p50 ms", "waiting",
                                      "x direct", "status"};
   if (any_sweep) header.push_back("sweep");
   if (several_nodes) header.push_back("node");
+  if (any_job) header.push_back("job");
   auto add_optional = [&](std::vector<std::string>& row, const TableRow& r) {
     if (any_sweep) row.push_back(r.sweep.empty() ? "-" : r.sweep);
     if (several_nodes) row.push_back(r.node.empty() ? "-" : r.node);
+    if (any_job) row.push_back(r.job.empty() ? "-" : r.job);
   };
   std::vector<std::vector<std::string>> cells;
   const auto direct = direct_time(rows);

@@ -8,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
+#include "reports/jobs.h"
 #include "reports/run_metrics.h"
 #include "reports/trace_data.h"
 
@@ -66,14 +67,21 @@ Result<int> run_runs_command(const RunsFlags& flags) {
       return s.error();
     return kExitOk;
   }
+  auto jobs = reports::find_jobs(**trace);
+  if (!jobs) return jobs.error();
   std::vector<TableRow> rows;
   for (const auto& r : *runs) {
     TableRow row = table_row(r.run_id, r.label, r.status, r.error, r.result, r.traced);
     if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, r.sweep_phase == "verify" ? " verify" : "");
     row.node = r.node;
+    for (size_t j = 0; j < jobs->size(); ++j)
+      if ((*jobs)[j].member(r.run_id)) row.job = std::to_string(j + 1);
     rows.push_back(std::move(row));
   }
-  const std::string table = render_results_table(rows);
+  std::string table = render_results_table(rows);
+  for (size_t j = 0; j < jobs->size(); ++j)
+    table += fmt::format("{}job {}: {} (explain --run of any of them shows the job's ranks together)\n",
+                         j == 0 ? "\n" : "", j + 1, reports::job_text((*jobs)[j]));
   std::printf("%s\n", table.c_str());
   for (const auto& note : (*trace)->notes()) std::printf("note: %s\n", note.c_str());
   if (!flags.report.empty()) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/commands.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/change_checks.h"
@@ -49,6 +51,29 @@ Result<ConfigRun> config_run(const TraceFile& trace, RunRecord run) {
   return ConfigRun{std::move(run), run_histogram_quantile(*context, "runq_us", 0.99)};
 }
 
+const RunRecord* run_of(const std::vector<RunRecord>& runs, int64_t run_id) {
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.run_id == run_id; });
+  return it == runs.end() ? nullptr : &*it;
+}
+
+// Each rank's top cause and each node's cores advice, checked against the runs of the DB like
+// the run's own chains; a rank or node of another run of the job is checked against that run.
+void check_rank_changes(RankAnalysis& ranks, const std::vector<RunRecord>& runs, const std::string& db) {
+  for (RankRow& row : ranks.ranks) {
+    const RunRecord* run = run_of(runs, row.run_id);
+    if (!row.top_chain || !run) continue;
+    std::vector<CausalChain> one = {std::move(*row.top_chain)};
+    check_changes(one, *run, runs, db);
+    row.top_chain = std::move(one.front());
+  }
+  for (NodeCores& node : ranks.nodes) {
+    const RunRecord* run = run_of(runs, node.run_id);
+    if (!node.suggested_workers || !run) continue;
+    node.suggestion_check =
+        check_change(Change{"num_workers", std::to_string(*node.suggested_workers)}, *run, runs, db);
+  }
+}
+
 }  // namespace
 
 Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainOptions& options) {
@@ -57,21 +82,12 @@ Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainO
                             "pass the length of the run's end to analyse, e.g. --since 30");
   auto analysis = analyze(trace, options.run, options.since_s, WaitSelection::slow_or_input_bound);
   if (!analysis) return analysis.error();
+  if (Status s = add_job_ranks(trace, options.since_s, WaitSelection::slow_or_input_bound, *analysis); !s)
+    return s.error();
   auto runs = trace.runs();
   if (!runs) return runs.error();
-  const RunRecord& run = analysis->context.run;
-  check_changes(analysis->chains.chains, run, *runs, trace.path());
-  if (auto& ranks = analysis->ranks) {
-    for (RankRow& row : ranks->ranks)
-      if (row.top_chain) {
-        std::vector<CausalChain> one = {std::move(*row.top_chain)};
-        check_changes(one, run, *runs, trace.path());
-        row.top_chain = std::move(one.front());
-      }
-    if (ranks->suggested_workers)
-      ranks->suggestion_check =
-          check_change(Change{"num_workers", std::to_string(*ranks->suggested_workers)}, run, *runs, trace.path());
-  }
+  check_changes(analysis->chains.chains, analysis->context.run, *runs, trace.path());
+  if (analysis->ranks) check_rank_changes(*analysis->ranks, *runs, trace.path());
   return make_explain_report(*analysis, options.since_s, options.per_process);
 }
 

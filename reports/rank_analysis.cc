@@ -2,6 +2,8 @@
 #include "reports/rank_analysis.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 
 #include "common/trace_contract.h"
@@ -46,9 +48,68 @@ RunContext rank_context(const RunContext& job, int64_t rank, const std::set<int6
   return c;
 }
 
+// A rank's NCCL calls: its processes' totals per function, most total time first.
+std::vector<NcclCallRow> nccl_rows(const std::vector<ProcessCallTotals>& calls, const std::set<int64_t>& pids) {
+  std::map<std::string, NcclCallRow> by_op;
+  std::map<std::string, int64_t> returns;
+  for (const ProcessCallTotals& c : calls) {
+    if (!pids.count(c.pid)) continue;
+    NcclCallRow& row = by_op[c.totals.op];
+    row.op = c.totals.op;
+    row.calls += c.totals.calls;
+    row.errors += c.totals.errors;
+    row.bytes += c.totals.bytes;
+    row.total_ns += c.totals.total_ns;
+    row.max_ns = std::max(row.max_ns, c.totals.max_ns);
+    returns[c.totals.op] += c.totals.returns;
+  }
+  std::vector<NcclCallRow> rows;
+  for (auto& [op, row] : by_op) {
+    if (returns[op] > 0) row.mean_ns = row.total_ns / returns[op];
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const NcclCallRow& a, const NcclCallRow& b) { return a.total_ns > b.total_ns; });
+  return rows;
+}
+
+NodeCores node_cores(const RunRecord& run, int ranks) {
+  const RunConfigSummary config = summarize_config(run);
+  NodeCores out;
+  out.node = run.node;
+  out.run_id = run.run_id;
+  out.ranks = ranks;
+  out.cores = usable_cores(run);
+  out.workers_per_rank = config.num_workers;
+  out.processes = ranks * (config.num_workers + 1);
+  if (out.cores && ranks > 0) {
+    const int rule = std::max(0, *out.cores / ranks - 1);
+    if (rule != config.num_workers) out.suggested_workers = rule;
+  }
+  return out;
+}
+
+// The straggler is the rank waiting most for its input, when that rank is input-bound; the
+// others' step time beyond its own is what they spent waiting for it.
+void find_straggler(RankAnalysis& out) {
+  auto most_waiting = std::max_element(out.ranks.begin(), out.ranks.end(), [](const RankRow& a, const RankRow& b) {
+    return a.metrics.batch_wait.total_ns < b.metrics.batch_wait.total_ns;
+  });
+  const InputBound verdict = most_waiting->metrics.verdict;
+  if (verdict != InputBound::highly && verdict != InputBound::moderately) return;
+  out.straggler = most_waiting->rank;
+  const int64_t straggler_steps = most_waiting->metrics.batch_compute.total_ns;
+  for (RankRow& row : out.ranks)
+    row.waits_for_straggler_ns = std::max<int64_t>(0, row.metrics.batch_compute.total_ns - straggler_steps);
+}
+
 }  // namespace
 
-std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
+bool RankAnalysis::any_nccl() const {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankRow& r) { return !r.nccl.empty(); });
+}
+
+NodeRanks node_ranks(const RankInputs& in) {
   std::map<int64_t, std::set<int64_t>> tids_of, pids_of;
   std::map<int64_t, std::set<int64_t>> worker_pids_of;
   std::map<int64_t, int64_t> main_pid_of;
@@ -59,12 +120,12 @@ std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
     if (t.role == contract::kRoleWorker) worker_pids_of[*t.rank].insert(t.pid);
     if (t.role == contract::kRoleMain) main_pid_of[*t.rank] = t.pid;
   }
-  if (tids_of.size() < 2) return std::nullopt;
-
-  RankAnalysis out;
+  NodeRanks out;
   for (const auto& [rank, tids] : tids_of) {
     RankRow row;
     row.rank = rank;
+    row.node = in.context.run.node;
+    row.run_id = in.context.run.run_id;
     row.pid = main_pid_of.count(rank) ? main_pid_of[rank] : 0;
     row.worker_processes = static_cast<int>(worker_pids_of[rank].size());
     const RunContext context = rank_context(in.context, rank, tids, pids_of[rank]);
@@ -75,30 +136,31 @@ std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
     ChainAnalysis chains = analyze_causal_chains(
         ChainInputs{context, victims, activity, in.window, row.metrics, in.calls, in.waits, true});
     if (!chains.chains.empty()) row.top_chain = std::move(chains.chains.front());
+    row.nccl = nccl_rows(in.nccl_calls, pids_of[rank]);
     out.ranks.push_back(std::move(row));
   }
-
-  auto most_waiting = std::max_element(out.ranks.begin(), out.ranks.end(), [](const RankRow& a, const RankRow& b) {
-    return a.metrics.batch_wait.total_ns < b.metrics.batch_wait.total_ns;
-  });
-  const InputBound verdict = most_waiting->metrics.verdict;
-  if (verdict == InputBound::highly || verdict == InputBound::moderately) {
-    out.straggler = most_waiting->rank;
-    for (RankRow& row : out.ranks)
-      row.waits_for_straggler_ns =
-          std::max<int64_t>(0, row.metrics.batch_compute.total_ns - most_waiting->metrics.batch_compute.total_ns);
-  }
-
-  const RunConfigSummary config = summarize_config(in.context.run);
-  out.cores = usable_cores(in.context.run);
-  out.workers_per_rank = config.num_workers;
-  const int ranks = static_cast<int>(out.ranks.size());
-  out.processes = ranks * (config.num_workers + 1);
-  if (out.cores) {
-    const int rule = std::max(0, *out.cores / ranks - 1);
-    if (rule != config.num_workers) out.suggested_workers = rule;
-  }
+  out.cores = node_cores(in.context.run, static_cast<int>(out.ranks.size()));
   return out;
+}
+
+std::optional<RankAnalysis> compare_ranks(std::vector<NodeRanks> nodes, std::optional<Job> job) {
+  RankAnalysis out;
+  for (NodeRanks& node : nodes) {
+    std::move(node.ranks.begin(), node.ranks.end(), std::back_inserter(out.ranks));
+    out.nodes.push_back(std::move(node.cores));
+  }
+  if (out.ranks.size() < 2) return std::nullopt;
+  std::stable_sort(out.ranks.begin(), out.ranks.end(),
+                   [](const RankRow& a, const RankRow& b) { return a.rank < b.rank; });
+  find_straggler(out);
+  out.job = std::move(job);
+  return out;
+}
+
+std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
+  std::vector<NodeRanks> one;
+  one.push_back(node_ranks(in));
+  return compare_ranks(std::move(one), std::nullopt);
 }
 
 }  // namespace ingero::reports

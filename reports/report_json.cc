@@ -175,26 +175,73 @@ json to_json(const CausalChain& c) {
           {"root_cause", c.root_cause}, {"recommendation", c.recommendation}, {"changes", checks}};
 }
 
+namespace {
+
+json to_json(const NcclCallRow& c) {
+  return {{"function", c.op},     {"calls", c.calls},   {"errors", c.errors},
+          {"bytes", c.bytes},     {"total_ns", c.total_ns}, {"mean_ns", optional_json(c.mean_ns)},
+          {"max_ns", c.max_ns}};
+}
+
+json to_json(const RankRow& row) {
+  json nccl = json::array();
+  for (const NcclCallRow& call : row.nccl) nccl.push_back(to_json(call));
+  return {{"rank", row.rank},
+          {"node", row.node},
+          {"run_id", row.run_id},
+          {"pid", row.pid},
+          {"worker_processes", row.worker_processes},
+          {"metrics", to_json(row.metrics)},
+          {"oncpu_ns", row.counters.oncpu_ns},
+          {"offcpu_ns", row.counters.offcpu_ns},
+          {"runq_ns", row.counters.runq_ns},
+          {"involuntary_switches", row.counters.involuntary_switches},
+          {"waits_for_straggler_ns", row.waits_for_straggler_ns},
+          {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)},
+          {"nccl", nccl}};
+}
+
+// A node's cores advice; the explained run's node is also spread at the top of "ranks".
+json cores_json(const NodeCores& n) {
+  return {{"cores", optional_json(n.cores)},
+          {"workers_per_rank", n.workers_per_rank},
+          {"processes", n.processes},
+          {"suggested_workers_per_rank", optional_json(n.suggested_workers)},
+          {"suggestion", n.suggestion_check ? to_json(*n.suggestion_check) : json(nullptr)}};
+}
+
+json to_json(const Job& job) {
+  json runs = json::array();
+  for (const JobMember& m : job.members)
+    runs.push_back({{"run_id", m.run_id}, {"node", m.node}, {"ranks", m.ranks},
+                    {"world_size", optional_json(m.world_size)}, {"started_unix", m.start_unix},
+                    {"ended_unix", m.end_unix}});
+  return {{"runs", runs},
+          {"world_size", optional_json(job.world_size)},
+          {"overlap_start_unix", job.overlap_start_unix},
+          {"overlap_end_unix", job.overlap_end_unix},
+          {"missing_ranks", job.missing_ranks}};
+}
+
+}  // namespace
+
 json to_json(const RankAnalysis& r) {
   json ranks = json::array();
-  for (const RankRow& row : r.ranks)
-    ranks.push_back({{"rank", row.rank},
-                     {"pid", row.pid},
-                     {"worker_processes", row.worker_processes},
-                     {"metrics", to_json(row.metrics)},
-                     {"oncpu_ns", row.counters.oncpu_ns},
-                     {"offcpu_ns", row.counters.offcpu_ns},
-                     {"runq_ns", row.counters.runq_ns},
-                     {"involuntary_switches", row.counters.involuntary_switches},
-                     {"waits_for_straggler_ns", row.waits_for_straggler_ns},
-                     {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)}});
-  return {{"ranks", ranks},
-          {"straggler", optional_json(r.straggler)},
-          {"cores", optional_json(r.cores)},
-          {"workers_per_rank", r.workers_per_rank},
-          {"processes", r.processes},
-          {"suggested_workers_per_rank", optional_json(r.suggested_workers)},
-          {"suggestion", r.suggestion_check ? to_json(*r.suggestion_check) : json(nullptr)}};
+  for (const RankRow& row : r.ranks) ranks.push_back(to_json(row));
+  json nodes = json::array();
+  for (const NodeCores& n : r.nodes) {
+    json node = cores_json(n);
+    node["node"] = n.node;
+    node["run_id"] = n.run_id;
+    node["ranks"] = n.ranks;
+    nodes.push_back(std::move(node));
+  }
+  json out = r.nodes.empty() ? json::object() : cores_json(r.nodes.front());
+  out["ranks"] = ranks;
+  out["straggler"] = optional_json(r.straggler);
+  out["nodes"] = nodes;
+  out["job"] = r.job ? to_json(*r.job) : json(nullptr);
+  return out;
 }
 
 json to_json(const ExplainReport& r) {

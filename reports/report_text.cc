@@ -110,51 +110,93 @@ void render_check(const ChangeCheck& check, std::ostream& out) {
   }
 }
 
-void render_ranks(const RankAnalysis& r, std::ostream& out) {
-  heading(out, fmt::format("Ranks (DDP: {} ranks, each with its own DataLoader)", r.ranks.size()));
-  fmt::print(out, "{:<5} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", "rank", "pid", "forks",
-             "epoch median", "waiting", "verdict", "step p50", "step total", "waited for slow");
+// "rank 3", or "rank 3 (node-b)" when the ranks come from several nodes.
+std::string rank_name(const RankAnalysis& r, const RankRow& row) {
+  return r.job ? fmt::format("rank {} ({})", row.rank, row.node) : fmt::format("rank {}", row.rank);
+}
+
+void render_job(const Job& job, std::ostream& out) {
+  fmt::print(out, "job: {}: one job, as no rank is in two runs, {} and all were traced during the same {} (wall "
+                  "clock)\n",
+             job_text(job), job.world_size ? "their world sizes agree" : "no run recorded its world size",
+             format_seconds(job.overlap_end_unix - job.overlap_start_unix));
+  if (!job.missing_ranks.empty())
+    fmt::print(out, "    ranks {} of the job are in no run of this file: merge their nodes' DBs too\n",
+               ranks_text(job.missing_ranks));
+}
+
+void render_rank_table(const RankAnalysis& r, std::ostream& out) {
+  const auto node_cell = [&](const std::string& node) { return r.job ? fmt::format(" {:<14}", node) : ""; };
+  fmt::print(out, "{:<5}{} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", "rank", node_cell("node"), "pid",
+             "forks", "epoch median", "waiting", "verdict", "step p50", "step total", "waited for slow");
   for (const RankRow& row : r.ranks) {
     const RunMetrics& m = row.metrics;
-    fmt::print(out, "{:<5} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", row.rank, row.pid, row.worker_processes,
-               or_dash(m.epoch_median_s, format_seconds), or_dash(m.wait_fraction, format_percent),
-               input_bound_name(m.verdict), ns_text(m.batch_compute.p50_ns), ns_text(m.batch_compute.total_ns),
-               r.straggler ? ns_text(row.waits_for_straggler_ns) : "—");
+    fmt::print(out, "{:<5}{} {:>8} {:>7} {:>12} {:>8} {:<22} {:>10} {:>12} {:>16}\n", row.rank, node_cell(row.node),
+               row.pid, row.worker_processes, or_dash(m.epoch_median_s, format_seconds),
+               or_dash(m.wait_fraction, format_percent), input_bound_name(m.verdict), ns_text(m.batch_compute.p50_ns),
+               ns_text(m.batch_compute.total_ns), r.straggler ? ns_text(row.waits_for_straggler_ns) : "—");
   }
-  if (r.straggler) {
-    const RankRow* slow = nullptr;
-    int64_t others_wait = 0;
-    for (const RankRow& row : r.ranks) {
-      if (row.rank == *r.straggler) slow = &row;
-      others_wait = std::max(others_wait, row.waits_for_straggler_ns);
-    }
-    fmt::print(out,
-               "straggler: rank {} waited {} for its input ({} of its time); the other ranks spent up to {} more in "
-               "their steps than it did, the time they waited for rank {} in the gradient all-reduce (an upper "
-               "bound)\n",
-               slow->rank, ns_text(slow->metrics.batch_wait.total_ns), or_dash(slow->metrics.wait_fraction, format_percent),
-               ns_text(others_wait), slow->rank);
-  } else {
+}
+
+void render_straggler(const RankAnalysis& r, std::ostream& out) {
+  if (!r.straggler) {
     fmt::print(out, "no straggler: no rank waited for its input for {:g} % of its time or more\n",
                kModeratelyInputBoundShare * 100);
+    return;
   }
+  const RankRow* slow = nullptr;
+  int64_t others_wait = 0;
+  for (const RankRow& row : r.ranks) {
+    if (row.rank == *r.straggler) slow = &row;
+    others_wait = std::max(others_wait, row.waits_for_straggler_ns);
+  }
+  fmt::print(out,
+             "straggler: {} waited {} for its input ({} of its time); the other ranks spent up to {} more in "
+             "their steps than it did, the time they waited for rank {} in the gradient all-reduce (an upper "
+             "bound)\n",
+             rank_name(r, *slow), ns_text(slow->metrics.batch_wait.total_ns),
+             or_dash(slow->metrics.wait_fraction, format_percent), ns_text(others_wait), slow->rank);
+}
+
+void render_node_cores(const RankAnalysis& r, const NodeCores& n, std::ostream& out) {
+  if (!n.cores) return;
+  const bool over = n.processes > *n.cores;
+  fmt::print(out, "cores{}: {} ranks × ({} workers + 1) = {} processes on {} cores{}\n",
+             r.job ? fmt::format(" on {} (run {})", n.node, n.run_id) : "", n.ranks, n.workers_per_rank, n.processes,
+             *n.cores, over ? ": more processes than cores, so ranks and workers take CPU time from each other" : "");
+  if (!n.suggested_workers) return;
+  fmt::print(out, "    cores // ranks − 1 = {} workers per rank (Lightning's rule of thumb; a starting point, "
+             "not a measurement)\n", *n.suggested_workers);
+  if (n.suggestion_check) render_check(*n.suggestion_check, out);
+}
+
+void render_nccl(const RankAnalysis& r, std::ostream& out) {
+  if (!r.any_nccl()) return;
+  fmt::print(out, "NCCL calls per rank (counts exact; mean and max over the calls that returned while probed)\n");
+  fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", "rank", "function", "calls", "errors",
+             "bytes", "total", "mean", "max");
+  for (const RankRow& row : r.ranks)
+    for (const NcclCallRow& call : row.nccl)
+      fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", rank_name(r, row), call.op,
+                 format_count(call.calls), format_count(call.errors), format_bytes(static_cast<double>(call.bytes)),
+                 ns_text(call.total_ns), call.mean_ns ? ns_text(*call.mean_ns) : "—", ns_text(call.max_ns));
+}
+
+void render_ranks(const RankAnalysis& r, std::ostream& out) {
+  heading(out, r.job ? fmt::format("Ranks (DDP: {} ranks on {} nodes, each with its own DataLoader)", r.ranks.size(),
+                                   r.nodes.size())
+                     : fmt::format("Ranks (DDP: {} ranks, each with its own DataLoader)", r.ranks.size()));
+  if (r.job) render_job(*r.job, out);
+  render_rank_table(r, out);
+  render_straggler(r, out);
   for (const RankRow& row : r.ranks) {
     if (!row.top_chain) continue;
-    fmt::print(out, "rank {} top cause: [{}] {}\n    change: {}\n", row.rank, row.top_chain->severity,
+    fmt::print(out, "{} top cause: [{}] {}\n    change: {}\n", rank_name(r, row), row.top_chain->severity,
                row.top_chain->summary, row.top_chain->recommendation);
     for (const auto& check : row.top_chain->checks) render_check(check, out);
   }
-  if (r.cores) {
-    const bool over = r.processes > *r.cores;
-    fmt::print(out, "cores: {} ranks × ({} workers + 1) = {} processes on {} cores{}\n", r.ranks.size(),
-               r.workers_per_rank, r.processes, *r.cores,
-               over ? ": more processes than cores, so ranks and workers take CPU time from each other" : "");
-    if (r.suggested_workers) {
-      fmt::print(out, "    cores // ranks − 1 = {} workers per rank (Lightning's rule of thumb; a starting point, "
-                 "not a measurement)\n", *r.suggested_workers);
-      if (r.suggestion_check) render_check(*r.suggestion_check, out);
-    }
-  }
+  for (const NodeCores& node : r.nodes) render_node_cores(r, node, out);
+  render_nccl(r, out);
 }
 
 void render_chains(const ChainAnalysis& a, std::ostream& out) {

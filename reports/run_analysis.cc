@@ -66,6 +66,14 @@ Result<EventSet> read_activity(const TraceFile& trace, const RunContext& context
                       {activity_ops(), from, until, std::vector<int64_t>(tids.begin(), tids.end()), std::nullopt});
 }
 
+// The NCCL call totals per process of a run whose threads carry ranks (none otherwise).
+Result<std::vector<ProcessCallTotals>> ranks_nccl_calls(const TraceFile& trace, const RunContext& context) {
+  const bool ranked = std::any_of(context.threads.begin(), context.threads.end(),
+                                  [](const ThreadRecord& t) { return t.rank.has_value(); });
+  if (!ranked) return std::vector<ProcessCallTotals>{};
+  return trace.process_calls(context.run.run_id, contract::category::kNccl);
+}
+
 }  // namespace
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
@@ -108,8 +116,30 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
                                                true});
-  a.ranks = analyze_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, waits});
+  auto nccl = ranks_nccl_calls(trace, a.context);
+  if (!nccl) return nccl.error();
+  a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});
+  a.ranks = compare_ranks({a.own_ranks}, std::nullopt);
   return a;
+}
+
+Status add_job_ranks(const TraceFile& trace, std::optional<double> since_s, WaitSelection waits, RunAnalysis& a) {
+  if (a.own_ranks.ranks.empty()) return {};
+  auto jobs = find_jobs(trace);
+  if (!jobs) return jobs.error();
+  std::optional<Job> job = job_of(*jobs, a.context.run.run_id);
+  if (!job) return {};
+  std::vector<NodeRanks> nodes = {a.own_ranks};
+  for (const JobMember& member : job->members) {
+    if (member.run_id == a.context.run.run_id) continue;
+    auto run = trace.run(member.run_id);
+    if (!run) return run.error();
+    auto other = analyze_run(trace, *run, since_s, waits);
+    if (!other) return other.error();
+    nodes.push_back(std::move(other->own_ranks));
+  }
+  a.ranks = compare_ranks(std::move(nodes), std::move(job));
+  return {};
 }
 
 int64_t RunAnalysis::events_of(const std::string& op) const {

@@ -21,7 +21,8 @@ struct RunAnalysis {
   RunMetrics metrics;
   std::vector<CallLatencyRow> calls;
   ChainAnalysis chains;
-  std::optional<RankAnalysis> ranks;   // a DDP job: per rank
+  NodeRanks own_ranks;                  // the ranks its threads carry (none outside DDP)
+  std::optional<RankAnalysis> ranks;   // a DDP job: per rank (own_ranks, or the job's: add_job_ranks)
   std::vector<OpCount> event_counts;    // events per op starting in the window
   std::vector<std::string> file_notes;  // how the file itself was read
   int64_t events_of(const std::string& op) const;
@@ -29,6 +30,11 @@ struct RunAnalysis {
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
                                 WaitSelection waits);
+
+// A run of a job traced on several nodes (reports/jobs.h): its ranks become the job's, every
+// member run analysed as this one was. A run in no job keeps its own.
+Status add_job_ranks(const TraceFile& trace, std::optional<double> since_s, WaitSelection waits,
+                     RunAnalysis& analysis);
 
 // What the reader should know about the data behind the numbers: losses, recording
 // thresholds, what a window leaves out, how the file was read.

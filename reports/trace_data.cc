@@ -102,6 +102,19 @@ RunRecord read_run_row(const sql::Statement& row) {
   return run;
 }
 
+// A group of call_stats rows summed (joined with ops as o), and how a row of them reads
+// from column `first` on.
+constexpr const char* kCallSums =
+    "o.name, o.category, sum(c.calls), sum(c.returns), sum(c.errors), sum(c.total_ns), max(c.max_ns), "
+    "sum(c.bytes), sum(c.streamed)";
+
+CallTotals read_call_sums(const sql::Statement& row, int first) {
+  return {row.column_text(first),         row.column_text(first + 1),     row.column_int(first + 2),
+          row.column_int(first + 3),      row.column_int(first + 4),      row.column_int(first + 5),
+          row.column_int(first + 6),      row.column_int(first + 7),      row.column_int(first + 8),
+          {}};
+}
+
 // A plain read-only open, or, where that fails (a WAL file whose directory this user
 // cannot write), the file read as it is on disk.
 Result<sql::Connection> open_read_only(const std::string& path, std::vector<std::string>& notes) {
@@ -316,16 +329,11 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
   if (!read) return read.error();
   if (!losses.empty() || !run.traced) context.losses = std::move(losses);
 
-  read = read_run_rows(
-      db_, "call_stats",
-      "SELECT o.name, o.category, sum(c.calls), sum(c.returns), sum(c.errors), sum(c.total_ns), max(c.max_ns), "
-      "sum(c.bytes), sum(c.streamed) FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
-      "GROUP BY c.op ORDER BY sum(c.total_ns) DESC, o.name",
-      run.run_id, [&](const sql::Statement& row) {
-        context.calls.push_back({row.column_text(0), row.column_text(1), row.column_int(2), row.column_int(3),
-                                 row.column_int(4), row.column_int(5), row.column_int(6), row.column_int(7),
-                                 row.column_int(8), {}});
-      });
+  read = read_run_rows(db_, "call_stats",
+                       fmt::format("SELECT {} FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
+                                   "GROUP BY c.op ORDER BY sum(c.total_ns) DESC, o.name",
+                                   kCallSums),
+                       run.run_id, [&](const sql::Statement& row) { context.calls.push_back(read_call_sums(row, 0)); });
   if (!read) return read.error();
   read = read_run_rows(
       db_, "call_histograms",
@@ -341,6 +349,44 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
       });
   if (!read) return read.error();
   return context;
+}
+
+Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
+  auto stmt = db_.prepare(fmt::format("SELECT c.pid, {} FROM call_stats c JOIN ops o ON o.op = c.op "
+                                      "WHERE c.run_id = ?1 AND o.category = ?2 GROUP BY c.pid, c.op "
+                                      "ORDER BY c.pid, sum(c.total_ns) DESC, o.name",
+                                      kCallSums));
+  if (!stmt) return query_failed(db_, "call_stats");
+  stmt->bind(1, run_id).bind(2, category);
+  std::vector<ProcessCallTotals> rows;
+  Status read = stmt->for_each_row(
+      [&](const sql::Statement& row) { rows.push_back({row.column_int(0), read_call_sums(row, 1)}); });
+  if (!read) return query_failed(db_, "call_stats");
+  return rows;
+}
+
+Result<std::vector<RunRanks>> TraceFile::ranked_runs() const {
+  auto ranks = db_.prepare("SELECT DISTINCT run_id, rank FROM threads WHERE rank IS NOT NULL ORDER BY run_id, rank");
+  if (!ranks) return query_failed(db_, "threads");
+  std::vector<RunRanks> runs;
+  Status read = ranks->for_each_row([&](const sql::Statement& row) {
+    const int64_t run_id = row.column_int(0);
+    if (runs.empty() || runs.back().run_id != run_id) runs.push_back({run_id, {}, std::nullopt});
+    runs.back().ranks.push_back(row.column_int(1));
+  });
+  if (!read) return query_failed(db_, "threads");
+  auto sizes = db_.prepare("SELECT run_id, value FROM run_settings WHERE key = ?1");
+  if (!sizes) return query_failed(db_, "run_settings");
+  sizes->bind(1, contract::kWorldSizeSetting);
+  read = sizes->for_each_row([&](const sql::Statement& row) {
+    auto run = std::find_if(runs.begin(), runs.end(), [&](const RunRanks& r) { return r.run_id == row.column_int(0); });
+    const std::string value = row.column_text(1);
+    if (run == runs.end() || value.empty() || value.size() > 9 || value.find_first_not_of("0123456789") != std::string::npos)
+      return;
+    run->world_size = std::stoll(value);
+  });
+  if (!read) return query_failed(db_, "run_settings");
+  return runs;
 }
 
 Result<EventSet> TraceFile::events(int64_t run_id, const EventFilter& filter) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +102,20 @@ struct CallTotals {
   std::vector<int64_t> histogram;
   // Every timed call is also an event: percentiles can be exact.
   bool every_call_stored() const { return streamed == returns; }
+};
+
+// One process's exact totals of one probed function (call_stats summed over its threads).
+struct ProcessCallTotals {
+  int64_t pid = 0;
+  CallTotals totals;  // without a histogram
+};
+
+// A run whose threads carry torch.distributed ranks: which, and the world size the tracer
+// recorded for them (run_settings, contract::kWorldSizeSetting), when it did.
+struct RunRanks {
+  int64_t run_id = 0;
+  std::vector<int64_t> ranks;  // ascending, distinct
+  std::optional<int64_t> world_size;
 };
 
 // Everything about a run except its events.
@@ -219,6 +234,10 @@ class TraceFile {
   Result<std::vector<SweepPointRecord>> sweep_points(int64_t sweep_id) const;
   // The end of the run's last event, for runs that never recorded their end.
   Result<std::optional<int64_t>> last_event_end(int64_t run_id) const;
+  // Per process, the call totals of every probed function of one category (contract::category).
+  Result<std::vector<ProcessCallTotals>> process_calls(int64_t run_id, std::string_view category) const;
+  // Every run with ranked threads, by run id.
+  Result<std::vector<RunRanks>> ranked_runs() const;
   // Durations of one op's events starting in [from, until), for exact percentiles.
   Result<std::vector<int64_t>> durations(int64_t run_id, const std::string& op, std::optional<int64_t> from_ns,
                                          std::optional<int64_t> until_ns) const;

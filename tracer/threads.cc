@@ -25,7 +25,10 @@ ThreadInfo& ThreadTable::ensure(pid_t tid, pid_t pid) {
 
 void ThreadTable::add_root(pid_t pid) { roots_.insert(pid); }
 
-void ThreadTable::set_rank(pid_t pid, int rank) { ranks_[pid] = rank; }
+void ThreadTable::set_rank(pid_t pid, int rank, std::optional<int> world_size) {
+  ranks_[pid] = rank;
+  if (world_size) world_sizes_.insert(*world_size);
+}
 
 void ThreadTable::apply(const ib_event& e) {
   const auto pid = static_cast<pid_t>(e.pid), tid = static_cast<pid_t>(e.tid);
@@ -90,6 +93,17 @@ std::vector<ThreadInfo> ThreadTable::rows() const {
     rows.push_back(std::move(t));
   }
   return rows;
+}
+
+void record_world_size(const std::set<int>& world_sizes, TraceTotals& totals) {
+  if (world_sizes.size() == 1) {
+    totals.settings.emplace_back(std::string(contract::kWorldSizeSetting), std::to_string(*world_sizes.begin()));
+  } else if (world_sizes.size() > 1) {
+    std::string list;
+    for (int size : world_sizes) list += (list.empty() ? "" : ", ") + std::to_string(size);
+    totals.problems.push_back("the ranked processes were started with different WORLD_SIZE values (" + list +
+                              "): no world size recorded");
+  }
 }
 
 }  // namespace ingero::tracer

@@ -24,8 +24,11 @@ class ThreadTable {
   ThreadInfo& ensure(pid_t tid, pid_t pid);
   // A launched or attached process: its main thread plays the 'main' role.
   void add_root(pid_t pid);
-  // A process with a torch.distributed rank: its main thread is that rank's main loop.
-  void set_rank(pid_t pid, int rank);
+  // A process with a torch.distributed rank (and the WORLD_SIZE it was started with, when
+  // set): its main thread is that rank's main loop.
+  void set_rank(pid_t pid, int rank, std::optional<int> world_size = std::nullopt);
+  // The distinct world sizes the ranked processes were started with (one in a single job).
+  const std::set<int>& world_sizes() const { return world_sizes_; }
   // Every thread with its role; names still missing are read from /proc.
   std::vector<ThreadInfo> rows() const;
 
@@ -36,6 +39,12 @@ class ThreadTable {
   std::map<pid_t, ThreadInfo> threads_;
   std::set<pid_t> roots_;
   std::map<pid_t, int> ranks_;
+  std::set<int> world_sizes_;
 };
+
+// The job's world size as a run setting (contract::kWorldSizeSetting), so that the runs of its
+// nodes can be told from other jobs' runs; processes of several jobs disagree, and then no
+// world size is recorded but a problem says why.
+void record_world_size(const std::set<int>& world_sizes, TraceTotals& totals);
 
 }  // namespace ingero::tracer

@@ -364,15 +364,23 @@ void BpfTracer::scan_for_cuda_processes() {
   }
 }
 
-// torchrun gives each rank its RANK in the environment it execs with; the rank's forked
-// workers inherit it (ThreadTable follows the parents).
+// A small non-negative number from a process's environment (RANK, WORLD_SIZE), if it holds one.
+std::optional<int> environment_number(pid_t pid, const char* name) {
+  auto value = proc::environment_value(pid, name);
+  if (!value || value->empty() || value->size() > 6 || value->find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(*value);
+}
+
+// torchrun gives each rank its RANK and WORLD_SIZE in the environment it execs with; the
+// rank's forked workers inherit them (ThreadTable follows the parents).
 void BpfTracer::read_ranks(const std::set<pid_t>& pids) {
   for (pid_t pid : pids) {
-    auto rank = proc::environment_value(pid, "RANK");
-    if (!rank || rank->empty() || rank->size() > 6 || rank->find_first_not_of("0123456789") != std::string::npos)
-      continue;
+    auto rank = environment_number(pid, "RANK");
+    if (!rank) continue;
+    const auto world_size = environment_number(pid, "WORLD_SIZE");
     std::lock_guard lock(mutex_);
-    threads_.set_rank(pid, std::stoi(*rank));
+    threads_.set_rank(pid, *rank, world_size);
   }
 }
 
@@ -526,6 +534,7 @@ Result<TraceTotals> BpfTracer::stop() {
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
     totals.threads = threads_.rows();
     totals.problems = problems_;
+    record_world_size(threads_.world_sizes(), totals);
   }
   if (!written) totals.problems.push_back("storing events failed: " + written.error().message);
   shutdown();

@@ -10,63 +10,21 @@
 
 #include "reports/commands.h"
 #include "reports/run_analysis.h"
-#include "tests/reports/scenario.h"
+#include "tests/reports/ddp_scenario.h"
 
 namespace ingero::reports::testing {
 namespace {
 
-constexpr int64_t kLauncher = 50;  // torchrun: no rank, no main loop
-constexpr int64_t kRank0 = 300, kRank0Worker = 301, kRank1 = 400, kRank1Worker = 401;
-constexpr int kBatches = 50;
-constexpr int64_t kPeriod = 20 * kMs;
-
-std::string rank_record(int rank, int64_t pid, double wait_fraction) {
-  return nlohmann::json({{"rank", rank}, {"pid", pid}, {"main_tid", pid}, {"status", "ok"},
-                         {"epoch_seconds", {1.0}}, {"epoch_median_s", 1.0}, {"wait_fraction", wait_fraction}})
-      .dump();
-}
+constexpr int64_t kRank0 = 300, kRank1 = 400;
+constexpr int kBatches = kDdpBatches;
+constexpr int64_t kPeriod = kDdpPeriod;
 
 // Both ranks step every 20 ms: rank 1 waits 10 ms for each batch while its worker computes,
 // then steps for 10 ms; rank 0 gets its batch at once and spends 19.8 ms in the step, most of
 // it in the all-reduce waiting for rank 1.
-std::string write_ddp_job(const std::string& name) {
-  const std::string path = temp_db_path(name);
-  auto db = TraceFixture::create(path);
-  RunSpec spec;
-  spec.label = "python w1 pf2 ranks2 train";
-  spec.config_json = R"({"mode":"python","num_workers":1,"prefetch_factor":2,"pin_memory":false,)"
-                     R"("persistent_workers":false,"shuffle":true,"cpus":0,"train":true,"ranks":2,)"
-                     R"("samples":100000,"features":100,"batch_size":1000,"device":"cpu"})";
-  spec.machine_json = R"({"cpu_count": 2, "cpu_model": "test", "kernel": "6.1", "gpu": null})";
-  const nlohmann::json ranks = nlohmann::json::array(
-      {nlohmann::json::parse(rank_record(0, kRank0, 0.01)), nlohmann::json::parse(rank_record(1, kRank1, 0.5))});
-  spec.result_json = nlohmann::json({{"epoch_seconds", {1.0}}, {"epoch_median_s", 1.0}, {"wait_fraction", 0.255},
-                                     {"ranks", ranks}})
-                         .dump();
-  spec.start_ns = 0;
-  spec.end_ns = kBatches * kPeriod + 10 * kMs;
-  spec.root_pid = kLauncher;
-  const int64_t run = db->add_run(spec);
-  const int64_t end = *spec.end_ns;
-  db->add_thread(run, {kLauncher, kLauncher, 1, "python3", "other", 0, end});
-  db->add_thread(run, {kRank0, kRank0, kLauncher, "python3", "main", 0, end, 0});
-  db->add_thread(run, {kRank0Worker, kRank0Worker, kRank0, "pt_data_worker", "worker", 0, end, 0});
-  db->add_thread(run, {kRank1, kRank1, kLauncher, "python3", "main", 0, end, 1});
-  db->add_thread(run, {kRank1Worker, kRank1Worker, kRank1, "pt_data_worker", "worker", 0, end, 1});
-  db->begin();
-  for (int i = 0; i < kBatches; ++i) {
-    const int64_t t = i * kPeriod;
-    db->add_event(run, "batch_wait", t, 10 * kMs, kRank1, kRank1, std::nullopt, i);
-    db->add_event(run, "batch_compute", t + 10 * kMs, 10 * kMs, kRank1, kRank1, std::nullopt, i);
-    db->add_event(run, "batch_wait", t, 200 * kUs, kRank0, kRank0, std::nullopt, i);
-    db->add_event(run, "batch_compute", t + 200 * kUs, kPeriod - 200 * kUs, kRank0, kRank0, std::nullopt, i);
-    // Rank 1's main loop sleeps while it waits; rank 0's worker idles (it is ahead).
-    db->add_event(run, "offcpu_blocked", t, 10 * kMs, kRank1, kRank1);
-    db->add_event(run, "offcpu_blocked", t, 15 * kMs, kRank0Worker, kRank0Worker);
-  }
-  db->commit();
-  return path;
-}
+DdpNode two_ranks() { return DdpNode{std::nullopt, 1.7e9, 0, {{0, kRank0, 200 * kUs}, {1, kRank1, 10 * kMs}}, {}}; }
+
+std::string write_ddp_job(const std::string& name) { return write_ddp_node(name, two_ranks()).path; }
 
 RunAnalysis analyze_path(const std::string& path) {
   auto trace = TraceFile::open(path);
@@ -112,11 +70,15 @@ TEST(RankAnalysis, EachRankHasItsOwnVerdictAndTheStragglerIsNamed) {
     if (chain.cause.code() == "worker.blocked") ADD_FAILURE() << "rank 0's idle worker blamed: " << chain.summary;
 
   // 2 ranks × (1 worker + 1) = 4 processes on 2 cores: cores // ranks − 1 = 0.
-  ASSERT_TRUE(a.ranks->cores.has_value());
-  EXPECT_EQ(*a.ranks->cores, 2);
-  EXPECT_EQ(a.ranks->processes, 4);
-  ASSERT_TRUE(a.ranks->suggested_workers.has_value());
-  EXPECT_EQ(*a.ranks->suggested_workers, 0);
+  ASSERT_EQ(a.ranks->nodes.size(), 1u);
+  const NodeCores& node = a.ranks->nodes[0];
+  ASSERT_TRUE(node.cores.has_value());
+  EXPECT_EQ(*node.cores, 2);
+  EXPECT_EQ(node.ranks, 2);
+  EXPECT_EQ(node.processes, 4);
+  ASSERT_TRUE(node.suggested_workers.has_value());
+  EXPECT_EQ(*node.suggested_workers, 0);
+  EXPECT_FALSE(a.ranks->job.has_value());
 }
 
 TEST(RankAnalysis, ExplainShowsRanksAndTheCommandThatMeasuresTheCoresAdvice) {
@@ -127,6 +89,7 @@ TEST(RankAnalysis, ExplainShowsRanksAndTheCommandThatMeasuresTheCoresAdvice) {
   ASSERT_TRUE(explain(options, text).ok());
   EXPECT_NE(text.str().find("Ranks (DDP: 2 ranks"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("straggler: rank 1 waited 500 ms"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("NCCL calls per rank"), std::string::npos) << "no NCCL call, no table: " << text.str();
   options.json = true;
   std::ostringstream json_out;
   ASSERT_TRUE(explain(options, json_out).ok());
@@ -134,11 +97,95 @@ TEST(RankAnalysis, ExplainShowsRanksAndTheCommandThatMeasuresTheCoresAdvice) {
   ASSERT_TRUE(j["ranks"].is_object());
   EXPECT_EQ(j["ranks"]["straggler"], 1);
   EXPECT_EQ(j["ranks"]["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"]["ranks"][0]["nccl"], nlohmann::json::array());
+  EXPECT_EQ(j["ranks"]["job"], nullptr);
+  EXPECT_EQ(j["ranks"]["nodes"].size(), 1u);
+  EXPECT_EQ(j["ranks"]["cores"], 2);
   EXPECT_EQ(j["ranks"]["suggestion"]["measured"], false);
   const std::string command = j["ranks"]["suggestion"]["command"];
   EXPECT_NE(command.find("--mode python --num-workers 1,0"), std::string::npos) << command;
   EXPECT_NE(command.find("--ranks 2"), std::string::npos) << command;
   EXPECT_EQ(command.find("--train"), std::string::npos) << "DDP trains by default: " << command;
+}
+
+// What the tracer stores of NCCL: every call as an event (NCCL calls are not hot calls, so
+// all are stored) and counted per thread in call_stats. Rank 0 all-reduces from its main
+// thread and from its process's autograd thread, 9 and 11 ms in turn (it waits there for rank
+// 1); rank 1 all-reduces in 200 µs. Each rank broadcasts once at start-up.
+constexpr int64_t kAllReduceBytes = 4'000'000;
+constexpr int64_t kBroadcastBytes = 1'000'000;
+
+std::string write_ddp_job_with_nccl(const std::string& name) {
+  DdpFixture job = write_ddp_node(name, two_ranks());
+  TraceFixture& db = *job.db;
+  const int64_t autograd = kRank0 + 2, end = kBatches * kPeriod + 10 * kMs;
+  db.add_thread(job.run, {autograd, kRank0, std::nullopt, "pt_autograd_0", "other", 0, end, 0});
+  db.begin();
+  for (int64_t pid : {kRank0, kRank1})
+    db.add_event(job.run, "ncclBroadcast", 100 * kUs, 2 * kMs, pid, pid, kBroadcastBytes);
+  for (int i = 0; i < kBatches; ++i) {
+    const int64_t t = i * kPeriod;
+    const bool even = i % 2 == 0;
+    db.add_event(job.run, "ncclAllReduce", t + 8 * kMs, even ? 9 * kMs : 11 * kMs, kRank0, even ? kRank0 : autograd,
+                 kAllReduceBytes);
+    db.add_event(job.run, "ncclAllReduce", t + 19 * kMs, 200 * kUs, kRank1, kRank1, kAllReduceBytes);
+  }
+  db.commit();
+  return job.path;
+}
+
+void expect_call(const NcclCallRow& row, const std::string& op, int64_t calls, int64_t bytes, int64_t total_ns,
+                 int64_t mean_ns, int64_t max_ns) {
+  EXPECT_EQ(row.op, op);
+  EXPECT_EQ(row.calls, calls) << op;
+  EXPECT_EQ(row.errors, 0) << op;
+  EXPECT_EQ(row.bytes, bytes) << op;
+  EXPECT_EQ(row.total_ns, total_ns) << op;
+  EXPECT_EQ(row.mean_ns, mean_ns) << op;
+  EXPECT_EQ(row.max_ns, max_ns) << op;
+}
+
+std::string collapse_spaces(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  return out;
+}
+
+TEST(RankAnalysis, EachRankHasItsOwnNcclCalls) {
+  const RunAnalysis a = analyze_path(write_ddp_job_with_nccl("ddp-nccl"));
+  ASSERT_TRUE(a.ranks.has_value());
+  ASSERT_TRUE(a.ranks->any_nccl());
+  const auto& r0 = a.ranks->ranks[0].nccl;
+  const auto& r1 = a.ranks->ranks[1].nccl;
+  ASSERT_EQ(r0.size(), 2u);  // most total time first
+  expect_call(r0[0], "ncclAllReduce", kBatches, kBatches * kAllReduceBytes, 25 * 9 * kMs + 25 * 11 * kMs, 10 * kMs,
+              11 * kMs);
+  expect_call(r0[1], "ncclBroadcast", 1, kBroadcastBytes, 2 * kMs, 2 * kMs, 2 * kMs);
+  ASSERT_EQ(r1.size(), 2u);
+  expect_call(r1[0], "ncclAllReduce", kBatches, kBatches * kAllReduceBytes, kBatches * 200 * kUs, 200 * kUs, 200 * kUs);
+  expect_call(r1[1], "ncclBroadcast", 1, kBroadcastBytes, 2 * kMs, 2 * kMs, 2 * kMs);
+
+  ExplainOptions options;
+  options.db = write_ddp_job_with_nccl("ddp-nccl-explain");
+  std::ostringstream text;
+  ASSERT_TRUE(explain(options, text).ok());
+  const std::string t = collapse_spaces(text.str());
+  EXPECT_NE(t.find("NCCL calls per rank"), std::string::npos) << text.str();
+  EXPECT_NE(t.find("\nrank 0 ncclAllReduce 50 0 200 MB 500 ms 10 ms 11 ms\n"), std::string::npos) << text.str();
+  EXPECT_NE(t.find("\nrank 1 ncclAllReduce 50 0 200 MB 10 ms 200 µs 200 µs\n"), std::string::npos) << text.str();
+  EXPECT_NE(t.find("\nrank 1 ncclBroadcast 1 0 1 MB 2 ms 2 ms 2 ms\n"), std::string::npos) << text.str();
+
+  options.json = true;
+  std::ostringstream json_out;
+  ASSERT_TRUE(explain(options, json_out).ok());
+  const auto j = nlohmann::json::parse(json_out.str());
+  const auto& calls = j["ranks"]["ranks"][0]["nccl"];
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], nlohmann::json({{"function", "ncclAllReduce"}, {"calls", 50}, {"errors", 0},
+                                      {"bytes", 200'000'000}, {"total_ns", 500 * kMs}, {"mean_ns", 10 * kMs},
+                                      {"max_ns", 11 * kMs}}));
+  EXPECT_EQ(j["ranks"]["ranks"][1]["nccl"][0]["mean_ns"], 200 * kUs);
 }
 
 TEST(RankAnalysis, ASingleProcessRunHasNoRankSection) {

@@ -66,13 +66,13 @@ int TraceFixture::op_code(const std::string& name) const {
 int64_t TraceFixture::add_run(const RunSpec& run) {
   auto stmt = db_.prepare(
       "INSERT INTO runs(label, kind, command_json, config_json, result_json, machine_json, "
-      "started_unix, start_ns, end_ns, root_pid, exit_code, status, traced, sweep_id, sweep_point, sweep_phase) "
-      "VALUES (?, ?, '[\"ingero-bench\"]', ?, ?, ?, 1.7e9, ?, ?, ?, 0, ?, ?, ?, ?, ?)");
+      "started_unix, start_ns, end_ns, root_pid, exit_code, status, traced, sweep_id, sweep_point, sweep_phase, node) "
+      "VALUES (?, ?, '[\"ingero-bench\"]', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
   check(stmt.ok(), "prepare run");
   stmt->bind(1, run.label).bind(2, run.kind).bind(3, run.config_json).bind(4, run.result_json);
-  stmt->bind(5, run.machine_json).bind(6, run.start_ns).bind(7, run.end_ns);
-  stmt->bind(8, run.root_pid).bind(9, run.status).bind(10, int64_t{run.traced ? 1 : 0});
-  stmt->bind(11, run.sweep_id).bind(12, run.sweep_point).bind(13, run.sweep_phase);
+  stmt->bind(5, run.machine_json).bind(6, run.started_unix).bind(7, run.start_ns).bind(8, run.end_ns);
+  stmt->bind(9, run.root_pid).bind(10, run.status).bind(11, int64_t{run.traced ? 1 : 0});
+  stmt->bind(12, run.sweep_id).bind(13, run.sweep_point).bind(14, run.sweep_phase).bind(15, run.node);
   check(stmt->run().ok(), "insert run");
   return *db_.query_int("SELECT last_insert_rowid()").value();
 }

@@ -22,6 +22,7 @@ struct RunSpec {
   std::optional<std::string> result_json;
   std::string machine_json = R"({"cpu_count": 4, "cpu_model": "test", "memory_bytes": 17179869184,
                                  "kernel": "6.1", "gpu": null, "torch_version": "2.11"})";
+  double started_unix = 1.7e9;  // wall clock when start_ns was read
   int64_t start_ns = 0;
   std::optional<int64_t> end_ns;
   int64_t root_pid = 100;
@@ -30,6 +31,7 @@ struct RunSpec {
   std::optional<int64_t> sweep_id;
   std::optional<std::string> sweep_point;
   std::optional<std::string> sweep_phase;
+  std::optional<std::string> node;  // the tracer writes the hostname; merge fills in a missing one
 };
 
 class TraceFixture {

@@ -428,6 +428,34 @@ TEST(Decoding, RanksComeFromTheExecAndPassToForkedWorkers) {
   EXPECT_EQ(single.rows().at(0).role, "main");
 }
 
+// Each rank's WORLD_SIZE becomes the run's world_size setting when they agree (one job);
+// processes of two jobs disagree, and then none is recorded but a problem says why.
+TEST(Decoding, TheRanksWorldSizeIsARunSettingWhenTheyAgree) {
+  ThreadTable job;
+  job.set_rank(200, 2, 4);
+  job.set_rank(300, 3, 4);
+  job.set_rank(400, 0);  // WORLD_SIZE unset or unreadable: says nothing
+  TraceTotals totals;
+  record_world_size(job.world_sizes(), totals);
+  ASSERT_EQ(totals.settings.size(), 1u);
+  EXPECT_EQ(totals.settings[0].first, "world_size");
+  EXPECT_EQ(totals.settings[0].second, "4");
+  EXPECT_TRUE(totals.problems.empty());
+
+  ThreadTable two_jobs;
+  two_jobs.set_rank(200, 0, 2);
+  two_jobs.set_rank(300, 1, 8);
+  TraceTotals mixed;
+  record_world_size(two_jobs.world_sizes(), mixed);
+  EXPECT_TRUE(mixed.settings.empty());
+  ASSERT_EQ(mixed.problems.size(), 1u);
+  EXPECT_NE(mixed.problems[0].find("WORLD_SIZE values (2, 8)"), std::string::npos) << mixed.problems[0];
+
+  TraceTotals none;
+  record_world_size(ThreadTable().world_sizes(), none);
+  EXPECT_TRUE(none.settings.empty() && none.problems.empty());
+}
+
 // The cookie each planned probe carries decodes to its spec in the kernel, at every level;
 // --cuda-detail count leaves launches to an entry-only counter.
 TEST(Ops, CookiesMatchTheSpecsAtEveryDetailLevel) {
