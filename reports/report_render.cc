@@ -10,6 +10,7 @@
 #include "common/atomic_file.h"
 #include "reports/format.h"
 #include "reports/input_errors.h"
+#include "reports/rank_text.h"
 #include "reports/render/charts.h"
 #include "reports/render/html_page.h"
 #include "reports/report_json.h"
@@ -216,6 +217,58 @@ Table calls_table(const ExplainReport& report) {
   }
   t.caption = "The slowest library calls by total time; ≤: an upper bound from the kernel's log2 buckets.";
   return t;
+}
+
+// A DDP job's ranks: one row each, as the terminal's Ranks section.
+Table ranks_table(const RankAnalysis& r) {
+  Table t;
+  t.header = {"rank", "epoch median", "waiting", "verdict", "step p50", "waited for the straggler", "top cause"};
+  if (r.job) t.header.insert(t.header.begin() + 1, "node");
+  const auto ns = [](int64_t v) { return format_duration_ns(static_cast<double>(v)); };
+  for (const RankRow& row : r.ranks) {
+    const RunMetrics& m = row.metrics;
+    std::vector<std::string> cells = {std::to_string(row.rank),
+                                      m.epoch_median_s ? format_seconds(*m.epoch_median_s) : kDash,
+                                      m.wait_fraction ? format_percent(*m.wait_fraction) : kDash,
+                                      input_bound_name(m.verdict),
+                                      ns(m.batch_compute.p50_ns),
+                                      r.straggler ? ns(row.waits_for_straggler_ns) : kDash,
+                                      row.top_chain ? top_cause_text(row) : kDash};
+    if (r.job) cells.insert(cells.begin() + 1, row.node);
+    t.rows.push_back(std::move(cells));
+  }
+  t.caption = "Each rank's own main loop and workers; the step is the time from a batch's arrival to the next wait.";
+  return t;
+}
+
+// Each rank's NCCL calls; no rows when the job made none.
+Table nccl_table(const RankAnalysis& r) {
+  Table t;
+  t.header = {"rank", "function", "calls", "bytes", "total", "mean", "max"};
+  const auto ns = [](int64_t v) { return format_duration_ns(static_cast<double>(v)); };
+  for (const RankRow& row : r.ranks)
+    for (const NcclCallRow& call : row.nccl)
+      t.rows.push_back({rank_name(r, row), call.op, format_count(call.calls), format_bytes(static_cast<double>(call.bytes)),
+                        ns(call.total_ns), call.mean_ns ? ns(*call.mean_ns) : kDash, ns(call.max_ns)});
+  t.caption = "NCCL calls per rank: counts exact; mean and max over the calls that returned while probed.";
+  return t;
+}
+
+// The job, the straggler, each rank's change and each node's cores, in the terminal's words.
+std::vector<std::string> rank_lines(const RankAnalysis& r) {
+  std::vector<std::string> lines;
+  if (r.job) lines = job_sentences(*r.job);
+  lines.push_back(straggler_sentence(r));
+  for (const RankRow& row : r.ranks)
+    if (row.top_chain) lines.push_back(fmt::format("{}: change: {}", rank_name(r, row), row.top_chain->recommendation));
+  for (const NodeCores& node : r.nodes)
+    for (auto& line : node_cores_sentences(r, node)) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::string ranks_title(const RankAnalysis& r) {
+  return r.job ? fmt::format("Ranks: {} DDP ranks on {} nodes", r.ranks.size(), r.nodes.size())
+               : fmt::format("Ranks: {} DDP ranks", r.ranks.size());
 }
 
 std::vector<std::string> diagnosis_lines(const ExplainReport& r) {
@@ -473,6 +526,12 @@ std::string render_report_markdown(const ReportDoc& doc) {
     markdown_list(diagnosis_lines(*doc.diagnosis), out);
     markdown_table(calls_table(*doc.diagnosis), out);
     markdown_list(doc.diagnosis->notes, out);
+    if (const auto& ranks = doc.diagnosis->ranks) {
+      markdown_heading(ranks_title(*ranks), 3, out);
+      markdown_table(ranks_table(*ranks), out);
+      markdown_list(rank_lines(*ranks), out);
+      if (Table t = nccl_table(*ranks); !t.rows.empty()) markdown_table(t, out);
+    }
   }
   if (!doc.notes.empty()) {
     markdown_heading("Notes", 2, out);
@@ -512,6 +571,12 @@ std::string render_report_html(const ReportDoc& doc) {
     for (const auto& line : diagnosis_lines(*doc.diagnosis)) page.add_paragraph(line);
     if (!doc.diagnosis->calls.empty()) page.add_table(calls_table(*doc.diagnosis));
     for (const auto& note : doc.diagnosis->notes) page.add_note(note);
+    if (const auto& ranks = doc.diagnosis->ranks) {
+      page.add_heading(ranks_title(*ranks));
+      page.add_table(ranks_table(*ranks));
+      for (const auto& line : rank_lines(*ranks)) page.add_paragraph(line);
+      if (Table t = nccl_table(*ranks); !t.rows.empty()) page.add_table(t);
+    }
   }
   if (!doc.notes.empty()) {
     page.add_heading("Notes");

@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "reports/format.h"
+#include "reports/rank_text.h"
 
 namespace ingero::reports {
 namespace {
@@ -110,19 +111,9 @@ void render_check(const ChangeCheck& check, std::ostream& out) {
   }
 }
 
-// "rank 3", or "rank 3 (node-b)" when the ranks come from several nodes.
-std::string rank_name(const RankAnalysis& r, const RankRow& row) {
-  return r.job ? fmt::format("rank {} ({})", row.rank, row.node) : fmt::format("rank {}", row.rank);
-}
-
 void render_job(const Job& job, std::ostream& out) {
-  fmt::print(out, "job: {}: one job, as no rank is in two runs, {} and all were traced during the same {} (wall "
-                  "clock)\n",
-             job_text(job), job.world_size ? "their world sizes agree" : "no run recorded its world size",
-             format_seconds(job.overlap_end_unix - job.overlap_start_unix));
-  if (!job.missing_ranks.empty())
-    fmt::print(out, "    ranks {} of the job are in no run of this file: merge their nodes' DBs too\n",
-               ranks_text(job.missing_ranks));
+  const auto lines = job_sentences(job);
+  for (size_t i = 0; i < lines.size(); ++i) fmt::print(out, "{}{}\n", i == 0 ? "" : "    ", lines[i]);
 }
 
 void render_rank_table(const RankAnalysis& r, std::ostream& out) {
@@ -138,36 +129,10 @@ void render_rank_table(const RankAnalysis& r, std::ostream& out) {
   }
 }
 
-void render_straggler(const RankAnalysis& r, std::ostream& out) {
-  if (!r.straggler) {
-    fmt::print(out, "no straggler: no rank waited for its input for {:g} % of its time or more\n",
-               kModeratelyInputBoundShare * 100);
-    return;
-  }
-  const RankRow* slow = nullptr;
-  int64_t others_wait = 0;
-  for (const RankRow& row : r.ranks) {
-    if (row.rank == *r.straggler) slow = &row;
-    others_wait = std::max(others_wait, row.waits_for_straggler_ns);
-  }
-  fmt::print(out,
-             "straggler: {} waited {} for its input ({} of its time); the other ranks spent up to {} more in "
-             "their steps than it did, the time they waited for rank {} in the gradient all-reduce (an upper "
-             "bound)\n",
-             rank_name(r, *slow), ns_text(slow->metrics.batch_wait.total_ns),
-             or_dash(slow->metrics.wait_fraction, format_percent), ns_text(others_wait), slow->rank);
-}
-
 void render_node_cores(const RankAnalysis& r, const NodeCores& n, std::ostream& out) {
-  if (!n.cores) return;
-  const bool over = n.processes > *n.cores;
-  fmt::print(out, "cores{}: {} ranks × ({} workers + 1) = {} processes on {} cores{}\n",
-             r.job ? fmt::format(" on {} (run {})", n.node, n.run_id) : "", n.ranks, n.workers_per_rank, n.processes,
-             *n.cores, over ? ": more processes than cores, so ranks and workers take CPU time from each other" : "");
-  if (!n.suggested_workers) return;
-  fmt::print(out, "    cores // ranks − 1 = {} workers per rank (Lightning's rule of thumb; a starting point, "
-             "not a measurement)\n", *n.suggested_workers);
-  if (n.suggestion_check) render_check(*n.suggestion_check, out);
+  const auto lines = node_cores_sentences(r, n);
+  for (size_t i = 0; i < lines.size(); ++i) fmt::print(out, "{}{}\n", i == 0 ? "" : "    ", lines[i]);
+  if (!lines.empty() && n.suggested_workers && n.suggestion_check) render_check(*n.suggestion_check, out);
 }
 
 void render_nccl(const RankAnalysis& r, std::ostream& out) {
@@ -188,11 +153,11 @@ void render_ranks(const RankAnalysis& r, std::ostream& out) {
                      : fmt::format("Ranks (DDP: {} ranks, each with its own DataLoader)", r.ranks.size()));
   if (r.job) render_job(*r.job, out);
   render_rank_table(r, out);
-  render_straggler(r, out);
+  fmt::print(out, "{}\n", straggler_sentence(r));
   for (const RankRow& row : r.ranks) {
     if (!row.top_chain) continue;
-    fmt::print(out, "{} top cause: [{}] {}\n    change: {}\n", rank_name(r, row), row.top_chain->severity,
-               row.top_chain->summary, row.top_chain->recommendation);
+    fmt::print(out, "{} top cause: {}\n    change: {}\n", rank_name(r, row), top_cause_text(row),
+               row.top_chain->recommendation);
     for (const auto& check : row.top_chain->checks) render_check(check, out);
   }
   for (const NodeCores& node : r.nodes) render_node_cores(r, node, out);

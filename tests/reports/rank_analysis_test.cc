@@ -4,11 +4,14 @@
 // step time is what it waited for rank 1, and the cores advice comes with its command.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "reports/commands.h"
+#include "reports/report_render.h"
 #include "reports/run_analysis.h"
 #include "tests/reports/ddp_scenario.h"
 
@@ -150,6 +153,33 @@ std::string collapse_spaces(const std::string& text) {
   for (char c : text)
     if (c != ' ' || out.empty() || out.back() != ' ') out += c;
   return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The Markdown and HTML reports carry the same Ranks section as explain: a row per rank with its
+// verdict, the straggler and the cores advice.
+TEST(RankAnalysis, ReportsShowTheRanksOfTheDiagnosedRun) {
+  const std::string path = write_ddp_job("ddp-report");
+  for (const std::string format : {"md", "html"}) {
+    ReportOptions options;
+    options.db = path;
+    options.format = format;
+    options.out = path + "." + format;
+    ASSERT_TRUE(write_report(options).ok());
+    const std::string text = read_text(options.out);
+    std::remove(options.out.c_str());
+    EXPECT_NE(text.find("Ranks: 2 DDP ranks"), std::string::npos) << format;
+    EXPECT_NE(text.find("straggler: rank 1 waited 500 ms"), std::string::npos) << format << "\n" << text;
+    EXPECT_NE(text.find("HIGHLY input-bound"), std::string::npos) << format;
+    EXPECT_NE(text.find("cores: 2 ranks × (1 workers + 1) = 4 processes on 2 cores"), std::string::npos) << format;
+    EXPECT_EQ(text.find("NCCL calls per rank"), std::string::npos) << "no NCCL call, no table (" << format << ")";
+  }
 }
 
 TEST(RankAnalysis, EachRankHasItsOwnNcclCalls) {
