@@ -39,11 +39,11 @@ inline int64_t add_loader_run(TraceFixture& db, int64_t length, const std::strin
   spec.start_ns = 0;
   spec.end_ns = length;
   const int64_t run = db.add_run(spec);
-  db.add_thread(run, {kMain, kMain, 1, "python3", "main", 0, length});
-  db.add_thread(run, {kPin, kMain, std::nullopt, "ib-pin", "pin", 0, length});
-  db.add_thread(run, {kOther, kMain, std::nullopt, "cuda-EvtHandlr", "other", 0, length});
-  db.add_thread(run, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 0, length});
-  db.add_thread(run, {kWorkerB, kWorkerB, kMain, "ib-worker-1", "worker", 0, length});
+  db.add_thread(run, {kMain, kMain, 1, "python3", "main", 0, length, std::nullopt, std::nullopt});
+  db.add_thread(run, {kPin, kMain, std::nullopt, "ib-pin", "pin", 0, length, std::nullopt, std::nullopt});
+  db.add_thread(run, {kOther, kMain, std::nullopt, "cuda-EvtHandlr", "other", 0, length, std::nullopt, std::nullopt});
+  db.add_thread(run, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 0, length, std::nullopt, std::nullopt});
+  db.add_thread(run, {kWorkerB, kWorkerB, kMain, "ib-worker-1", "worker", 0, length, std::nullopt, std::nullopt});
   return run;
 }
 

@@ -470,7 +470,9 @@ TEST(Ops, CookiesMatchTheSpecsAtEveryDetailLevel) {
         EXPECT_EQ(p.spec->library, lib);
         const bool entry_only = IB_COOKIE_FLAGS(p.cookie) & IB_CALL_ENTRY_ONLY;
         EXPECT_EQ(entry_only, detail == CudaDetail::count && p.spec->hot) << contract::op_name(p.spec->op);
-        if (entry_only) EXPECT_FALSE(p.return_probe);
+        if (entry_only) {
+          EXPECT_FALSE(p.return_probe);
+        }
       }
     }
   EXPECT_GT(plan_probes(CallLibrary::cuda_runtime, CudaDetail::full).size(),
