@@ -7,8 +7,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -39,6 +43,36 @@ inline void add_machine_context() {
   benchmark::AddCustomContext("online_cpus", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
   benchmark::AddCustomContext("ingero_build_type", INGERO_BUILD_TYPE);
   benchmark::AddCustomContext("euid", std::to_string(geteuid()));
+}
+
+// One of a program's own flags, "--name VALUE", and what its value sets.
+struct Flag {
+  const char* name;
+  std::function<void(const char* value)> set;
+};
+
+// What every benchmark program does first: Google Benchmark takes its --benchmark_ flags, the
+// program's own flags are taken out of argv and checked with `valid`, any other flag is refused,
+// and the machine goes into the JSON context. 0, or 2 after the usage line.
+inline int start(int* argc, char** argv, const std::vector<Flag>& flags, const std::function<bool()>& valid,
+                 const char* usage) {
+  benchmark::Initialize(argc, argv);
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const Flag* flag = nullptr;
+    for (const Flag& f : flags)
+      if (i + 1 < *argc && std::strcmp(argv[i], f.name) == 0) flag = &f;
+    if (flag != nullptr) flag->set(argv[++i]);
+    else argv[kept++] = argv[i];
+  }
+  *argc = kept;
+  if (!valid()) {
+    std::fprintf(stderr, "usage: %s %s [--benchmark_...]\n", argv[0], usage);
+    return 2;
+  }
+  if (benchmark::ReportUnrecognizedArguments(*argc, argv)) return 2;
+  add_machine_context();
+  return 0;
 }
 
 }  // namespace ingero::bench

@@ -10,7 +10,6 @@
 //   ingero_collate_bench [--samples N] [--features F] [--benchmark_...]
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include <torch/torch.h>
@@ -23,24 +22,6 @@ namespace {
 
 ingero::workloads::WorkloadConfig config;
 torch::Tensor dataset;
-
-bool parse(int* argc, char** argv) {
-  config.samples = 65'536;
-  config.features = 100;
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const bool has_value = i + 1 < *argc;
-    if (!strcmp(argv[i], "--samples") && has_value) {
-      config.samples = atoll(argv[++i]);
-    } else if (!strcmp(argv[i], "--features") && has_value) {
-      config.features = atoll(argv[++i]);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  *argc = kept;
-  return config.samples > 0 && config.features > 0;
-}
 
 void BM_Collate(benchmark::State& state, bool per_sample) {
   const int64_t batch = state.range(0);
@@ -65,14 +46,15 @@ void BM_Collate(benchmark::State& state, bool per_sample) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (!parse(&argc, argv)) {
-    fprintf(stderr, "usage: %s [--samples N] [--features F] [--benchmark_...]\n", argv[0]);
-    return 2;
-  }
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  config.samples = 65'536;
+  config.features = 100;
+  const std::vector<ingero::bench::Flag> flags = {
+      {"--samples", [](const char* v) { config.samples = atoll(v); }},
+      {"--features", [](const char* v) { config.features = atoll(v); }},
+  };
+  const auto valid = [] { return config.samples > 0 && config.features > 0; };
+  if (int rc = ingero::bench::start(&argc, argv, flags, valid, "[--samples N] [--features F]")) return rc;
   dataset = ingero::workloads::make_dataset(config);
-  ingero::bench::add_machine_context();
   benchmark::AddCustomContext("dataset", std::to_string(config.samples) + " x " + std::to_string(config.features) +
                                              " float32");
   benchmark::AddCustomContext("torch_version", TORCH_VERSION);

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -34,25 +33,6 @@ struct Options {
 };
 Options options;
 int64_t db_events = 0;
-
-bool parse(int* argc, char** argv) {
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const bool has_value = i + 1 < *argc;
-    if (!strcmp(argv[i], "--db") && has_value) {
-      options.db = argv[++i];
-    } else if (!strcmp(argv[i], "--events") && has_value) {
-      options.events = atoll(argv[++i]);
-    } else if (!strcmp(argv[i], "--since") && has_value) {
-      options.since_s = atof(argv[++i]);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  *argc = kept;
-  if (options.db.empty()) options.db = "/tmp/ingero-explain-benchmark-" + std::to_string(options.events) + ".db";
-  return options.events > 0 && options.since_s > 0;
-}
 
 int64_t count_events(const std::string& path) {
   sqlite3* db = nullptr;
@@ -93,12 +73,14 @@ void BM_Explain(benchmark::State& state, bool since) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (!parse(&argc, argv)) {
-    fprintf(stderr, "usage: %s [--db PATH] [--events N] [--since S] [--benchmark_...]\n", argv[0]);
-    return 2;
-  }
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const std::vector<ingero::bench::Flag> flags = {
+      {"--db", [](const char* v) { options.db = v; }},
+      {"--events", [](const char* v) { options.events = atoll(v); }},
+      {"--since", [](const char* v) { options.since_s = atof(v); }},
+  };
+  const auto valid = [] { return options.events > 0 && options.since_s > 0; };
+  if (int rc = ingero::bench::start(&argc, argv, flags, valid, "[--db PATH] [--events N] [--since S]")) return rc;
+  if (options.db.empty()) options.db = "/tmp/ingero-explain-benchmark-" + std::to_string(options.events) + ".db";
   if (!std::filesystem::exists(options.db)) {
     ingero::reports::testing::SyntheticTraceShape shape;
     shape.target_events = options.events;
@@ -116,7 +98,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s: no events table\n", options.db.c_str());
     return 1;
   }
-  ingero::bench::add_machine_context();
   benchmark::AddCustomContext("db", options.db);
   benchmark::AddCustomContext("events_in_db", std::to_string(db_events));
   benchmark::AddCustomContext("sqlite_version", SQLITE_VERSION);

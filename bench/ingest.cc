@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -39,27 +38,6 @@ struct Options {
   std::string db = "/tmp/ingero-ingest-bench.db";
 };
 Options options;
-
-// Takes this program's own flags out of argv (Google Benchmark's stay); false on a bad one.
-bool parse(int* argc, char** argv) {
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const bool has_value = i + 1 < *argc;
-    if (!strcmp(argv[i], "--seconds") && has_value) {
-      options.seconds = atof(argv[++i]);
-    } else if (!strcmp(argv[i], "--db") && has_value) {
-      options.db = argv[++i];
-    } else if (!strcmp(argv[i], "--rates") && has_value) {
-      options.rates.clear();
-      std::stringstream list(argv[++i]);
-      for (std::string r; std::getline(list, r, ',');) options.rates.push_back(static_cast<int64_t>(atof(r.c_str())));
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  *argc = kept;
-  return options.seconds > 0 && !options.rates.empty();
-}
 
 void remove_db(const std::string& db) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
@@ -135,13 +113,19 @@ void BM_Ingest(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (!parse(&argc, argv)) {
-    fprintf(stderr, "usage: %s [--seconds S] [--rates R1,R2,...] [--db PATH] [--benchmark_...]\n", argv[0]);
-    return 2;
-  }
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  ingero::bench::add_machine_context();
+  const std::vector<ingero::bench::Flag> flags = {
+      {"--seconds", [](const char* v) { options.seconds = atof(v); }},
+      {"--db", [](const char* v) { options.db = v; }},
+      {"--rates",
+       [](const char* v) {
+         options.rates.clear();
+         std::stringstream list(v);
+         for (std::string r; std::getline(list, r, ',');) options.rates.push_back(static_cast<int64_t>(atof(r.c_str())));
+       }},
+  };
+  const auto valid = [] { return options.seconds > 0 && !options.rates.empty(); };
+  if (int rc = ingero::bench::start(&argc, argv, flags, valid, "[--seconds S] [--rates R1,R2,...] [--db PATH]"))
+    return rc;
   benchmark::AddCustomContext("queue_capacity_events", std::to_string(kQueueCapacity));
   benchmark::AddCustomContext("event_record_bytes", std::to_string(sizeof(ingero::tracer::EventRecord)));
   benchmark::AddCustomContext("sqlite_version", SQLITE_VERSION);

@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -38,22 +37,6 @@ struct Options {
 };
 Options options;
 std::string runtime;  // the libcudart this process maps
-
-bool parse(int* argc, char** argv) {
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const bool has_value = i + 1 < *argc;
-    if (!strcmp(argv[i], "--calls") && has_value) {
-      options.calls = atoll(argv[++i]);
-    } else if (!strcmp(argv[i], "--db") && has_value) {
-      options.db = argv[++i];
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  *argc = kept;
-  return options.calls > 0;
-}
 
 enum class Call { timed, hot, unprobed };
 
@@ -137,19 +120,18 @@ void BM_Probe(benchmark::State& state, Call call, std::optional<CudaDetail> deta
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (!parse(&argc, argv)) {
-    fprintf(stderr, "usage: %s [--calls N] [--db PATH] [--benchmark_...]\n", argv[0]);
-    return 2;
-  }
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const std::vector<ingero::bench::Flag> flags = {
+      {"--calls", [](const char* v) { options.calls = atoll(v); }},
+      {"--db", [](const char* v) { options.db = v; }},
+  };
+  if (int rc = ingero::bench::start(&argc, argv, flags, [] { return options.calls > 0; }, "[--calls N] [--db PATH]"))
+    return rc;
   int device = 0;
   const cudaError_t init = cudaGetDevice(&device);  // loads and initialises the runtime
   for (const std::string& path : ingero::tracer::mapped_call_libraries(getpid()))
     if (ingero::tracer::classify_library(path) == ingero::tracer::CallLibrary::cuda_runtime) runtime = path;
   for (Call call : {Call::timed, Call::hot, Call::unprobed}) ns_per_call(call, options.calls / 10);  // warm-up
 
-  ingero::bench::add_machine_context();
   benchmark::AddCustomContext("library", runtime);
   benchmark::AddCustomContext("cudaGetDevice", std::to_string(init));
   benchmark::AddCustomContext("calls_per_run", std::to_string(options.calls));
