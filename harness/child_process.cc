@@ -108,4 +108,40 @@ Status PausedChild::release() {
   return {};
 }
 
+CommandOutput run_and_capture(const std::vector<std::string>& argv) {
+  CommandOutput out;
+  if (argv.empty()) return out;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return out;
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return out;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(pipe_fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
+    if (int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+    if (n > 0) out.stdout_text.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+  return out;
+}
+
 }  // namespace ingero::harness

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Starting the traced process so that the tracer can enroll it before it runs a
 // single instruction of its own: fork, block the child on a pipe, let the caller
-// enroll the pid, then release it into exec.
+// enroll the pid, then release it into exec. And asking a helper program a question.
 #pragma once
 
 #include <sys/types.h>
@@ -36,5 +36,13 @@ class PausedChild {
   int exec_error_fd_ = -1;
   std::string command_;
 };
+
+// Runs argv (argv[0] looked up in PATH) without a shell, its stderr discarded, and waits
+// for it: the exit code (-1 when it could not run or died of a signal) and its stdout.
+struct CommandOutput {
+  int exit_code = -1;
+  std::string stdout_text;
+};
+CommandOutput run_and_capture(const std::vector<std::string>& argv);
 
 }  // namespace ingero::harness

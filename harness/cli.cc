@@ -22,7 +22,7 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
                   "Probe this CUDA runtime, driver or NCCL library file instead of the ones the processes map");
   app->add_option("--cuda-detail", f->cuda_detail,
                   "count: launches counted only; latency: every call timed, launches stored only when slow; "
-                  "full: both layers, every call stored (costs: results/gpu-h200-call-tracing.md)")
+                  "full: both layers, every call stored (costs: results/gpu-h200-tracer-on-real-jobs.md)")
       ->capture_default_str();
   app->add_option("--call-stream-min-us", f->call_stream_min_us,
                   "Store a kernel launch as an event when it lasts at least this long (all are counted)")

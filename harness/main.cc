@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// ingero-bench: runs PyTorch data-loading workloads through LibTorch under an embedded
-// eBPF tracer, stores the trace in SQLite and explains it. This file is the one place
-// where errors become messages and exit codes.
+// ingero-bench: runs PyTorch data-loading workloads (the LibTorch ones in the workload
+// program beside it, so that this one loads no LibTorch) under an embedded eBPF tracer,
+// stores the trace in SQLite and explains it. This file is the one place where errors
+// become messages and exit codes.
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "common/crash_handler.h"
 #include "harness/ci_command.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
@@ -16,7 +18,6 @@
 #include "reports/commands.h"
 #include "reports/perfetto_export.h"
 #include "reports/report_render.h"
-#include "workloads/workload_process.h"
 
 namespace {
 
@@ -68,12 +69,7 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ingero::harness::install_crash_handlers();
-  // The workload process: `ingero-bench __workload --config JSON --result PATH`.
-  if (argc == 6 && std::string(argv[1]) == "__workload" && std::string(argv[2]) == "--config" &&
-      std::string(argv[4]) == "--result") {
-    return ingero::workloads::workload_process_main(argv[3], argv[5]);
-  }
+  ingero::install_crash_handlers();
   auto parsed = ingero::harness::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed) return report_error(parsed.error());
   ingero::harness::install_interrupt_handlers();

@@ -7,8 +7,6 @@
 namespace ingero::harness {
 
 void install_interrupt_handlers();
-// SIGSEGV and kin print a backtrace to stderr, then end the process with that signal.
-void install_crash_handlers();
 bool interrupt_requested();
 int interrupt_signal();     // the signal received (SIGINT or SIGTERM), 0 if none
 int interrupt_exit_code();  // 128 + the signal

@@ -3,17 +3,18 @@
 // per run in --out, one table, and the trace DB for explain. Everything that can be checked
 // is checked before the DB is opened or a process started.
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
 
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
+#include "harness/child_process.h"
 #include "harness/commands.h"
 #include "harness/diagnosis.h"
 #include "harness/machine_info.h"
@@ -33,24 +34,30 @@ std::string self_exe() {
   return ec ? std::string("ingero-bench") : p.string();
 }
 
-// Runs `python -c 'import torch'` without a shell (the path is not interpreted).
-bool python_has_torch(const std::string& python) {
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) {
-      dup2(devnull, STDOUT_FILENO);
-      dup2(devnull, STDERR_FILENO);
-    }
-    execlp(python.c_str(), python.c_str(), "-c", "import torch", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+// The LibTorch workloads run in the workload program beside this binary (one build makes both).
+Result<std::string> workload_program() {
+  const fs::path program = fs::path(self_exe()).parent_path() / "ingero-bench-workload";
+  if (access(program.c_str(), X_OK) != 0)
+    return Error::bad_input(fmt::format("the workload program {} is missing", program.string()),
+                            "build it with ingero-bench (cmake --build BUILD builds both) and keep the two "
+                            "programs in one folder");
+  return program.string();
 }
+
+// Fixed glibc heap thresholds for every workload process (C++ and Python, and the workers they fork), unless
+// GLIBC_TUNABLES is set already. By default glibc hands freed memory at the top of the heap back to the kernel and
+// moves its mmap threshold with the process's allocation history, so the same workload faulted its batches' pages
+// in afresh on some epochs and not on others: epochs 5-9x slower on the 2-core machine, decided by whether stdout
+// and stderr were redirected. With these thresholds freed memory is reused. The machine record keeps the value.
+constexpr const char* kWorkloadMallocTunables =
+    "glibc.malloc.mmap_threshold=67108864:glibc.malloc.trim_threshold=268435456";
+
+std::string set_workload_allocator_policy() {
+  setenv("GLIBC_TUNABLES", kWorkloadMallocTunables, /*overwrite=*/0);
+  return std::getenv("GLIBC_TUNABLES");
+}
+
+bool python_has_torch(const std::string& python) { return run_and_capture({python, "-c", "import torch"}).exit_code == 0; }
 
 // --python exactly when given (or bad input), else the first of $INGERO_PYTHON, python3
 // on PATH, /usr/bin/python3 that imports torch.
@@ -124,7 +131,14 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
 Result<bool> resolve_cuda(const std::string& dev) {
   if (dev != "auto" && dev != "cpu" && dev != "cuda")
     return Error::bad_input(fmt::format("unknown device '{}'", dev), "use --device auto, cpu or cuda");
-  const bool cuda = dev != "cpu" && torch::cuda::is_available();
+  if (dev == "cpu") return false;
+  auto program = workload_program();
+  if (!program) return program.error();
+  const CommandOutput answer = run_and_capture({*program, "--cuda-available"});
+  if (answer.exit_code != 0)
+    return Error::failure(fmt::format("{} --cuda-available failed (exit code {})", *program, answer.exit_code),
+                          "run it by hand to see why LibTorch does not start");
+  const bool cuda = answer.stdout_text == "yes\n";
   if (dev == "cuda" && !cuda)
     return Error::bad_input("--device cuda was asked for, but no CUDA device is available to LibTorch",
                             "use --device cpu (or auto), or run on a GPU machine with a CUDA LibTorch");
@@ -162,13 +176,20 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
     if (!python) return python.error();
     setup.python = *python;
   }
+  const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(), [](const auto& c) {
+    return c.ranks <= 1 && !workloads::mode_runs_in_python(c.mode);
+  });
+  if (wants_libtorch)
+    if (auto program = workload_program(); !program) return program.error();
   if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
   if (!flags.report.empty())
     if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
   auto trace = trace_settings(flags.trace);
   if (!trace) return trace.error();
   setup.trace = *trace;
-  setup.machine_json = machine_info(setup.cuda).dump();
+  nlohmann::json machine = machine_info(setup.cuda);
+  machine["glibc_tunables"] = set_workload_allocator_policy();
+  setup.machine_json = machine.dump();
   return setup;
 }
 
@@ -191,7 +212,9 @@ Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, con
     req.argv = {python, "-c", workloads::kPythonReferenceScript, "--config", *req.config_json, "--result",
                 *req.result_path};
   } else {
-    req.argv = {self_exe(), "__workload", "--config", *req.config_json, "--result", *req.result_path};
+    auto program = workload_program();
+    if (!program) return program.error();
+    req.argv = {*program, "--config", *req.config_json, "--result", *req.result_path};
   }
   return req;
 }

@@ -20,7 +20,7 @@ namespace ingero::tracer {
 enum class CallLibrary { cuda_runtime, cuda_driver, nccl };
 std::string_view library_kind_name(CallLibrary library);  // the ops category: "cuda_runtime", ...
 
-// How much each probed call costs and records (measured: results/gpu-h200-call-tracing.md).
+// How much each probed call costs and records (measured: results/gpu-h200-tracer-on-real-jobs.md).
 enum class CudaDetail {
   count,    // kernel launches counted at entry only (no latency); other calls timed and stored
   latency,  // every call timed; launches counted and histogrammed in the kernel, stored only when slow

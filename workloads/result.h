@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/batch_source.h"
 #include "workloads/config.h"
+#include "workloads/loader_stats.h"
 
 namespace ingero::workloads {
 

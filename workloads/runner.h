@@ -3,6 +3,8 @@
 // warm-up, measured epochs, per-batch wait/compute timings.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <functional>
 
 #include "workloads/result.h"

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "workloads/batch_source.h"
 #include "workloads/runner.h"
 
 namespace ingero::workloads {

@@ -5,7 +5,7 @@
 
 namespace ingero::workloads {
 
-// Body of the workload process (the harness starts it as `ingero-bench __workload`):
+// Body of the workload process (the harness starts it as `ingero-bench-workload --config`):
 // pins CPUs, handles SIGINT/SIGTERM by shutting its workers down, runs the
 // configuration and writes the result record atomically to result_path (a failed
 // run writes a record too). Returns the process exit code.

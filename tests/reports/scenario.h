@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,8 +23,16 @@ inline constexpr int64_t kOther = 102;    // an unrelated thread of the main pro
 inline constexpr int64_t kWorkerA = 200;  // worker processes (pid == tid)
 inline constexpr int64_t kWorkerB = 201;
 
+// A DB path of this test process, removed (with its -wal and -shm) when the process exits.
 inline std::string temp_db_path(const std::string& name) {
-  return fmt::format("/tmp/ingero-reports-test-{}-{}.db", name, ::getpid());
+  static std::vector<std::string> paths;
+  if (paths.empty())
+    std::atexit([] {
+      for (const auto& p : paths)
+        for (const char* suffix : {"", "-wal", "-shm"}) std::remove((p + suffix).c_str());
+    });
+  paths.push_back(fmt::format("/tmp/ingero-reports-test-{}-{}.db", name, ::getpid()));
+  return paths.back();
 }
 
 inline std::string loader_config(int workers, int prefetch = 2, bool pin = true, bool persistent = false,

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -25,6 +26,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 const char* kBinary = INGERO_BENCH_BINARY;
+const char* kWorkloadBinary = INGERO_WORKLOAD_BINARY;
 
 pid_t spawn(const std::vector<std::string>& args) {
   pid_t pid = fork();
@@ -104,7 +106,7 @@ TEST_P(StopSignal, WorkloadReapsWorkersAndWritesAnInterruptedRecord) {
   ASSERT_TRUE(processes_named("ib-worker-").empty()) << "workers left over from an earlier test";
   const auto shm_before = shm_entries();
   const std::string result = temp_path("stop.json");
-  pid_t pid = spawn({kBinary, "__workload", "--config", long_loader_config(), "--result", result});
+  pid_t pid = spawn({kWorkloadBinary, "--config", long_loader_config(), "--result", result});
   ASSERT_EQ(wait_for_workers(2, 60s).size(), 2u);
   ASSERT_EQ(kill(pid, GetParam()), 0);
   EXPECT_EQ(wait_exit_code(pid, 20s), 128 + GetParam());
@@ -120,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, StopSignal, ::testing::Values(SIGINT, SIGTERM)
 
 TEST(Workload, AKilledWorkerFailsTheRunWithItsSignal) {
   const std::string result = temp_path("killed.json");
-  pid_t pid = spawn({kBinary, "__workload", "--config", long_loader_config(), "--result", result});
+  pid_t pid = spawn({kWorkloadBinary, "--config", long_loader_config(), "--result", result});
   auto workers = wait_for_workers(2, 60s);
   ASSERT_EQ(workers.size(), 2u);
   kill(workers[0], SIGKILL);
@@ -175,6 +177,89 @@ TEST(Harness, BadInputExitsTwo) {
   EXPECT_EQ(run({kBinary}), 2);
   EXPECT_EQ(run({kBinary, "explain", "--db", temp_path("missing.db")}), 2);
   EXPECT_FALSE(fs::exists(db)) << "bad input must not leave a half-written trace DB";
+}
+
+std::string machine_json_of_last_run(const std::string& db) {
+  sqlite3* h = nullptr;
+  std::string out;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT machine_json FROM runs ORDER BY run_id DESC LIMIT 1", -1, &st, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return out;
+}
+
+// Workloads run with fixed glibc heap thresholds (a user's own GLIBC_TUNABLES wins), and the run records which.
+TEST(Harness, WorkloadsRunWithARecordedAllocatorPolicy) {
+  const std::string db = temp_path("malloc.db");
+  const std::string out = temp_path("malloc-out");
+  const std::vector<std::string> args = {kBinary,    "--workload", "dataloader", "--no-trace", "--device", "cpu",
+                                         "--mode",   "direct",     "--samples",  "1024",       "--batch-size",
+                                         "256",      "--features", "8",          "--epochs",   "1",
+                                         "--db",     db,           "--out",      out};
+  ASSERT_EQ(run(args), 0);
+  auto machine = nlohmann::json::parse(machine_json_of_last_run(db), nullptr, false);
+  ASSERT_FALSE(machine.is_discarded());
+  EXPECT_EQ(machine.value("glibc_tunables", ""),
+            "glibc.malloc.mmap_threshold=67108864:glibc.malloc.trim_threshold=268435456");
+  setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2", 1);
+  const int code = run(args);
+  unsetenv("GLIBC_TUNABLES");
+  ASSERT_EQ(code, 0);
+  machine = nlohmann::json::parse(machine_json_of_last_run(db), nullptr, false);
+  EXPECT_EQ(machine.value("glibc_tunables", ""), "glibc.malloc.arena_max=2");
+  fs::remove_all(out);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+}
+
+// ingero-bench copied without the workload program beside it says what is missing.
+TEST(Harness, AMissingWorkloadProgramIsBadInput) {
+  const fs::path dir = temp_path("alone");
+  fs::create_directories(dir);
+  fs::copy_file(kBinary, dir / "ingero-bench");
+  const std::string db = (dir / "t.db").string();
+  EXPECT_EQ(run({(dir / "ingero-bench").string(), "--workload", "dataloader", "--no-trace", "--device", "cpu", "--mode",
+                 "direct", "--epochs", "1", "--db", db, "--out", (dir / "out").string()}),
+            2);
+  EXPECT_FALSE(fs::exists(db)) << "bad input must not leave a half-written trace DB";
+  EXPECT_EQ(run({kWorkloadBinary, "--no-such-flag"}), 2);
+  fs::remove_all(dir);
+}
+
+// The readers start without LibTorch: a running MCP server maps none of its libraries.
+TEST(Harness, AReaderLoadsNoLibTorch) {
+  const std::string db = temp_path("reader.db");
+  const std::string out = temp_path("reader-out");
+  ASSERT_EQ(run({kBinary, "--workload", "dataloader", "--no-trace", "--device", "cpu", "--mode", "direct", "--samples",
+                 "1024", "--batch-size", "256", "--features", "8", "--epochs", "1", "--db", db, "--out", out}),
+            0);
+  int to_server[2];
+  ASSERT_EQ(pipe(to_server), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(to_server[0], STDIN_FILENO);
+    close(to_server[1]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, STDOUT_FILENO);
+    execl(kBinary, kBinary, "mcp", "--db", db.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_server[0]);
+  std::this_thread::sleep_for(500ms);  // past start-up: the server waits on stdin
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  close(to_server[1]);  // end of input: the server exits
+  EXPECT_EQ(wait_exit_code(pid, 20s), 0);
+  EXPECT_NE(text.find("libsqlite3"), std::string::npos) << "the maps of a running server were not read";
+  EXPECT_EQ(text.find("libtorch"), std::string::npos) << "ingero-bench mcp mapped LibTorch";
+  EXPECT_EQ(text.find("libc10"), std::string::npos) << "ingero-bench mcp mapped LibTorch";
+  fs::remove_all(out);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
 }
 
 TEST(Harness, CudaWithoutAGpuIsBadInput) {

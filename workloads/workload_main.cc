@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// ingero-bench-workload: the LibTorch side of ingero-bench, a program of its own so that
+// ingero-bench itself loads no LibTorch (its start-up alone takes most of a second, which
+// every explain, report or MCP session would pay). ingero-bench starts it beside itself:
+//   ingero-bench-workload --config JSON --result PATH   runs one configuration (a traced run)
+//   ingero-bench-workload --cuda-available              prints yes or no (can LibTorch use a GPU)
+#include <cstdio>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "common/crash_handler.h"
+#include "workloads/workload_process.h"
+
+int main(int argc, char** argv) {
+  ingero::install_crash_handlers();
+  const auto arg = [&](int i) { return std::string(argv[i]); };
+  if (argc == 5 && arg(1) == "--config" && arg(3) == "--result")
+    return ingero::workloads::workload_process_main(argv[2], argv[4]);
+  if (argc == 2 && arg(1) == "--cuda-available") {
+    std::puts(torch::cuda::is_available() ? "yes" : "no");
+    return 0;
+  }
+  std::fputs("usage: ingero-bench-workload --config JSON --result PATH | --cuda-available\n"
+             "  (ingero-bench starts this program; run ingero-bench --workload dataloader instead)\n",
+             stderr);
+  return 2;
+}
