@@ -437,7 +437,13 @@ Result<int> run_sweep_command(const SweepFlags& flags) {
     if (!prepared) return prepared.error();
     setup = std::move(*prepared);
     int position = 0;
-    for (const auto& config : setup.plan.runs) points.push_back({config.label(), config, position++});
+    for (const auto& config : setup.plan.runs) {
+      Point point;
+      point.label = config.label();
+      point.config = config;
+      point.position = position++;
+      points.push_back(std::move(point));
+    }
     if (baseline.empty()) baseline = points.front().label;
     if (std::none_of(points.begin(), points.end(), [&](const Point& p) { return p.label == baseline; })) {
       std::string labels;

@@ -132,7 +132,9 @@ TEST_F(Reliability, InterruptStopsAnyModeWithExitCode130AndKeepsTheRecord) {
     auto run = start(workload("--mode " + mode + " --epochs 100000 --db " + db + " --out " + path("runs")),
                      path("interrupt.log"));
     std::this_thread::sleep_for(mode == "direct" ? 3s : 0s);
-    if (mode != "direct") ASSERT_TRUE(wait_for_process("ib-worker", 60s)) << run.output();
+    if (mode != "direct") {
+      ASSERT_TRUE(wait_for_process("ib-worker", 60s)) << run.output();
+    }
     std::this_thread::sleep_for(1s);
     ASSERT_EQ(kill(-run.pid, SIGINT), 0);
     EXPECT_EQ(run.wait(), 130) << mode << "\n" << run.output();

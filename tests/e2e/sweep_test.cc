@@ -113,11 +113,12 @@ TEST_F(Sweep, InterruptedSweepResumesWithoutReMeasuringDecidedPoints) {
   EXPECT_EQ(query_int(db(), "SELECT count(*) FROM sweep_points WHERE state = 'pending'"), 0);
   // The runs finished before the interruption still count; decided points got no new measure runs.
   EXPECT_GE(query_int(db(), "SELECT count(*) FROM runs WHERE status = 'ok'"), ok_before);
-  if (decided > 0)
+  if (decided > 0) {
     EXPECT_EQ(query_int(db(), "SELECT count(*) FROM runs r JOIN sweep_points p ON p.point = r.sweep_point "
                               "WHERE r.sweep_phase = 'measure' AND r.run_id > " + std::to_string(ok_before + 1) +
                               " AND p.state IN ('pruned', 'failed')"),
               0);
+  }
 }
 
 TEST_F(Sweep, BadRequestsAreRefusedBeforeAnyRun) {
