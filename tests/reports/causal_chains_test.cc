@@ -139,10 +139,11 @@ TEST(CausalChains, WorkerStartUpAndPinnedAllocationAreSeparateCauses) {
     spec.config_json = loader_config(1);
     spec.end_ns = 500 * kMs;
     const int64_t run = db->add_run(spec);
-    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs});
-    db->add_thread(run, {kPin, kMain, std::nullopt, "ib-pin", "pin", 0, 500 * kMs});
+    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+    db->add_thread(run, {kPin, kMain, std::nullopt, "ib-pin", "pin", 0, 500 * kMs, std::nullopt, std::nullopt});
     // The worker is forked 2 ms into the first wait.
-    db->add_thread(run, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 12 * kMs, 500 * kMs});
+    db->add_thread(run, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 12 * kMs, 500 * kMs, std::nullopt,
+                         std::nullopt});
     db->begin();
     add_batches(*db, run, 20);
     db->add_event(run, "fork", 12 * kMs, 0, kMain, kMain, std::nullopt, kWorkerA);

@@ -73,10 +73,10 @@ inline DdpFixture write_ddp_node(const std::string& name, const DdpNode& spec) {
   run.node = spec.node;
   out.run = db.add_run(run);
   const int64_t begin = spec.start_ns, end = *run.end_ns;
-  db.add_thread(out.run, {kDdpLauncher, kDdpLauncher, 1, "python3", "other", begin, end});
+  db.add_thread(out.run, {kDdpLauncher, kDdpLauncher, 1, "python3", "other", begin, end, std::nullopt, std::nullopt});
   for (const DdpRank& r : spec.ranks) {
-    db.add_thread(out.run, {r.pid, r.pid, kDdpLauncher, "python3", "main", begin, end, r.rank});
-    db.add_thread(out.run, {r.pid + 1, r.pid + 1, r.pid, "pt_data_worker", "worker", begin, end, r.rank});
+    db.add_thread(out.run, {r.pid, r.pid, kDdpLauncher, "python3", "main", begin, end, r.rank, std::nullopt});
+    db.add_thread(out.run, {r.pid + 1, r.pid + 1, r.pid, "pt_data_worker", "worker", begin, end, r.rank, std::nullopt});
   }
   if (spec.world_size) db.set_setting(out.run, "world_size", std::to_string(*spec.world_size));
   db.begin();

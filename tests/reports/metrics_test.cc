@@ -67,7 +67,7 @@ std::string write_direct_vs_loader(const std::string& name) {
   direct.result_json = result(0.4, 0.01, 0.38);
   direct.end_ns = 400 * kMs;
   const int64_t a = db->add_run(direct);
-  db->add_thread(a, {kMain, kMain, 1, "python3", "main", 0, 400 * kMs});
+  db->add_thread(a, {kMain, kMain, 1, "python3", "main", 0, 400 * kMs, std::nullopt, std::nullopt});
   RunSpec loader;
   loader.label = "loader w2";
   loader.config_json = loader_config(2);
@@ -75,8 +75,8 @@ std::string write_direct_vs_loader(const std::string& name) {
   loader.start_ns = 0;
   loader.end_ns = 40'000 * kMs;
   const int64_t b = db->add_run(loader);
-  db->add_thread(b, {kMain, kMain, 1, "python3", "main", 0, 40'000 * kMs});
-  db->add_thread(b, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 0, 40'000 * kMs});
+  db->add_thread(b, {kMain, kMain, 1, "python3", "main", 0, 40'000 * kMs, std::nullopt, std::nullopt});
+  db->add_thread(b, {kWorkerA, kWorkerA, kMain, "ib-worker-0", "worker", 0, 40'000 * kMs, std::nullopt, std::nullopt});
   db->begin();
   for (int i = 0; i < 10; ++i) {
     db->add_event(a, "batch_wait", i * 40 * kMs, kMs, kMain, kMain);

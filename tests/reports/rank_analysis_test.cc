@@ -122,7 +122,7 @@ std::string write_ddp_job_with_nccl(const std::string& name) {
   DdpFixture job = write_ddp_node(name, two_ranks());
   TraceFixture& db = *job.db;
   const int64_t autograd = kRank0 + 2, end = kBatches * kPeriod + 10 * kMs;
-  db.add_thread(job.run, {autograd, kRank0, std::nullopt, "pt_autograd_0", "other", 0, end, 0});
+  db.add_thread(job.run, {autograd, kRank0, std::nullopt, "pt_autograd_0", "other", 0, end, 0, std::nullopt});
   db.begin();
   for (int64_t pid : {kRank0, kRank1})
     db.add_event(job.run, "ncclBroadcast", 100 * kUs, 2 * kMs, pid, pid, kBroadcastBytes);

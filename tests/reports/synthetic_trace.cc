@@ -108,14 +108,15 @@ class Generator {
 };
 
 void add_threads(TraceFixture& db, int64_t run_id, int workers, int64_t end_ns) {
-  db.add_thread(run_id, {kMainPid, kMainPid, 1, "python3", "main", 0, end_ns});
-  db.add_thread(run_id, {kPinTid, kMainPid, std::nullopt, "ib-pin", "pin", 1 * kMs, end_ns});
+  db.add_thread(run_id, {kMainPid, kMainPid, 1, "python3", "main", 0, end_ns, std::nullopt, std::nullopt});
+  db.add_thread(run_id,
+                {kPinTid, kMainPid, std::nullopt, "ib-pin", "pin", 1 * kMs, end_ns, std::nullopt, std::nullopt});
   db.add_thread(run_id, {kDriverTid, kMainPid, std::nullopt, "cuda-EvtHandlr", "other", 1 * kMs,
-                         end_ns});
+                         end_ns, std::nullopt, std::nullopt});
   for (int w = 0; w < workers; ++w) {
     const int64_t pid = kFirstWorkerPid + w;
     db.add_thread(run_id, {pid, pid, kMainPid, fmt::format("ib-worker-{}", w), "worker", 2 * kMs,
-                           end_ns});
+                           end_ns, std::nullopt, std::nullopt});
     db.add_thread_stats(run_id, {pid, pid, {1000, 5000, end_ns / 2, end_ns / 2, 3 * kMs, 6000,
                                             end_ns / 4, 50000, 50000 * 4096, 250000}});
     for (int slot = 0; slot < 12; ++slot) db.add_histogram(run_id, pid, "runq_us", slot, 1000 >> (slot / 2));
