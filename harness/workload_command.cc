@@ -57,7 +57,10 @@ std::string set_workload_allocator_policy() {
   return std::getenv("GLIBC_TUNABLES");
 }
 
-bool python_has_torch(const std::string& python) { return run_and_capture({python, "-c", "import torch"}).exit_code == 0; }
+// Runs `python -c 'import torch'` without a shell (the path is not interpreted).
+bool python_has_torch(const std::string& python) {
+  return run_and_capture({python, "-c", "import torch"}).exit_code == 0;
+}
 
 // --python exactly when given (or bad input), else the first of $INGERO_PYTHON, python3
 // on PATH, /usr/bin/python3 that imports torch.
@@ -176,9 +179,8 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
     if (!python) return python.error();
     setup.python = *python;
   }
-  const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(), [](const auto& c) {
-    return c.ranks <= 1 && !workloads::mode_runs_in_python(c.mode);
-  });
+  const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),
+                                          [](const auto& c) { return !workloads::mode_runs_in_python(c.mode); });
   if (wants_libtorch)
     if (auto program = workload_program(); !program) return program.error();
   if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
