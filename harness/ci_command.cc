@@ -123,7 +123,7 @@ Result<std::map<std::string, std::vector<double>>> measure(const Suite& suite, t
       std::fflush(stdout);
       auto dir = PrivateDir::create("ingero-bench-ci");
       if (!dir) return dir.error();
-      auto request = workload_request(e.config, e.setup.python, dir->path(), dir->path());
+      auto request = workload_request(e.config, e.setup, dir->path(), dir->path());
       if (!request) return request.error();
       RunRequest req = std::move(*request);
       req.record_dir.reset();

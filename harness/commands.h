@@ -35,7 +35,8 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags);
 struct WorkloadSetup {
   RunPlan plan;
   bool cuda = false;
-  std::string python;  // empty when no python mode is planned
+  std::string python;            // empty when no python mode is planned
+  std::string workload_program;  // ingero-bench-workload; empty when only python modes are planned
   TraceSettings trace;
   std::string machine_json;
 };
@@ -49,8 +50,9 @@ Result<bool> resolve_cuda(const std::string& device);
 // The run request for one configuration; the record goes into `private_dir` of the run
 // and is kept in out_dir. A DDP job (ranks > 1) runs the reference script as a file (written
 // into private_dir), which starts its ranks.
-Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const std::string& python,
-                            const std::string& private_dir, const std::string& out_dir);
+// The programs come from the setup (python and the workload program, found when it was prepared).
+Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
+                                    const std::string& private_dir, const std::string& out_dir);
 
 // One line per run on stderr for what the user must know: losses, problems, storage failures.
 void report_outcome(const RunOutcome& outcome, bool expects_cuda);

@@ -124,7 +124,7 @@ Result<RunOutcome> Sweep::run(Point& point, const std::string& phase, std::optio
   config.epoch_deadline_s = deadline.value_or(0);
   auto dir = PrivateDir::create("ingero-bench-run");
   if (!dir) return dir.error();
-  auto request = workload_request(config, setup_.python, dir->path(), flags_.workload.out_dir);
+  auto request = workload_request(config, setup_, dir->path(), flags_.workload.out_dir);
   if (!request) return request.error();
   RunRequest req = std::move(*request);
   req.label = point.label;

@@ -181,8 +181,11 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
   }
   const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),
                                           [](const auto& c) { return !workloads::mode_runs_in_python(c.mode); });
-  if (wants_libtorch)
-    if (auto program = workload_program(); !program) return program.error();
+  if (wants_libtorch) {
+    auto program = workload_program();
+    if (!program) return program.error();
+    setup.workload_program = *program;
+  }
   if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
   if (!flags.report.empty())
     if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
@@ -195,8 +198,9 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
   return setup;
 }
 
-Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const std::string& python,
+Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
                                     const std::string& private_dir, const std::string& out_dir) {
+  const std::string& python = setup.python;
   RunRequest req;
   req.label = config.label();
   req.kind = std::string(contract::kind::kWorkload);
@@ -214,9 +218,7 @@ Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, con
     req.argv = {python, "-c", workloads::kPythonReferenceScript, "--config", *req.config_json, "--result",
                 *req.result_path};
   } else {
-    auto program = workload_program();
-    if (!program) return program.error();
-    req.argv = {*program, "--config", *req.config_json, "--result", *req.result_path};
+    req.argv = {setup.workload_program, "--config", *req.config_json, "--result", *req.result_path};
   }
   return req;
 }
@@ -254,7 +256,7 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     std::fflush(stdout);
     auto dir = PrivateDir::create("ingero-bench-run");
     if (!dir) return dir.error();
-    auto request = workload_request(config, setup->python, dir->path(), flags.out_dir);
+    auto request = workload_request(config, *setup, dir->path(), flags.out_dir);
     if (!request) return request.error();
     auto outcome = execute_run(*request, *db, setup->trace, setup->machine_json);
     if (!outcome) return outcome.error();
