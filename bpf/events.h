@@ -117,6 +117,12 @@ struct ib_event {
 #define IB_EVENT_HAS_ARG (1u << 2)
 #define IB_EVENT_HAS_STREAM (1u << 3)
 
+/* The thread that woke a blocked interval (offcpu_blocked.arg): its process in the high
+ * 32 bits, itself in the low 32. */
+#define IB_WAKER(tgid, tid) ((__s64)(((__u64)(tgid) << 32) | (__u32)(tid)))
+#define IB_WAKER_TGID(arg) ((__u32)((__u64)(arg) >> 32))
+#define IB_WAKER_TID(arg) ((__u32)((__u64)(arg) & 0xffffffffu))
+
 /* Where a CUDA/NCCL probe finds a value at function entry, packed in the attach cookie:
  * 0 = not recorded, 1..6 = integer argument register 1..6 (x86-64 SysV),
  * IB_ARG_STACK + n = n-th 8-byte slot above the return address (7th argument on). */

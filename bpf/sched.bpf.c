@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Scheduler: per-thread on/off-CPU time, voluntary vs involuntary switches, run-queue
- * latency (runqlat's model: runnable -> running), streamed intervals above thresholds. */
+ * latency (runqlat's model: runnable -> running), streamed intervals above thresholds, and
+ * which thread woke each blocked interval (an attached job's batch waits are the main
+ * thread's blocked intervals that a loader worker or the pin thread ended). */
 #include "common.bpf.h"
 
 #define TASK_RUNNING 0
@@ -12,6 +14,7 @@ struct task_clock {
   __u64 runnable_since;
   __u32 offcpu_preempted;
   __u32 pad;
+  __s64 waker; /* IB_WAKER(tgid, tid) of the wakeup that ended the sleep; 0 when unknown */
 };
 
 struct {
@@ -46,6 +49,22 @@ static __always_inline void mark_runnable(struct task_struct *p)
   struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
   if (c)
     c->runnable_since = bpf_ktime_get_ns();
+}
+
+/* sched_waking runs in the waker's context (sched_wakeup may run on the wakee's CPU), so the
+ * current task is the thread that woke p; from an interrupt it is whatever ran there, and
+ * the idle task (pid 0) is recorded as unknown. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct *p)
+{
+  if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
+    return 0;
+  struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  if (!c)
+    return 0;
+  __u64 id = bpf_get_current_pid_tgid();
+  c->waker = (__u32)id ? IB_WAKER(id >> 32, (__u32)id) : 0;
+  return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -97,10 +116,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
     __sync_fetch_and_add(&s->offcpu_ns, dur);
     stat_max(&s->offcpu_max_ns, dur);
     hist_add(pid, IB_HIST_OFFCPU_US, dur);
-    if (dur >= offcpu_min_ns)
-      emit_span(&sched_ring, IB_RING_SCHED, c->offcpu_preempted ? IB_OP_OFFCPU_PREEMPTED : IB_OP_OFFCPU_BLOCKED,
-                c->offcpu_since, dur, pid, tid, 0, 0);
+    if (dur >= offcpu_min_ns) {
+      const bool blocked = !c->offcpu_preempted;
+      const __s64 waker = blocked ? c->waker : 0;
+      emit_span(&sched_ring, IB_RING_SCHED, blocked ? IB_OP_OFFCPU_BLOCKED : IB_OP_OFFCPU_PREEMPTED, c->offcpu_since,
+                dur, pid, tid, waker, waker ? IB_EVENT_HAS_ARG : 0);
+    }
   }
+  c->waker = 0;
   if (c->runnable_since && now > c->runnable_since) {
     __u64 dur = now - c->runnable_since;
     __sync_fetch_and_add(&s->runq_count, 1);

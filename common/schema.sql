@@ -1,12 +1,12 @@
 -- SPDX-License-Identifier: Apache-2.0
--- ingero-bench trace database, schema version 2 (PRAGMA user_version = 2).
+-- ingero-bench trace database, schema version 3 (PRAGMA user_version = 3).
 -- One file holds many runs (a sweep, a CI suite, traces of several jobs). Every timestamp
 -- is CLOCK_MONOTONIC nanoseconds of the node that recorded it (bpf_ktime_get_ns in the
 -- kernel, the same clock in the workload), so kernel events and the workload's own batch
 -- timings share one time axis; runs.started_unix anchors a run in wall-clock time.
 -- Readers (explain, report, mcp, ...) only read: they refer to ops by ops.name, never by code.
 -- Names a reader may rely on are listed in common/trace_contract.h.
--- Version 1 files are read through an in-memory upgrade (common/trace_schema.cc).
+-- Version 1 and 2 files are read through an in-memory upgrade (common/trace_schema.cc).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id        INTEGER PRIMARY KEY,
@@ -46,7 +46,9 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 --                 cudaMemcpyAsync, cudaStreamSynchronize, ncclAllReduce, ...): one event per call
 --                 delivered to user space (see call_stats for which calls are)
 --   sched:        offcpu_preempted (thread switched out while runnable; dur = time until it ran again)
---                 offcpu_blocked   (thread switched out sleeping/blocked; dur = time until it ran again)
+--                 offcpu_blocked   (thread switched out sleeping/blocked; dur = time until it ran again;
+--                                   arg = the thread whose wakeup ended it: its pid << 32 | its tid,
+--                                   absent when unknown; from schema version 3)
 --                 runq_wait        (woken/preempted -> running; dur = run-queue latency)
 --   mm:           page_faults (a burst of a thread's user page faults: arg = how many, from ts to ts+dur)
 --                 page_allocs (a burst of a thread's page allocations: arg = how many, bytes = their size)
@@ -55,8 +57,10 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 --   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
 --                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
 --                 rename (a thread's new name is in the threads table)
---   workload:     batch_wait (main loop waiting for the next batch; arg = batch index)
---                 batch_compute (main loop moving it to the device and running the model; arg = batch index)
+--   workload:     batch_wait (main loop waiting for the next batch; arg = batch index; stream = the loader
+--                 (loaders.loader) when the Python observer recorded it in a user's job)
+--                 batch_compute (main loop moving it to the device and running the model, or, in a user's
+--                 job, whatever the loop did until it asked for the next batch; arg, stream as batch_wait)
 --                 worker_start (a loader worker from fork to ready for its first task; pid/tid = the
 --                 worker, arg = worker id)
 CREATE TABLE IF NOT EXISTS ops (
@@ -198,7 +202,11 @@ CREATE TABLE IF NOT EXISTS run_settings (
   run_id  INTEGER NOT NULL,
   key     TEXT NOT NULL,      -- e.g. 'offcpu_min_ns', 'runq_min_ns', 'ringbuf_bytes', 'cuda_detail',
                               -- 'call_stream_min_ns', 'mem_burst_pages', 'trace_problem', 'world_size'
-                              -- (the WORLD_SIZE the run's ranked processes were started with)
+                              -- (the WORLD_SIZE the run's ranked processes were started with),
+                              -- 'batch_source' ('observer': the Python observer wrote the batch events
+                              -- of a user's job; workload runs' come from their record),
+                              -- 'observer' ('on' | 'off' | 'unused': no Python process built a DataLoader),
+                              -- 'gpu_sampler' ('nvml' | why not)
   value   TEXT NOT NULL,
   PRIMARY KEY (run_id, key)
 );
@@ -228,3 +236,39 @@ CREATE TABLE IF NOT EXISTS sweep_points (
   reason       TEXT,                  -- why pruned, skipped or failed, with the numbers
   PRIMARY KEY (sweep_id, point)
 );
+
+-- DataLoaders that the Python observer saw being built in a launched job (trace -- CMD): one row
+-- per loader per process. Their batch_wait / batch_compute events carry the loader in `stream`.
+CREATE TABLE IF NOT EXISTS loaders (
+  run_id      INTEGER NOT NULL,
+  pid         INTEGER NOT NULL,
+  loader      INTEGER NOT NULL,       -- construction order in its process, from 0
+  knobs_json  TEXT NOT NULL,          -- num_workers, prefetch_factor, pin_memory, persistent_workers,
+                                      -- batch_size, sampler, collate_fn, dataset, multiprocessing_context, ...
+  overrides_json TEXT,                -- {"applied", "original", "not_applicable", "error"} when an override was asked
+  epochs      INTEGER NOT NULL,       -- iterations started (iter() or a persistent iterator's reset)
+  batches     INTEGER NOT NULL,       -- next() calls that returned a batch
+  wait_ns     INTEGER NOT NULL,       -- their summed waits
+  workers_json TEXT,                  -- the worker pids of its last epoch, JSON array
+  PRIMARY KEY (run_id, pid, loader)
+);
+
+-- GPUs seen by NVML during a run, and their utilisation as the driver sampled it. metric:
+-- 'gpu_util' (% of the sample period a kernel ran), 'mem_util' (memory controller busy %),
+-- 'sm_active' (GPM SM utilisation %, Hopper and newer, where permitted). ts_ns on the run's clock.
+CREATE TABLE IF NOT EXISTS gpus (
+  run_id      INTEGER NOT NULL,
+  gpu         INTEGER NOT NULL,       -- NVML device index
+  name        TEXT,
+  uuid        TEXT,
+  pci_bus_id  TEXT,
+  PRIMARY KEY (run_id, gpu)
+);
+CREATE TABLE IF NOT EXISTS gpu_samples (
+  run_id  INTEGER NOT NULL,
+  gpu     INTEGER NOT NULL,
+  ts_ns   INTEGER NOT NULL,
+  metric  TEXT NOT NULL,
+  value   REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gpu_samples_run ON gpu_samples(run_id, metric, ts_ns);

@@ -15,7 +15,7 @@
 namespace ingero::contract {
 
 // PRAGMA user_version of a trace DB this build writes; readers also read older ones.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestReadableSchema = 1;
 
 // ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what
@@ -105,6 +105,32 @@ bool loss_drops_events(std::string_view source);
 // The WORLD_SIZE the traced torch.distributed processes were started with (when they agree):
 // with the ranks in threads.rank, it tells which runs of several nodes form one job.
 inline constexpr std::string_view kWorldSizeSetting = "world_size";
+
+// Set to "observer" when the Python observer wrote a user's job's batch_wait / batch_compute
+// events (a workload run's come from its own record).
+inline constexpr std::string_view kBatchSourceSetting = "batch_source";
+inline constexpr std::string_view kBatchSourceObserver = "observer";
+// Whether the Python observer was put on a launched job's PYTHONPATH: "on", "off" (switched
+// off), "unused" (on, but no Python process of the job built a DataLoader).
+inline constexpr std::string_view kObserverSetting = "observer";
+inline constexpr std::string_view kObserverOn = "on";
+inline constexpr std::string_view kObserverOff = "off";
+inline constexpr std::string_view kObserverUnused = "unused";
+// How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
+inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
+inline constexpr std::string_view kGpuSamplerNvml = "nvml";
+
+// Attached and system-wide runs: when the processes were attached and when the trace stopped
+// watching them (CLOCK_MONOTONIC ns). The run's row spans the tracer's start-up and drain too.
+inline constexpr std::string_view kTracedFromSetting = "traced_from_ns";
+inline constexpr std::string_view kTracedUntilSetting = "traced_until_ns";
+
+// ---- gpu_samples.metric (percent)
+namespace gpu_metric {
+inline constexpr std::string_view kGpuUtil = "gpu_util";    // a kernel was running
+inline constexpr std::string_view kMemUtil = "mem_util";    // the memory controller was busy
+inline constexpr std::string_view kSmActive = "sm_active";  // GPM SM utilisation (Hopper on)
+}  // namespace gpu_metric
 
 // ---- histograms.metric (log2 microseconds)
 inline constexpr const char* kHistogramMetrics[IB_HIST_COUNT] = IB_HIST_METRIC_NAMES;

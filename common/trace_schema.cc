@@ -107,14 +107,18 @@ Result<int> version_of(const sql::Connection& db) {
   return static_cast<int>(version->value_or(0));
 }
 
-Status upgrade_from_v1(const sql::Connection& db) {
+// Version 2 -> 3 only added tables (loaders, gpus, gpu_samples), which the schema creates.
+Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
-  if (Status s = db.exec(kColumnsAddedInV2); !s) return s;
-  if (Status s = renumber_v1_ops(db); !s) return s;
+  if (from_version == 1) {
+    if (Status s = db.exec(kColumnsAddedInV2); !s) return s;
+    if (Status s = renumber_v1_ops(db); !s) return s;
+  }
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
-  if (Status s = db.exec(kCallStatsFromV1Events); !s) return s;
+  if (from_version == 1)
+    if (Status s = db.exec(kCallStatsFromV1Events); !s) return s;
   if (Status s = db.exec(fmt::format("PRAGMA user_version = {}", contract::kSchemaVersion)); !s) return s;
   return txn->commit();
 }
@@ -126,7 +130,8 @@ Status create_or_upgrade(const sql::Connection& db) {
     if (Status s = check_ops_agree(db); !s) return s;
     return insert_missing_ops(db);
   }
-  if (*version == 1) return upgrade_from_v1(db);
+  if (*version >= contract::kOldestReadableSchema && *version < contract::kSchemaVersion)
+    return upgrade(db, *version);
   if (*version != 0)
     return Error::bad_input(fmt::format("{} is a trace DB of schema version {}; this build reads versions {} to {}",
                                         db.path(), *version, contract::kOldestReadableSchema,

@@ -14,13 +14,14 @@ namespace ingero::schema {
 // PRAGMA user_version of an open file; a file that is not SQLite is bad input naming it.
 Result<int> version_of(const sql::Connection& db);
 
-// Empty file: creates the current schema and the ops table. Version 1: upgrades it.
+// Empty file: creates the current schema and the ops table. An older version: upgrades it.
 // Current version: adds the ops this build knows that the file lacks. Anything else
 // (a newer version, a SQLite file that is not a trace DB, ops that disagree) is bad
 // input with a message naming the file and what to do.
 Status create_or_upgrade(const sql::Connection& db);
 
-// Upgrades a version-1 trace DB to the current schema, in one transaction.
-Status upgrade_from_v1(const sql::Connection& db);
+// Upgrades an older trace DB (version kOldestReadableSchema on) to the current schema, in one
+// transaction.
+Status upgrade(const sql::Connection& db, int from_version);
 
 }  // namespace ingero::schema

@@ -14,7 +14,26 @@
 
 namespace ingero::harness {
 
-Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group) {
+namespace {
+
+// This process's environment with env's variables set; built before fork, since the child of a
+// threaded process may only make async-signal-safe calls.
+std::vector<std::string> child_environment(const PausedChild::Environment& env) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [key, value] : env) replaced |= key == name;
+    if (!replaced) entries.push_back(entry);
+  }
+  for (const auto& [key, value] : env) entries.push_back(key + "=" + value);
+  return entries;
+}
+
+}  // namespace
+
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env) {
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0) return Error::failure(std::string("pipe: ") + std::strerror(errno));
@@ -26,6 +45,10 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  const std::vector<std::string> environment = child_environment(env);
+  std::vector<char*> cenv;
+  for (const auto& e : environment) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
@@ -51,7 +74,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
       n = read(go[0], &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // the parent gave up before releasing us
-    execvp(cargv[0], cargv.data());
+    execvpe(cargv[0], cargv.data(), cenv.data());
     int e = errno;
     ssize_t ignored = write(err[1], &e, sizeof(e));
     (void)ignored;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -17,8 +18,10 @@ class PausedChild {
  public:
   // argv[0] is looked up in PATH. The child dies with this process (PR_SET_PDEATHSIG).
   // own_group: the child leads a new process group, so that a signal can reach every
-  // process it starts (a wrapper shell's children too).
-  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group);
+  // process it starts (a wrapper shell's children too). env: variables set (or replaced) in
+  // the child's environment, which is otherwise this process's.
+  using Environment = std::vector<std::pair<std::string, std::string>>;
+  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env = {});
   PausedChild(PausedChild&& other) noexcept;
   PausedChild& operator=(PausedChild&&) = delete;
   ~PausedChild();  // a child never released is killed and reaped

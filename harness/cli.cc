@@ -37,6 +37,8 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--mem-burst-pages", f->mem_burst_pages, "Page faults (or allocations) per memory burst event")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  app->add_flag("--no-gpu-samples", f->no_gpu_samples,
+                "Do not sample the GPUs' utilisation through NVML while tracing (sampled by default where NVML exists)");
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -182,6 +184,12 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   add_trace_flags(trace, &parsed.trace.trace);
   trace->add_option("--pid", parsed.trace.pids, "Attach to these running processes (comma-separated pids)");
   trace->add_option("--duration", parsed.trace.duration, "Stop after this long (e.g. 60s, 5m)");
+  trace->add_flag("--no-observer", parsed.trace.no_observer,
+                  "Launch the command without the Python DataLoader observer (no batch timings then)");
+  trace->add_option("--override", parsed.trace.overrides,
+                    "Change the job's DataLoaders without editing its code (repeatable): num_workers=N, "
+                    "prefetch_factor=N, pin_memory=on|off, persistent_workers=on|off, loader=N (only that one)")
+      ->take_all();
   trace->add_option("command", parsed.trace.command, "The command and its arguments, after --");
   trace->prefix_command();
 
@@ -246,7 +254,10 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
       ->capture_default_str();
   exporter->add_option("--out", parsed.export_trace.out, "Output file (.json)")->required();
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  // Everything after the first "--" is the traced command, given to it whole: CLI11 would end a
+  // list option's values at "--" and then read the command's own flags as options.
+  const auto separator = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> reversed(std::make_reverse_iterator(separator), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
@@ -300,6 +311,12 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     parsed.command = Command::merge;
   } else if (*trace) {
     parsed.command = Command::trace;
+    if (separator != args.end()) {
+      if (!parsed.trace.command.empty())
+        return Error::bad_input("trace takes its command after --, not before it",
+                                "ingero-bench trace [flags] -- python3 train.py ARGS");
+      parsed.trace.command.assign(separator + 1, args.end());
+    }
   } else if (*runs) {
     parsed.command = Command::runs;
   } else if (*explain) {
@@ -337,6 +354,8 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     parsed.help_text = app.help();
     parsed.exit_code = kExitBadInput;
   }
+  if (separator != args.end() && parsed.command != Command::trace)
+    return Error::bad_input("only trace takes a command after --", "ingero-bench trace -- python3 train.py ARGS");
   return parsed;
 }
 

@@ -25,6 +25,7 @@ struct TraceFlags {
   double runq_min_us = 100;
   int mem_burst_pages = 64;
   int ringbuf_mb = 32;
+  bool no_gpu_samples = false;
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.
@@ -61,6 +62,8 @@ struct TraceCommandFlags {
   std::vector<std::string> command;
   std::string pids;        // --pid 1,2,3
   std::string duration;    // --duration 60s
+  bool no_observer = false;                // --no-observer: no DataLoader observer in a launched job
+  std::vector<std::string> overrides;      // --override KNOB=VALUE for the job's DataLoaders
 };
 
 struct ExplainFlags {

@@ -12,11 +12,13 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/clock.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/signals.h"
+#include "tracer/observer_records.h"
 #include "workloads/result.h"
 
 namespace ingero::harness {
@@ -78,8 +80,9 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
   std::vector<tracer::WorkloadEvent> events;
   for (const workloads::MainLoopTimings& loop : s.loops) {
     for (const auto& b : loop.batches) {
-      events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index});
-      events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index});
+      events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index, std::nullopt});
+      events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index,
+                        std::nullopt});
     }
     for (const auto& w : loop.workers) {
       uint64_t fork_ns = w.fork_ns;
@@ -87,10 +90,31 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
         for (const auto& t : totals->threads)
           if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
       if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
-      events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id});
+      events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
     }
   }
   return events;
+}
+
+// What the Python observer saw of a launched job: its roles go into the totals before they are
+// written, its batches and DataLoaders into the DB.
+void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
+                      RunOutcome& outcome) {
+  tracer::ObservedJob job = tracer::read_observed_job(dir, totals.threads);
+  tracer::assign_roles(totals, job.roles);
+  const bool used = job.processes > 0;
+  totals.settings.emplace_back(std::string(contract::kObserverSetting),
+                               std::string(used ? contract::kObserverOn : contract::kObserverUnused));
+  if (job.batches > 0)
+    totals.settings.emplace_back(std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
+  outcome.observed_batches = job.batches;
+  outcome.observer_notes = job.notes;
+  Status s = db.add_workload_events(run_id, job.events);
+  if (s) s = db.add_loaders(run_id, job.loaders);
+  if (!s) {
+    outcome.stored = false;
+    outcome.store_error = s.error().message;
+  }
 }
 
 // The record the workload child wrote into its private directory; absent when it died first.
@@ -206,8 +230,9 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   }
 
   int wait_status = 0;
+  std::pair<int64_t, int64_t> traced_span{0, 0};  // attached: from the attach to the end of watching
   if (!request.argv.empty()) {
-    auto child = PausedChild::spawn(request.argv, request.signal_group);
+    auto child = PausedChild::spawn(request.argv, request.signal_group, request.env);
     if (!child) {
       guard->fail_with(child.error().message);
       return child.error();
@@ -240,7 +265,9 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
         return s.error();
       }
     }
+    traced_span.first = monotonic_ns();
     supervise_attached(targets, tracer.get(), request.duration_s);
+    traced_span.second = monotonic_ns();
   }
   outcome.exit_code = request.argv.empty() ? 0 : shell_exit_code(wait_status);
   outcome.child_exit = request.argv.empty() ? "was traced" : describe_wait_status(wait_status);
@@ -250,6 +277,14 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
     auto stopped = tracer->stop();
     if (stopped) {
       totals = std::move(*stopped);
+      if (traced_span.second > 0) {
+        totals->settings.emplace_back(std::string(contract::kTracedFromSetting), std::to_string(traced_span.first));
+        totals->settings.emplace_back(std::string(contract::kTracedUntilSetting), std::to_string(traced_span.second));
+      }
+      if (request.observer_dir)
+        add_observed_job(*request.observer_dir, db, guard->id(), *totals, outcome);
+      else if (request.kind == contract::kind::kCommand)
+        totals->settings.emplace_back(std::string(contract::kObserverSetting), std::string(contract::kObserverOff));
       outcome.events_lost = totals->events_lost();
       outcome.calls_traced = totals->calls_traced();
       outcome.trace_problems = totals->problems;

@@ -49,6 +49,8 @@ struct RunRequest {
   bool cuda_processes = false;               // kind system: every process that maps CUDA
   std::optional<double> duration_s;          // attach / system: stop after this long
   bool signal_group = false;                 // forward signals to the child's process group
+  std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
+  std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
   std::optional<std::string> config_json;    // workload runs
   std::optional<std::string> result_path;    // where a workload child writes its record
   int ranks = 1;                             // > 1: a DDP job whose ranks write result_path.rank<R>
@@ -74,6 +76,8 @@ struct RunOutcome {
   std::optional<uint64_t> events_lost;   // events the trace could not deliver
   bool calls_traced = false;             // some CUDA / NCCL function was probed
   std::vector<std::string> trace_problems;
+  std::vector<std::string> observer_notes;  // what the Python observer said, and how much it saw
+  int64_t observed_batches = 0;             // DataLoader batches the observer recorded
   std::string targets_summary;           // attach: what became of each target
   bool stored = true;
   std::string store_error;

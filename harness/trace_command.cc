@@ -4,16 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <unistd.h>
-
 #include <cstdio>
+#include <iostream>
 
 #include <fmt/format.h>
 
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
+#include "common/atomic_file.h"
 #include "harness/commands.h"
+#include "harness/diagnosis.h"
 #include "harness/machine_info.h"
+#include "harness/observer_setup.h"
 #include "harness/signals.h"
 
 namespace ingero::harness {
@@ -88,6 +90,21 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   }
   auto settings = trace_settings(flags.trace);
   if (!settings) return settings.error();
+  auto overrides = parse_overrides(flags.overrides);
+  if (!overrides) return overrides.error();
+  if (!overrides->empty() && (!launch || flags.no_observer))
+    return Error::bad_input("--override changes a launched job's DataLoaders through the observer",
+                            "use it with a command after --, without --no-observer");
+  std::optional<PrivateDir> private_dir;
+  if (launch && !flags.no_observer) {
+    auto dir = PrivateDir::create("ingero-bench-run");
+    if (!dir) return dir.error();
+    private_dir.emplace(std::move(*dir));
+    auto observer = install_observer(private_dir->path(), *overrides);
+    if (!observer) return observer.error();
+    req.env = observer->env;
+    req.observer_dir = observer->records_dir;
+  }
   if (launch) {
     if (Status s = check_program(flags.command.front()); !s) return s.error();
     req.kind = std::string(contract::kind::kCommand);
@@ -117,6 +134,13 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   else
     std::fprintf(stderr, "ingero-bench: run %lld: %s; trace database: %s\n", static_cast<long long>(outcome->run_id),
                  outcome->targets_summary.empty() ? "traced" : outcome->targets_summary.c_str(), db->path().c_str());
+  if (req.observer_dir)
+    std::fprintf(stderr, "ingero-bench: DataLoader observer: %s\n",
+                 outcome->observed_batches > 0
+                     ? fmt::format("{} batches recorded", outcome->observed_batches).c_str()
+                     : "no DataLoader batch was iterated (the waits are estimated from wake-ups)");
+  for (const auto& note : outcome->observer_notes) std::fprintf(stderr, "  note: %s\n", note.c_str());
+  if (outcome->stored) print_diagnosis(db->path(), {outcome->run_id}, std::cerr);
   if (interrupt_requested()) return interrupt_exit_code();
   if (!outcome->stored) return kExitFailure;
   return launch ? outcome->exit_code : kExitOk;

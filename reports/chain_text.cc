@@ -2,10 +2,14 @@
 #include "reports/chain_text.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
+#include "reports/job_evidence.h"
 
 namespace ingero::reports {
 namespace {
@@ -27,6 +31,46 @@ std::string cores_text(const ChainTextContext& text) {
 int worker_budget(const ChainTextContext& text) {
   return text.metrics.cores ? std::max(1, *text.metrics.cores - 1) : 1;
 }
+
+// A job we did not write: advice in DataLoader terms, not our workload modes.
+bool users_job(const ChainTextContext& text) { return text.context.run.kind != contract::kind::kWorkload; }
+
+// Workers' on-CPU share of their lifetime and the cores left idle, for "workers busy, cores idle".
+std::string worker_load_text(const ChainTextContext& text) {
+  std::map<int64_t, const ThreadRecord*> workers;
+  for (const ThreadRecord& t : text.context.threads)
+    if (t.role == contract::kRoleWorker) workers[t.tid] = &t;
+  const int64_t run_end = text.context.run.end_ns.value_or(text.context.run.start_ns);
+  int64_t oncpu = 0, lifetime = 0;
+  std::set<int64_t> processes;
+  for (const ThreadStatsRecord& s : text.context.thread_stats) {
+    auto w = workers.find(s.tid);
+    if (w == workers.end()) continue;
+    processes.insert(s.pid);
+    oncpu += s.counters.oncpu_ns;
+    lifetime += std::max<int64_t>(0, w->second->exit_ns.value_or(run_end) -
+                                         w->second->start_ns.value_or(text.context.run.start_ns));
+  }
+  if (processes.empty() || lifetime <= 0) return "";
+  std::string line = fmt::format("; {} worker processes, their threads on CPU {} of their lifetime", processes.size(),
+                                 format_percent(static_cast<double>(oncpu) / static_cast<double>(lifetime)));
+  if (text.metrics.cpu_busy_share && text.metrics.cores)
+    line += fmt::format(", {:.1f} of {} cores idle", (1.0 - *text.metrics.cpu_busy_share) * *text.metrics.cores,
+                        *text.metrics.cores);
+  return line;
+}
+
+// Workers that would let the loop stop waiting, from its waiting share: w workers keep a loop
+// waiting a share W fed at 1 − W of the rate it consumes, so it needs about w / (1 − W) of them
+// (w0: the main thread's own W of each step, spread over W / (1 − W) workers); at most the budget.
+int workers_to_remove_waits(const ChainTextContext& text, int workers, int budget) {
+  const double waiting = std::clamp(text.metrics.wait_fraction.value_or(0.5), 0.0, 0.95);
+  const double needed = workers > 0 ? workers / (1.0 - waiting) : waiting / (1.0 - waiting);
+  return std::clamp(static_cast<int>(std::ceil(needed)), std::min(budget, workers + 1), budget);
+}
+
+// Per-sample fetch and collate of large batches: one gather per batch beats any worker count.
+constexpr int64_t kLargeBatch = 4096;
 
 std::string faults_text(const ChainEvidence& e) {
   if (e.page_faults == 0) return "";
@@ -126,6 +170,13 @@ Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
             "batch_size=None, __getitems__, mode loader-batched) or index the tensor directly "
             "(mode direct-shuffled)."};
   }
+  if (wait && users_job(text)) {
+    return {fmt::format("The main thread built each batch itself on CPU (num_workers=0: the DataLoader's "
+                        "per-sample fetch and collate run in the training loop){}.", faults_text(chain.evidence)),
+            fmt::format("Move the work off the training loop: num_workers > 0 (at most {} on {}), and with large "
+                        "batches of cheap samples one gather per batch (BatchSampler with batch_size=None, or "
+                        "__getitems__), or index the tensor directly.", worker_budget(text), cores_text(text))};
+  }
   if (wait) {
     return {fmt::format("The main thread built each batch itself on CPU (gather/slice){}.", faults_text(chain.evidence)),
             "Slice contiguous batches with a pre-shuffled index (mode direct-shuffled), keep the dataset "
@@ -157,6 +208,13 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
                             who, faults_text(chain.evidence)),
                 "Pinning costs one host copy per batch: try pin_memory=False, or pin one reused buffer."};
       }
+      if (users_job(text))
+        return {fmt::format("While the main loop waited, {} ({} threads) were on CPU doing the per-sample fetch, "
+                            "transform and collate{}{}: the work itself, not contention.",
+                            who, count, faults_text(chain.evidence), worker_load_text(text)),
+                fmt::format("More workers while cores are free ({}): num_workers toward the number that would "
+                            "keep up; persistent_workers=True; with large batches of cheap samples, one gather per "
+                            "batch (BatchSampler with batch_size=None, or __getitems__).", cores_text(text))};
       return {fmt::format("While the main loop waited, {} ({} threads) were on CPU doing the per-sample fetch and "
                           "collate{}: the work itself, not contention.", who, count, faults_text(chain.evidence)),
               fmt::format("Cut the per-sample work: fetch whole batches (BatchSampler with batch_size=None, "
@@ -186,12 +244,46 @@ void suggest(std::vector<Change>& out, const std::string& knob, const std::strin
   out.push_back({knob, value});
 }
 
+// A user's job: the DataLoader knobs the observer saw, changed toward what the evidence asks.
+std::vector<Change> user_job_changes(const CausalChain& chain, const ChainTextContext& text,
+                                     const RunConfigSummary& cfg) {
+  std::vector<Change> changes;
+  const int budget = worker_budget(text);
+  const bool wait = chain.victim == "batch_wait";
+  const bool large_batches = cfg.batch_size && *cfg.batch_size >= kLargeBatch;
+  switch (chain.cause.kind) {
+    case CauseKind::on_cpu:
+      if (chain.cause.producer && chain.cause.role == "pin") {
+        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
+      } else if (wait && (chain.cause.producer || cfg.num_workers == 0)) {
+        if (large_batches) suggest(changes, "sampling", "batched");
+        const int target = workers_to_remove_waits(text, cfg.num_workers, budget);
+        if (target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
+        if (cfg.num_workers > 0 && !cfg.persistent_workers) suggest(changes, "persistent_workers", "on");
+      }
+      break;
+    case CauseKind::cpu_wait:
+      if (cfg.num_workers > budget) suggest(changes, "num_workers", std::to_string(budget));
+      break;
+    case CauseKind::pinned_alloc:
+      if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
+      break;
+    case CauseKind::startup:
+      if (!cfg.persistent_workers && cfg.num_workers > 0) suggest(changes, "persistent_workers", "on");
+      break;
+    default:
+      break;
+  }
+  return changes;
+}
+
 // The knobs the advice names, relative to the analysed run's configuration; none where
 // the advice is not a configuration change (or the run has no workload configuration).
 std::vector<Change> suggested_changes(const CausalChain& chain, const ChainTextContext& text) {
   std::vector<Change> changes;
-  const RunConfigSummary cfg = summarize_config(text.context.run);
+  const RunConfigSummary cfg = effective_config(text.context);
   if (cfg.mode.empty()) return changes;
+  if (users_job(text)) return user_job_changes(chain, text, cfg);
   const int workers = cfg.num_workers;
   const int budget = worker_budget(text);
   const bool loader = cfg.mode == "loader";

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/run_metrics.h"
 #include "reports/significance.h"
 
@@ -56,6 +57,27 @@ std::string flag_value(const Knobs& k, const std::string& knob, const Change& ch
   return knob == change.knob ? k.at(knob) + "," + change.value : k.at(knob);
 }
 
+// The knobs the observer can change in a job without its code being edited.
+bool overridable_knob(const std::string& knob) {
+  return knob == "num_workers" || knob == "prefetch_factor" || knob == "pin_memory" || knob == "persistent_workers";
+}
+
+std::string change_in_code(const Change& change) {
+  if (change.knob == "sampling" && change.value == "batched")
+    return "one gather per batch: sampler=BatchSampler(RandomSampler(dataset), batch_size, drop_last), "
+           "batch_size=None, or a dataset with __getitems__";
+  return change.knob + "=" + change.value;
+}
+
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                          std::string::npos)
+    return arg;
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
 std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path) {
@@ -100,11 +122,28 @@ ChangeCheck check_change(const Change& change, const RunRecord& run, const std::
   return check;
 }
 
+std::string user_job_command(const RunRecord& run, const Change& change, const std::string& db_path) {
+  std::string job;
+  for (const std::string& arg : run.command) job += " " + shell_quoted(arg);
+  const std::string trace = fmt::format("ingero-bench trace --db {}", shell_quoted(db_path));
+  if (overridable_knob(change.knob))
+    return fmt::format("{} --override {}={} --{}", trace, change.knob, change.value, job);
+  return fmt::format("change the DataLoader in the code ({}), then: {} --{}", change_in_code(change), trace, job);
+}
+
 void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
                    const std::string& db_path) {
-  if (!run.config.is_object()) return;
+  const bool user_job = !run.config.is_object() && run.kind == contract::kind::kCommand && !run.command.empty();
+  if (!run.config.is_object() && !user_job) return;
   for (CausalChain& chain : chains)
-    for (const Change& change : chain.changes) chain.checks.push_back(check_change(change, run, runs, db_path));
+    for (const Change& change : chain.changes) {
+      if (!user_job) {
+        chain.checks.push_back(check_change(change, run, runs, db_path));
+        continue;
+      }
+      ChangeCheck check{change, std::nullopt, "", std::nullopt, std::nullopt, user_job_command(run, change, db_path)};
+      chain.checks.push_back(std::move(check));
+    }
 }
 
 }  // namespace ingero::reports

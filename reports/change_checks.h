@@ -22,4 +22,8 @@ void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const
 // its current value and the changed one.
 std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path);
 
+// A user's job (trace -- CMD): the same command traced again with the change applied through the
+// observer (--override), or, for a change only its code can make, what to edit and the command.
+std::string user_job_command(const RunRecord& run, const Change& change, const std::string& db_path);
+
 }  // namespace ingero::reports

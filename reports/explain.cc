@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/explain.h"
 
+#include "common/trace_contract.h"
+
 namespace ingero::reports {
 
 RunHeader run_header(const RunAnalysis& a, std::optional<double> since_s) {
@@ -27,6 +29,9 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   if (per_process) report.processes = std::move(processes);
   report.chains = a.chains;
   report.ranks = a.ranks;
+  report.loaders = a.context.loaders;
+  if (auto it = a.context.settings.find(std::string(contract::kGpuSamplerSetting)); it != a.context.settings.end())
+    report.gpu_sampler = it->second;
   report.notes = data_notes(a);
   return report;
 }

@@ -30,6 +30,8 @@ struct ExplainReport {
   std::vector<ProcessRow> processes;  // filled with --per-process
   ChainAnalysis chains;
   std::optional<RankAnalysis> ranks;  // a DDP job
+  std::vector<LoaderRecord> loaders;  // the DataLoaders the observer saw (a user's job)
+  std::string gpu_sampler;            // run setting: "nvml", or why the GPU was not sampled
   std::vector<std::string> notes;
 };
 

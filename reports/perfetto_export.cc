@@ -189,6 +189,21 @@ class Counters {
   std::map<std::pair<int64_t, Series>, std::vector<CounterSample>> samples_;
 };
 
+// ---- GPU counters: NVML's samples, one counter track per GPU and metric, under one "process"
+
+constexpr int64_t kGpuTrackPid = 0;
+
+void emit_gpu_counters(const RunContext& context, int64_t origin_ns, const EmitEvent& emit_metadata,
+                       const EmitEvent& emit_counter) {
+  if (context.gpu_samples.empty()) return;
+  emit_metadata({{"ph", "M"}, {"name", "process_name"}, {"pid", kGpuTrackPid}, {"tid", kGpuTrackPid},
+                 {"args", {{"name", "GPUs (NVML samples, %)"}}}});
+  for (const GpuSample& s : context.gpu_samples)
+    emit_counter({{"ph", "C"}, {"name", fmt::format("GPU {} {}", s.gpu, s.metric)}, {"cat", "gpu"},
+                  {"ts", micros(s.ts_ns - origin_ns)}, {"pid", kGpuTrackPid}, {"tid", kGpuTrackPid},
+                  {"args", {{"percent", s.value}}}});
+}
+
 // ---- the whole trace
 
 struct PhaseCounts {
@@ -208,7 +223,8 @@ json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline
                {"run_start_unix", run.started_unix},
                {"time_base", "ts and dur in microseconds from the run's start (run_start_ns, CLOCK_MONOTONIC)"},
                {"counters", "page faults and allocations per process, cumulative: the running total of the "
-                            "tracer's bursts, stepped at each burst's end"},
+                            "tracer's bursts, stepped at each burst's end; GPU utilisation per GPU and metric "
+                            "(NVML's samples, percent, each at the end of the period it covers) under pid 0"},
                {"events_in_run", events_in_run},
                {"events_exported", static_cast<int64_t>(timeline.events.size())},
                {"max_events", static_cast<int64_t>(options.max_events)},
@@ -268,6 +284,9 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
     }
   }
   counters.emit(origin, [&](json&& e) { emit(std::move(e), counts.counters); });
+  emit_gpu_counters(
+      *context, origin, [&](json&& e) { emit(std::move(e), counts.metadata); },
+      [&](json&& e) { emit(std::move(e), counts.counters); });
   return trace_metadata(trace, *run, *timeline, events_in_run, options, counts);
 }
 

@@ -22,6 +22,9 @@ const std::vector<TimelineKind> kTimelineKinds = {
     {"worker start-up", "a loader worker from fork until ready for its first task"},
     {"blocked", "off CPU, sleeping or blocked (intervals above the run's off-CPU threshold)"},
     {"waiting for a CPU", "runnable but not running: preempted, or woken and queued"},
+    {"on CPU", "running: the thread's lifetime outside its stored off-CPU intervals (shorter ones than the run's "
+               "off-CPU threshold count as on CPU)"},
+    {"GPU busy", "NVML: each sample period drawn busy for the share of it a kernel ran"},
 };
 
 namespace {
@@ -254,6 +257,10 @@ std::vector<std::string> drawn_calls(const RunContext& context) {
   return runtime.empty() ? driver : runtime;
 }
 
+// The period a run's first NVML sample covers, unknown from the samples themselves: the driver's
+// (200 ms on an H200).
+constexpr int64_t kNvmlFirstPeriodNs = 200'000'000;
+
 struct SpanKindOf {
   const char* op;
   const char* kind;
@@ -269,6 +276,53 @@ std::string span_text(const std::string& op, const Event& e) {
   if (op == "runq_wait") return "in the run queue";
   if (op == "offcpu_blocked") return "blocked";
   return op;
+}
+
+void add_span(TimelineLane& lane, int64_t start, int64_t end, const std::string& kind, std::string what) {
+  lane.spans.push_back({start, end, kind, std::move(what)});
+  SpanTotal& total = lane.totals[kind];
+  ++total.spans;
+  total.ns += end - start;
+}
+
+// A thread is on CPU between its off-CPU intervals, from its start to its exit (within the run).
+void add_on_cpu_spans(const ThreadRecord& thread, const RunTimeline& timeline, TimelineLane& lane) {
+  std::vector<std::pair<int64_t, int64_t>> off;
+  for (const TimelineSpan& s : lane.spans)
+    if (s.kind == "blocked" || s.kind == "waiting for a CPU") off.emplace_back(s.start_ns, s.end_ns);
+  std::sort(off.begin(), off.end());
+  int64_t from = std::max(timeline.start_ns, thread.start_ns.value_or(timeline.start_ns));
+  const int64_t until = std::min(timeline.end_ns, thread.exit_ns.value_or(timeline.end_ns));
+  for (const auto& [start, end] : off) {
+    if (start > from) add_span(lane, from, std::min(start, until), "on CPU", "on CPU");
+    from = std::max(from, end);
+    if (from >= until) return;
+  }
+  if (until > from) add_span(lane, from, until, "on CPU", "on CPU");
+}
+
+// One lane per GPU that NVML sampled: each gpu_util sample covers the period since the previous one.
+void add_gpu_lanes(const RunContext& context, RunTimeline& timeline) {
+  std::map<int64_t, size_t> lane_of_gpu;
+  std::map<int64_t, int64_t> previous;
+  for (const GpuSample& s : context.gpu_samples) {
+    if (s.metric != contract::gpu_metric::kGpuUtil) continue;
+    auto [it, fresh] = lane_of_gpu.try_emplace(s.gpu, timeline.lanes.size());
+    if (fresh) {
+      std::string name = "GPU";
+      for (const GpuRecord& g : context.gpus)
+        if (g.gpu == s.gpu) name = g.name;
+      timeline.lanes.push_back(TimelineLane{"gpu", 0, s.gpu, name, {}, {}});
+    }
+    auto prev = previous.find(s.gpu);
+    const int64_t period_start = prev == previous.end() ? std::max(timeline.start_ns, s.ts_ns - kNvmlFirstPeriodNs)
+                                                        : prev->second;
+    previous[s.gpu] = s.ts_ns;
+    const int64_t busy = static_cast<int64_t>(static_cast<double>(s.ts_ns - period_start) * s.value / 100.0);
+    if (busy > 0)
+      add_span(timeline.lanes[it->second], period_start, period_start + busy, "GPU busy",
+               fmt::format("GPU {} busy {:.0f} %", s.gpu, s.value));
+  }
 }
 
 Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& context, std::string why) {
@@ -314,6 +368,8 @@ Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& conte
       total.ns += e.dur_ns;
     }
   }
+  for (size_t i = 0; i < threads.size(); ++i) add_on_cpu_spans(*threads[i], timeline, timeline.lanes[i]);
+  add_gpu_lanes(context, timeline);
   for (auto& lane : timeline.lanes) {
     std::sort(lane.spans.begin(), lane.spans.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
       return std::tie(a.start_ns, a.end_ns, a.kind, a.what) < std::tie(b.start_ns, b.end_ns, b.kind, b.what);

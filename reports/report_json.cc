@@ -44,6 +44,18 @@ json to_json(const RunMetrics& m) {
           {"h2d_gbps", optional_json(m.h2d_gbps)},
           {"wait_fraction", optional_json(m.wait_fraction)},
           {"wait_fraction_source", m.wait_fraction_source},
+          {"wakeups", m.wakeups ? json{{"by_workers_ns", m.wakeups->by_workers_ns},
+                                       {"by_pin_ns", m.wakeups->by_pin_ns},
+                                       {"pin_short_ns", m.wakeups->pin_short_ns},
+                                       {"by_others_ns", m.wakeups->by_others_ns},
+                                       {"main_threads", m.wakeups->main_threads},
+                                       {"denominator_ns", m.wakeups->denominator_ns},
+                                       {"share_without_short_pin", m.wakeups->share_without_short_pin()}}
+                                : json()},
+          {"main_host_share", optional_json(m.main_host_share)},
+          {"gpu_util", optional_json(m.gpu_util)},
+          {"sm_active", optional_json(m.sm_active)},
+          {"gpus_sampled", m.gpus_sampled},
           {"verdict", input_bound_name(m.verdict)},
           {"verdict_thresholds", {{"highly", kHighlyInputBoundShare}, {"moderately", kModeratelyInputBoundShare}}},
           {"batch_wait", to_json(m.batch_wait)},
@@ -255,8 +267,13 @@ json to_json(const ExplainReport& r) {
   for (const auto& v : r.chains.victims) victims.push_back(to_json(v));
   json chains = json::array();
   for (const auto& c : r.chains.chains) chains.push_back(to_json(c));
+  json loaders = json::array();
+  for (const auto& l : r.loaders)
+    loaders.push_back({{"pid", l.pid}, {"loader", l.loader}, {"knobs", l.knobs}, {"overrides", l.overrides},
+                       {"epochs", l.epochs}, {"batches", l.batches}, {"wait_ns", l.wait_ns}, {"workers", l.workers}});
   return {{"schema", "ingero-bench/explain"}, {"version", 1}, {"run", to_json(r.run)},
-          {"metrics", to_json(r.metrics)}, {"call_latency", calls}, {"roles", roles},
+          {"metrics", to_json(r.metrics)}, {"loaders", loaders}, {"gpu_sampler", r.gpu_sampler},
+          {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
           {"chain_thresholds", to_json(r.chains.thresholds)},
           {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)}, {"notes", r.notes}};

@@ -184,7 +184,10 @@ Table role_table(const std::vector<RoleRow>& roles) {
   return t;
 }
 
-std::string lane_label(const TimelineLane& lane) { return fmt::format("{} (tid {})", lane.role, lane.tid); }
+std::string lane_label(const TimelineLane& lane) {
+  if (lane.role == "gpu") return fmt::format("GPU {} (NVML)", lane.tid);
+  return fmt::format("{} (tid {})", lane.role, lane.tid);
+}
 
 Table lane_table(const RunTimeline& timeline) {
   Table t;

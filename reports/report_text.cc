@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "reports/format.h"
+#include "reports/verdict_text.h"
 #include "reports/rank_text.h"
 
 namespace ingero::reports {
@@ -32,17 +33,20 @@ void render_header(const RunHeader& h, std::ostream& out) {
   if (h.since_s) fmt::print(out, "window: last {} of the run\n", format_seconds(*h.since_s));
 }
 
-void render_metrics(const RunMetrics& m, std::ostream& out) {
+void render_metrics(const RunMetrics& m, const std::string& gpu_sampler, std::ostream& out) {
   heading(out, "Metrics");
   fmt::print(out, "epoch time         median {}  min {}  max {}  ({} measured epochs)\n",
              or_dash(m.epoch_median_s, format_seconds), or_dash(m.epoch_min_s, format_seconds),
              or_dash(m.epoch_max_s, format_seconds), m.epoch_seconds.size());
+  if (m.epoch_seconds.empty() && m.batch_source == BatchSource::observer && m.window_s > 0)
+    fmt::print(out, "steps              {} batches taken by the job, {:.1f} per second\n", format_count(m.batch_wait.count),
+               static_cast<double>(m.batch_wait.count) / m.window_s);
   fmt::print(out, "throughput         {} samples/s\n",
              m.samples_per_s ? format_count(static_cast<int64_t>(*m.samples_per_s)) : "—");
   fmt::print(out, "host→device        {} per epoch, {}\n", or_dash(m.h2d_bytes_per_epoch, format_bytes),
              m.h2d_gbps ? fmt::format("{:.2f} GB/s", *m.h2d_gbps) : "—");
-  fmt::print(out, "waiting for data   {} of the time ({})\n", or_dash(m.wait_fraction, format_percent),
-             m.wait_fraction_source.empty() ? "no batch timings" : m.wait_fraction_source);
+  fmt::print(out, "waiting for data   {} of the time (from {})\n", or_dash(m.wait_fraction, format_percent),
+             wait_basis_text(m));
   fmt::print(out, "batch_wait         {} waits, p50 {}, p99 {}, max {}, total {}\n", format_count(m.batch_wait.count),
              ns_text(m.batch_wait.p50_ns), ns_text(m.batch_wait.p99_ns), ns_text(m.batch_wait.max_ns),
              ns_text(m.batch_wait.total_ns));
@@ -56,10 +60,21 @@ void render_metrics(const RunMetrics& m, std::ostream& out) {
                ns_text(m.io.total_ns),
                m.io.p99_us ? fmt::format(", p99 in [{:g}, {:g}) µs", m.io.p99_us->lower, m.io.p99_us->upper) : "");
   }
+  for (const std::string& line : evidence_lines(m, gpu_sampler)) fmt::print(out, "{}\n", line);
   fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
              m.events_lost ? format_count(*m.events_lost) : "unknown (never recorded)");
   fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
              kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
+}
+
+void render_loaders(const std::vector<LoaderRecord>& loaders, std::ostream& out) {
+  if (loaders.empty()) return;
+  heading(out, "DataLoaders (the observer, in the job)");
+  for (const LoaderRecord& l : loaders) {
+    fmt::print(out, "pid {} loader {}: {} batches in {} epochs, waited {}; {}\n", l.pid, l.loader, format_count(l.batches),
+               l.epochs, ns_text(l.wait_ns), l.knobs.dump());
+    if (l.overrides.is_object()) fmt::print(out, "    override: {}\n", l.overrides.dump());
+  }
 }
 
 void render_calls(const std::vector<CallLatencyRow>& rows, std::ostream& out) {
@@ -216,7 +231,8 @@ void render_compare_rows(const std::vector<CompareRow>& rows, const std::string&
 
 void render_text(const ExplainReport& r, std::ostream& out) {
   render_header(r.run, out);
-  render_metrics(r.metrics, out);
+  render_metrics(r.metrics, r.gpu_sampler, out);
+  render_loaders(r.loaders, out);
   render_calls(r.calls, out);
   render_process_rows(r.roles, "Per role", out);
   render_process_rows(r.processes, "Per process", out);

@@ -8,6 +8,7 @@
 
 #include "common/trace_contract.h"
 #include "reports/format.h"
+#include "reports/job_evidence.h"
 
 namespace ingero::reports {
 namespace {
@@ -74,6 +75,59 @@ Result<std::vector<ProcessCallTotals>> ranks_nccl_calls(const TraceFile& trace, 
   return trace.process_calls(context.run.run_id, contract::category::kNccl);
 }
 
+// An attached run's row also spans the tracer's start-up and drain, when nothing was watched.
+void clip_to_traced_span(const std::map<std::string, std::string>& settings, TimeWindow& window) {
+  auto number = [&](std::string_view key) -> std::optional<int64_t> {
+    auto it = settings.find(std::string(key));
+    if (it == settings.end()) return std::nullopt;
+    try {
+      return std::stoll(it->second);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  const auto from = number(contract::kTracedFromSetting), until = number(contract::kTracedUntilSetting);
+  if (!from || !until || *until <= *from) return;
+  window.start_ns = std::max(window.start_ns, *from);
+  window.end_ns = std::min(window.end_ns, *until);
+  if (window.end_ns <= window.start_ns) window.end_ns = window.start_ns + 1;
+}
+
+// A traced job without batch timings of its own (attached, system-wide, or not Python): its
+// batch waits estimated from the wake-ups that ended the main threads' blocked intervals.
+Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnalysis& a) {
+  const RunRecord& run = a.context.run;
+  if (a.metrics.batch_wait.count > 0 || !run.traced || run.kind == contract::kind::kWorkload) return std::optional<EventList>();
+  const std::vector<int64_t> mains = main_thread_ids(a.context);
+  if (mains.empty()) return std::optional<EventList>();
+  auto blocked = trace.events(run.run_id, {{"offcpu_blocked"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
+  if (!blocked) return blocked.error();
+  auto estimate = estimate_waits_from_wakeups(a.context, blocked->of("offcpu_blocked"), a.window);
+  if (!estimate) return std::optional<EventList>();
+  std::vector<int64_t> durations;
+  for (const Event& e : estimate->waits) durations.push_back(e.dur_ns);
+  a.metrics.batch_wait = latency_stats(durations);
+  a.metrics.wakeups = estimate->parts;
+  a.metrics.wait_fraction = estimate->parts.share();
+  a.metrics.batch_source = BatchSource::wakeups;
+  a.metrics.wait_fraction_source = batch_source_name(BatchSource::wakeups);
+  return std::optional<EventList>(std::move(estimate->waits));
+}
+
+// The host's and the GPU's side of the verdict.
+void add_job_evidence(const RunContext& context, const TimeWindow& window, RunMetrics& m) {
+  m.main_host_share = main_host_share(context, window);
+  if (auto gpu = gpu_busy(context, window)) {
+    m.gpu_util = gpu->gpu_util;
+    m.sm_active = gpu->sm_active;
+    m.gpus_sampled = gpu->gpus;
+  }
+  const bool uses_gpu = std::any_of(context.calls.begin(), context.calls.end(), [](const CallTotals& c) {
+    return contract::is_cuda_category(c.category) && c.calls > 0;
+  });
+  m.verdict = classify_run(m.wait_fraction, m.main_host_share, m.gpu_util, uses_gpu);
+}
+
 }  // namespace
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
@@ -90,6 +144,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
     last_end = *end;
   }
   a.window = analysis_window(run, last_end, since_s);
+  clip_to_traced_span(a.context.settings, a.window);
   const std::optional<int64_t> from = a.window.start_ns, until = a.window.end_ns;
 
   auto counts = trace.count_events(run.run_id, from, until);
@@ -100,6 +155,9 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   auto batches = trace.events(run.run_id, {{"batch_wait", "batch_compute"}, from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
+  auto estimated = estimated_waits(trace, a);
+  if (!estimated) return estimated.error();
+  add_job_evidence(a.context, a.window, a.metrics);
 
   std::map<std::string, std::vector<int64_t>> durations;
   for (const std::string& op : fully_stored_calls(a.context)) {
@@ -112,6 +170,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   const ChainThresholds limits;
   auto victims = read_victims(trace, run.run_id, a.window, a.calls, limits);
   if (!victims) return victims.error();
+  if (*estimated) victims->by_op["batch_wait"] = std::move(**estimated);
   auto activity = read_activity(trace, a.context, *victims);
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
@@ -186,6 +245,17 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   if (has_workers && a.events_of("worker_start") == 0)
     notes.push_back("worker start-up (fork to ready) was not measured in this run: no chain blames it; the "
                     "workers' first batches count as their per-sample work");
+  auto observer = a.context.settings.find(std::string(contract::kObserverSetting));
+  if (observer != a.context.settings.end() && observer->second == contract::kObserverOff)
+    notes.push_back("the DataLoader observer was off (--no-observer): no batch timings from the job itself");
+  else if (observer != a.context.settings.end() && observer->second == contract::kObserverUnused)
+    notes.push_back("the DataLoader observer was on, but no Python process of the job iterated a torch DataLoader");
+  if (a.metrics.batch_source == BatchSource::wakeups)
+    notes.push_back(fmt::format(
+        "batch waits estimated from wake-ups (nothing was injected into the job): a main-thread blocked interval "
+        "of at least offcpu_min_ns that a loader worker or the pin-memory thread ended counts as waiting for data; "
+        "shorter ones, and waits another thread ended, do not ({} ended by other threads)",
+        format_duration_ns(static_cast<double>(a.metrics.wakeups->by_others_ns))));
   if (!a.window.whole_run)
     notes.push_back(fmt::format("window: last {} of the run; the process table, CPU share and call counts cover the "
                                 "whole run (kernel totals are per run)",

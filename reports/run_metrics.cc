@@ -93,6 +93,8 @@ const char* input_bound_name(InputBound verdict) {
     case InputBound::highly: return "HIGHLY input-bound";
     case InputBound::moderately: return "MODERATELY input-bound";
     case InputBound::not_input_bound: return "NOT input-bound";
+    case InputBound::host_bound: return "HOST-bound (the main thread is busy on the CPU, not waiting)";
+    case InputBound::gpu_bound: return "GPU-bound (the GPU is busy; the loader keeps up)";
     case InputBound::unknown: return "unknown (no batch timings)";
   }
   return "unknown";
@@ -103,6 +105,38 @@ InputBound classify_wait_share(std::optional<double> wait_fraction) {
   if (*wait_fraction >= kHighlyInputBoundShare) return InputBound::highly;
   if (*wait_fraction >= kModeratelyInputBoundShare) return InputBound::moderately;
   return InputBound::not_input_bound;
+}
+
+InputBound classify_run(std::optional<double> wait_fraction, std::optional<double> main_host_share,
+                        std::optional<double> gpu_util, bool uses_gpu) {
+  const InputBound by_waits = classify_wait_share(wait_fraction);
+  if (by_waits != InputBound::not_input_bound && by_waits != InputBound::unknown) return by_waits;
+  if (gpu_util && *gpu_util >= kGpuBoundShare) return InputBound::gpu_bound;
+  const bool busy_host = main_host_share && *main_host_share >= kHostBoundShare;
+  if (busy_host && (uses_gpu || by_waits == InputBound::unknown)) return InputBound::host_bound;
+  return by_waits;
+}
+
+const char* batch_source_name(BatchSource source) {
+  switch (source) {
+    case BatchSource::none: return "";
+    case BatchSource::workload_record: return "result record";
+    case BatchSource::workload_events: return "batch_wait events";
+    case BatchSource::observer: return "observer";
+    case BatchSource::wakeups: return "wake-ups";
+  }
+  return "";
+}
+
+double WakeupWaits::share() const {
+  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns) / static_cast<double>(denominator_ns)
+                            : 0.0;
+}
+
+double WakeupWaits::share_without_short_pin() const {
+  return denominator_ns > 0
+             ? static_cast<double>(by_workers_ns + by_pin_ns - pin_short_ns) / static_cast<double>(denominator_ns)
+             : 0.0;
 }
 
 TimeWindow analysis_window(const RunRecord& run, std::optional<int64_t> last_event_end,
@@ -175,13 +209,17 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
   // than the run needs the events.
   if (auto fraction = json_number(result, "wait_fraction"); fraction && measured && window.whole_run) {
     m.wait_fraction = fraction;
-    m.wait_fraction_source = "result record";
+    m.batch_source = BatchSource::workload_record;
   } else if (m.batch_wait.count > 0) {
     const double busy = static_cast<double>(m.batch_wait.total_ns + m.batch_compute.total_ns);
     const double denominator = m.batch_compute.count > 0 ? busy : static_cast<double>(window.length_ns());
     if (denominator > 0) m.wait_fraction = static_cast<double>(m.batch_wait.total_ns) / denominator;
-    m.wait_fraction_source = "batch_wait events";
+    const auto setting = context.settings.find(std::string(contract::kBatchSourceSetting));
+    m.batch_source = setting != context.settings.end() && setting->second == contract::kBatchSourceObserver
+                         ? BatchSource::observer
+                         : BatchSource::workload_events;
   }
+  m.wait_fraction_source = batch_source_name(m.batch_source);
   m.verdict = classify_wait_share(m.wait_fraction);
 
   m.cores = usable_cores(run);

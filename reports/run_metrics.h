@@ -17,9 +17,40 @@ namespace ingero::reports {
 inline constexpr double kHighlyInputBoundShare = 0.20;
 inline constexpr double kModeratelyInputBoundShare = 0.05;
 
-enum class InputBound { highly, moderately, not_input_bound, unknown };
+// When the main loop is not waiting, what it is doing instead: busy on the CPU outside CUDA
+// calls at least this share of its time (host-bound), or the GPU busy at least this share
+// (GPU-bound, NVML).
+inline constexpr double kHostBoundShare = 0.50;
+inline constexpr double kGpuBoundShare = 0.80;
+
+enum class InputBound { highly, moderately, not_input_bound, host_bound, gpu_bound, unknown };
 const char* input_bound_name(InputBound verdict);  // "HIGHLY input-bound", ...
 InputBound classify_wait_share(std::optional<double> wait_fraction);
+// The wait share's class, refined where the loop is not waiting (or its waits are unknown): GPU-bound
+// when the GPU is busy, host-bound when the main thread is busy on the CPU in a job that uses a GPU
+// (on a CPU-only job the CPU is the device), and also, when the waits are unknown, in any job.
+InputBound classify_run(std::optional<double> wait_fraction, std::optional<double> main_host_share,
+                        std::optional<double> gpu_util, bool uses_gpu);
+
+// Where a run's batch waits came from.
+enum class BatchSource { none, workload_record, workload_events, observer, wakeups };
+const char* batch_source_name(BatchSource source);  // "result record", "batch_wait events", "observer", ...
+
+// A blocked interval that the pin-memory thread ended and that is shorter than CPython's GIL
+// switch interval (5 ms) may be a GIL hand-off rather than a batch arriving.
+inline constexpr int64_t kGilSwitchIntervalNs = 5'000'000;
+
+// Batch waits estimated from the kernel's wake-ups (reports/job_evidence.h).
+struct WakeupWaits {
+  int64_t by_workers_ns = 0;   // main blocked until a worker process woke it
+  int64_t by_pin_ns = 0;       // ... until the pin-memory thread woke it
+  int64_t pin_short_ns = 0;    // of by_pin_ns, intervals shorter than CPython's GIL switch interval
+  int64_t by_others_ns = 0;    // ended by anything else (not counted as waiting for data)
+  int64_t main_threads = 0;
+  int64_t denominator_ns = 0;  // the main threads' time in the window
+  double share() const;        // (by_workers + by_pin) / denominator
+  double share_without_short_pin() const;
+};
 
 // The part of the run being analysed: all of it, or its last N seconds.
 struct TimeWindow {
@@ -67,7 +98,13 @@ struct RunMetrics {
   std::optional<double> h2d_bytes_per_epoch;
   std::optional<double> h2d_gbps;
   std::optional<double> wait_fraction;
-  std::string wait_fraction_source;  // "result record" | "batch_wait events" | ""
+  std::string wait_fraction_source;  // batch_source_name(batch_source), "" when none
+  BatchSource batch_source = BatchSource::none;
+  std::optional<WakeupWaits> wakeups;      // attach / system-wide: the estimate's parts
+  std::optional<double> main_host_share;   // main threads on CPU outside CUDA calls / their time
+  std::optional<double> gpu_util;          // NVML: share of time a kernel ran (mean over busy GPUs)
+  std::optional<double> sm_active;         // NVML GPM: SM activity
+  int gpus_sampled = 0;
   LatencyStats batch_wait;           // from the events in the window
   LatencyStats batch_compute;
   InputBound verdict = InputBound::unknown;

@@ -67,7 +67,7 @@ std::string this_host() {
 constexpr const char* kRunColumns =
     "SELECT run_id, label, kind, status, error, config_json, result_json, machine_json, targets_json, "
     "started_unix, start_ns, end_ns, root_pid, traced, coalesce(node, ''), sweep_id, coalesce(sweep_point, ''), "
-    "coalesce(sweep_phase, ''), harness_pid, harness_start FROM runs";
+    "coalesce(sweep_phase, ''), harness_pid, harness_start, command_json FROM runs";
 
 RunRecord read_run_row(const sql::Statement& row) {
   RunRecord run;
@@ -90,6 +90,9 @@ RunRecord read_run_row(const sql::Statement& row) {
   run.sweep_id = row.column_optional_int(15);
   run.sweep_point = row.column_text(16);
   run.sweep_phase = row.column_text(17);
+  if (auto command = parse_json_or_null(row.column_optional_text(20)); command.is_array())
+    for (const auto& arg : command)
+      if (arg.is_string()) run.command.push_back(arg.get<std::string>());
   // A run still 'running' whose writer is gone will never finish: say so (without writing).
   if (run.status == contract::status::kRunning && (run.node.empty() || run.node == this_host())) {
     auto pid = row.column_optional_int(18);
@@ -205,7 +208,7 @@ Result<std::unique_ptr<TraceFile>> TraceFile::open(const std::string& path) {
                               kTraceDbHint);
     auto copy = sql::copy_into_memory(*db);
     if (!copy) return copy.error();
-    if (Status s = schema::upgrade_from_v1(*copy); !s)
+    if (Status s = schema::upgrade(*copy, *version); !s)
       return Error::bad_input(fmt::format("'{}' (schema version {}) cannot be upgraded: {}", path, *version,
                                           s.error().message),
                               kTraceDbHint);
@@ -276,6 +279,50 @@ Result<std::map<std::string, int64_t>> TraceFile::op_codes() const {
     return query_failed(db_, "ops");
   return codes;
 }
+
+namespace {
+
+// What a user's job adds: the observer's DataLoaders, the GPUs' samples, and the time each
+// thread spent in CUDA calls (what is not CPU work of its own).
+Status read_user_job_rows(const sql::Connection& db, int64_t run_id, RunContext& context) {
+  Status read = read_run_rows(
+      db, "call_stats",
+      "SELECT c.tid, sum(c.total_ns) FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
+      "AND o.category IN ('cuda_runtime', 'cuda_driver') GROUP BY c.tid",
+      run_id, [&](const sql::Statement& row) { context.cuda_ns_by_tid[row.column_int(0)] = row.column_int(1); });
+  if (!read) return read;
+  read = read_run_rows(
+      db, "loaders",
+      "SELECT pid, loader, knobs_json, overrides_json, epochs, batches, wait_ns, workers_json FROM loaders "
+      "WHERE run_id = ? ORDER BY batches DESC, pid, loader",
+      run_id, [&](const sql::Statement& row) {
+        auto parse = [&](int column) {
+          auto text = row.column_optional_text(column);
+          return text ? nlohmann::json::parse(*text, nullptr, false, true) : nlohmann::json();
+        };
+        LoaderRecord l{row.column_int(0), row.column_int(1), parse(2), parse(3), row.column_int(4),
+                       row.column_int(5), row.column_int(6), {}};
+        if (l.knobs.is_discarded() || !l.knobs.is_object()) l.knobs = nlohmann::json::object();
+        if (l.overrides.is_discarded()) l.overrides = nullptr;
+        const nlohmann::json workers = parse(7);
+        if (workers.is_array())
+          for (const auto& w : workers)
+            if (w.is_number_integer()) l.workers.push_back(w.get<int64_t>());
+        context.loaders.push_back(std::move(l));
+      });
+  if (!read) return read;
+  read = read_run_rows(db, "gpus", "SELECT gpu, coalesce(name, '') FROM gpus WHERE run_id = ? ORDER BY gpu", run_id,
+                       [&](const sql::Statement& row) { context.gpus.push_back({row.column_int(0), row.column_text(1)}); });
+  if (!read) return read;
+  return read_run_rows(db, "gpu_samples",
+                       "SELECT gpu, ts_ns, metric, value FROM gpu_samples WHERE run_id = ? ORDER BY ts_ns, gpu", run_id,
+                       [&](const sql::Statement& row) {
+                         context.gpu_samples.push_back(
+                             {row.column_int(0), row.column_int(1), row.column_text(2), row.column_double(3)});
+                       });
+}
+
+}  // namespace
 
 Result<RunContext> TraceFile::context(const RunRecord& run) const {
   RunContext context;
@@ -348,6 +395,7 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
         }
       });
   if (!read) return read.error();
+  if (Status s = read_user_job_rows(db_, run.run_id, context); !s) return s.error();
   return context;
 }
 

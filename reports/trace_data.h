@@ -35,6 +35,7 @@ struct RunRecord {
   nlohmann::json result;       // null when absent or unparsable
   nlohmann::json machine;      // object; may lack keys
   nlohmann::json targets;      // attach: the pids asked for; null otherwise
+  std::vector<std::string> command;  // argv of a launched command (trace -- CMD, workload runs)
   double started_unix = 0;
   int64_t start_ns = 0;
   std::optional<int64_t> end_ns;
@@ -118,6 +119,30 @@ struct RunRanks {
   std::optional<int64_t> world_size;
 };
 
+// A DataLoader the Python observer saw in a user's job (loaders table).
+struct LoaderRecord {
+  int64_t pid = 0;
+  int64_t loader = 0;
+  nlohmann::json knobs;      // object: num_workers, prefetch_factor, pin_memory, ...
+  nlohmann::json overrides;  // {"applied", "original"} or {"error"}; null when none
+  int64_t epochs = 0;
+  int64_t batches = 0;
+  int64_t wait_ns = 0;
+  std::vector<int64_t> workers;
+};
+
+struct GpuRecord {
+  int64_t gpu = 0;
+  std::string name;
+};
+// One NVML sample (gpu_samples); metric is a contract::gpu_metric name, value a percentage.
+struct GpuSample {
+  int64_t gpu = 0;
+  int64_t ts_ns = 0;
+  std::string metric;
+  double value = 0;
+};
+
 // Everything about a run except its events.
 struct RunContext {
   RunRecord run;
@@ -129,6 +154,10 @@ struct RunContext {
   // Per source; empty optional when the run never recorded them (its harness died).
   std::optional<std::map<std::string, int64_t>> losses;
   std::vector<CallTotals> calls;  // most total time first
+  std::map<int64_t, int64_t> cuda_ns_by_tid;  // time inside probed CUDA calls, per thread
+  std::vector<LoaderRecord> loaders;          // most batches first
+  std::vector<GpuRecord> gpus;
+  std::vector<GpuSample> gpu_samples;         // in time order
 };
 
 // One event as the analysis holds it. arg: how many faults or allocations a memory

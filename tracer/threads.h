@@ -29,7 +29,10 @@ class ThreadTable {
   void set_rank(pid_t pid, int rank, std::optional<int> world_size = std::nullopt);
   // The distinct world sizes the ranked processes were started with (one in a single job).
   const std::set<int>& world_sizes() const { return world_sizes_; }
-  // Every thread with its role; names still missing are read from /proc.
+  // A process found running at attach time that is a fork of its parent which never exec'd.
+  void mark_forked_copy(pid_t pid);
+  // Every thread with its role by name and place (assign_roles refines it); names still missing
+  // are read from /proc.
   std::vector<ThreadInfo> rows() const;
 
  private:
@@ -38,9 +41,27 @@ class ThreadTable {
 
   std::map<pid_t, ThreadInfo> threads_;
   std::set<pid_t> roots_;
+  std::set<pid_t> forked_copies_;
   std::map<pid_t, int> ranks_;
   std::set<int> world_sizes_;
 };
+
+// What is known of a job's processes from outside the kernel's view (the Python observer).
+struct RoleHints {
+  std::set<pid_t> trainers;     // processes that iterated a DataLoader
+  std::set<pid_t> workers;      // DataLoader worker processes
+  std::set<pid_t> pin_threads;  // pin-memory threads (tids)
+};
+
+// The roles of a traced job's threads. Named loader threads keep their names' roles; the
+// observer's workers and pin threads get theirs. 'main' is the main thread of the trainer:
+// a process that called CUDA or NCCL or iterated a DataLoader (the observer), else a
+// ranked process (DDP), else the launched or attached process, unless that is a wrapper
+// (timeout, bash -c, a shell script) whose exec'd descendant did the work: then the
+// process, among the root and the exec'd ones, that spent the most time on CPU. A fork of
+// a trainer that never exec'd is a worker (torch < 2.3 leaves DataLoader workers unnamed).
+// Idempotent: the tracer assigns them, and the harness again once the observer has spoken.
+void assign_roles(TraceTotals& totals, const RoleHints& hints);
 
 // The job's world size as a run setting (contract::kWorldSizeSetting), so that the runs of its
 // nodes can be told from other jobs' runs; processes of several jobs disagree, and then no

@@ -214,7 +214,8 @@ Status TraceDb::set_root_pid(int64_t run_id, pid_t pid) {
 Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events) {
   auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();
-  auto stmt = db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg) VALUES(?, ?, ?, ?, ?, ?, ?)");
+  auto stmt =
+      db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg, stream) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
   if (!stmt) return stmt.error();
   for (const WorkloadEvent& e : events) {
     auto code = contract::op_code(e.op);
@@ -227,12 +228,65 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
                    .bind(5, int64_t{e.tid})
                    .bind(6, int64_t{*code})
                    .bind(7, e.arg)
+                   .bind(8, e.loader)
                    .run();
     if (!s) return storing(s, fmt::format("the batch timings of run {}", run_id));
   }
   if (Status s = txn->commit(); !s) return storing(s, fmt::format("the batch timings of run {}", run_id));
   return {};
 }
+
+Status TraceDb::add_loaders(int64_t run_id, const std::vector<ObservedLoader>& loaders) {
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return txn.error();
+  auto stmt = db_.prepare(
+      "INSERT OR REPLACE INTO loaders(run_id, pid, loader, knobs_json, overrides_json, epochs, batches, wait_ns, "
+      "workers_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!stmt) return stmt.error();
+  for (const ObservedLoader& l : loaders) {
+    Status s = stmt->bind(1, run_id)
+                   .bind(2, int64_t{l.pid})
+                   .bind(3, int64_t{l.loader})
+                   .bind(4, l.knobs_json)
+                   .bind(5, l.overrides_json)
+                   .bind(6, l.epochs)
+                   .bind(7, l.batches)
+                   .bind(8, static_cast<int64_t>(l.wait_ns))
+                   .bind(9, nlohmann::json(l.workers).dump())
+                   .run();
+    if (!s) return storing(s, fmt::format("the DataLoaders of run {}", run_id));
+  }
+  if (Status s = txn->commit(); !s) return storing(s, fmt::format("the DataLoaders of run {}", run_id));
+  return {};
+}
+
+namespace {
+
+// In the caller's transaction.
+Status insert_gpu_samples(const sql::Connection& db, int64_t run_id, const std::vector<GpuInfo>& gpus,
+                          const std::vector<GpuSample>& samples) {
+  auto gpu = db.prepare("INSERT OR REPLACE INTO gpus(run_id, gpu, name, uuid, pci_bus_id) VALUES(?, ?, ?, ?, ?)");
+  if (!gpu) return gpu.error();
+  for (const GpuInfo& g : gpus) {
+    Status s = gpu->bind(1, run_id).bind(2, int64_t{g.index}).bind(3, g.name).bind(4, g.uuid).bind(5, g.pci_bus_id).run();
+    if (!s) return s;
+  }
+  auto sample = db.prepare("INSERT INTO gpu_samples(run_id, gpu, ts_ns, metric, value) VALUES(?, ?, ?, ?, ?)");
+  if (!sample) return sample.error();
+  for (const GpuSample& g : samples) {
+    Status s = sample->bind(1, run_id)
+                   .bind(2, int64_t{g.gpu})
+                   .bind(3, static_cast<int64_t>(g.ts_ns))
+                   .bind(4, g.metric)
+                   .bind(5, g.value)
+                   .run();
+    if (!s) return s;
+  }
+  return {};
+}
+
+}  // namespace
+
 
 namespace {
 
@@ -353,6 +407,7 @@ Status TraceDb::write_totals(int64_t run_id, const TraceTotals& totals) {
   if (s) s = insert_call_stats(db_, run_id, totals);
   if (s) s = insert_metric_histograms(db_, run_id, totals);
   if (s) s = insert_losses_and_settings(db_, run_id, totals);
+  if (s) s = insert_gpu_samples(db_, run_id, totals.gpus, totals.gpu_samples);
   if (s)
     s = run_statement(db_, "UPDATE runs SET cuda_probes = ? WHERE run_id = ?",
                       [&](sql::Statement& st) { st.bind(1, cuda_probes_json(totals)).bind(2, run_id); });

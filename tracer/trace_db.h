@@ -52,7 +52,21 @@ struct WorkloadEvent {
   pid_t pid = 0;
   pid_t tid = 0;
   int64_t arg = 0;
+  std::optional<int64_t> loader;  // events.stream: the observer's loader
 };
+
+// A DataLoader the Python observer saw in a user's job (loaders table).
+struct ObservedLoader {
+  pid_t pid = 0;
+  int loader = 0;
+  std::string knobs_json;
+  std::optional<std::string> overrides_json;
+  int64_t epochs = 0;
+  int64_t batches = 0;
+  uint64_t wait_ns = 0;
+  std::vector<pid_t> workers;
+};
+
 
 struct SweepStart {
   std::string request_json;
@@ -84,6 +98,7 @@ class TraceDb {
   Status finish_run(int64_t run_id, const RunEnd& end);
   Status set_root_pid(int64_t run_id, pid_t pid);
   Status add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events);
+  Status add_loaders(int64_t run_id, const std::vector<ObservedLoader>& loaders);
   // Everything the tracer hands back when it stops: threads, totals, histograms, losses,
   // settings, probed libraries. In one transaction.
   Status write_totals(int64_t run_id, const TraceTotals& totals);

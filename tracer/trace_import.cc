@@ -28,6 +28,8 @@ constexpr TableCopy kTables[] = {
     {"call_histograms", "run_id, pid, op, slot"}, {"histograms", "run_id, pid, metric, slot"},
     {"losses", "run_id, source"},    {"run_settings", "run_id, key"},
     {"events", "run_id, ts_ns"},     {"event_batches", "run_id, seq"},
+    {"loaders", "run_id, pid, loader"}, {"gpus", "run_id, gpu"},
+    {"gpu_samples", "run_id, metric, ts_ns"},
 };
 
 Result<std::vector<std::string>> columns_of(const sql::Connection& db, const std::string& table) {

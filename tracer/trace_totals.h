@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "tracer/nvml_sampler.h"
 
 namespace ingero::tracer {
 
@@ -26,6 +27,10 @@ struct ThreadInfo {
   std::optional<uint64_t> start_ns;
   std::optional<uint64_t> exit_ns;
   std::optional<int> exit_code;
+  // Facts the roles are decided from (not stored): the process was launched or attached
+  // (a root), or is a fork of its parent that never exec'd (a copy of its parent's program).
+  bool root = false;
+  bool forked_copy = false;
 };
 
 // One row of the losses table.
@@ -51,6 +56,8 @@ struct TraceTotals {
   std::vector<TraceLoss> losses;
   std::vector<std::pair<std::string, std::string>> settings;  // run_settings rows
   std::vector<ProbedLibrary> libraries;
+  std::vector<GpuInfo> gpus;           // NVML's view of the GPUs while tracing
+  std::vector<GpuSample> gpu_samples;
   std::string cuda_detail;            // the --cuda-detail level used
   std::vector<std::string> problems;  // what went wrong while tracing, in words
   uint64_t events_written = 0;

@@ -14,6 +14,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -131,6 +132,20 @@ std::vector<pid_t> descendants_of(pid_t root) {
   return found;
 }
 
+// A process running the same program with the same arguments as its parent was forked and
+// never exec'd (DataLoader workers started with fork are such copies).
+bool is_forked_copy(pid_t pid, pid_t parent) {
+  auto same = [&](const char* file) {
+    auto mine = proc::read_file(fmt::format("/proc/{}/{}", pid, file));
+    auto theirs = proc::read_file(fmt::format("/proc/{}/{}", parent, file));
+    return mine && theirs && *mine == *theirs;
+  };
+  std::error_code a, b;
+  const auto exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), a);
+  const auto parent_exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", parent), b);
+  return !a && !b && exe == parent_exe && same("cmdline");
+}
+
 // The programs in the order they are attached: process events first, so that a fork
 // enrolls the child before its first scheduler event is looked at.
 std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
@@ -139,6 +154,7 @@ std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
       {s->progs.on_exec, &s->links.on_exec},
       {s->progs.on_exit, &s->links.on_exit},
       {s->progs.on_rename, &s->links.on_rename},
+      {s->progs.on_sched_waking, &s->links.on_sched_waking},
       {s->progs.on_sched_wakeup, &s->links.on_sched_wakeup},
       {s->progs.on_sched_wakeup_new, &s->links.on_sched_wakeup_new},
       {s->progs.on_sched_switch, &s->links.on_sched_switch},
@@ -178,6 +194,7 @@ class BpfTracer final : public Tracer {
   std::vector<TraceLoss> collect_losses() const;
   std::vector<std::pair<std::string, std::string>> settings() const;
   void record_problem(std::string problem);
+  void add_gpu_samples(TraceTotals& totals);
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -185,6 +202,7 @@ class BpfTracer final : public Tracer {
   SkeletonPtr skel_;
   std::vector<LinkPtr> uprobe_links_;
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
+  std::unique_ptr<NvmlSampler> gpu_sampler_;
 
   std::atomic<bool> consuming_{false};
   std::thread consumer_;
@@ -213,6 +231,7 @@ Status BpfTracer::init(const std::string& db_path) {
     if (Status s = probe_library(path, true); !s) return s;
   consuming_ = true;
   consumer_ = std::thread([this] { consume(); });
+  if (opts_.gpu_samples) gpu_sampler_ = NvmlSampler::start();
   return {};
 }
 
@@ -337,6 +356,8 @@ Status BpfTracer::attach(pid_t pid) {
       for (pid_t tid : proc::thread_ids(process)) {
         ThreadInfo& t = threads_.ensure(tid, process);
         if (tid == process && stat) t.ppid = stat->ppid;
+        if (tid == process && process != pid && stat && is_forked_copy(process, stat->ppid))
+          threads_.mark_forked_copy(process);
         t.comm = proc::read_first_line(fmt::format("/proc/{}/task/{}/comm", process, tid)).value_or(t.comm);
         t.uid = uid;
       }
@@ -412,6 +433,24 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
   }
   self->writer_->push(event);
   return 0;
+}
+
+// NVML's samples, or why there are none (a machine without a GPU says so, once, in the setting).
+void BpfTracer::add_gpu_samples(TraceTotals& totals) {
+  const std::string setting(contract::kGpuSamplerSetting);
+  if (!gpu_sampler_) {
+    totals.settings.emplace_back(setting, "off (--no-gpu-samples)");
+    return;
+  }
+  GpuSamples samples = gpu_sampler_->stop();
+  gpu_sampler_.reset();
+  std::string why;
+  for (const std::string& note : samples.notes) why += (why.empty() ? "" : "; ") + note;
+  totals.settings.emplace_back(setting, samples.source == contract::kGpuSamplerNvml ? samples.source
+                                                                                   : (why.empty() ? "no GPU" : why));
+  if (samples.source == contract::kGpuSamplerNvml && !why.empty()) totals.settings.emplace_back(setting + "_notes", why);
+  totals.gpus = std::move(samples.gpus);
+  totals.gpu_samples = std::move(samples.samples);
 }
 
 void BpfTracer::record_problem(std::string problem) {
@@ -529,11 +568,13 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
   totals.events_written = writer_->written();
+  add_gpu_samples(totals);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
     totals.threads = threads_.rows();
     totals.problems = problems_;
+    assign_roles(totals, {});
     record_world_size(threads_.world_sizes(), totals);
   }
   if (!written) totals.problems.push_back("storing events failed: " + written.error().message);

@@ -36,6 +36,7 @@ struct TraceOptions {
   uint64_t mem_burst_pages = 64;             // page faults / allocations per burst event
   uint32_t ringbuf_bytes = 32u << 20;        // per ring buffer (power of two, >= page size)
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
+  bool gpu_samples = true;                   // sample the GPUs' utilisation through NVML while tracing
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

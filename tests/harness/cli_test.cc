@@ -48,6 +48,20 @@ TEST(Cli, BadValuesAreBadInputNamingTheFlag) {
   }
 }
 
+TEST(Cli, TheTracedCommandIsEverythingAfterTheSeparatorFlagsIncluded) {
+  for (const char* line : {"trace --db t.db --override num_workers=2 --override loader=0 -- python3 x.py --workers 0 -j 4",
+                           "trace --db t.db --cudart /lib/libcudart.so -- python3 x.py --workers 0 -j 4",
+                           "trace -- python3 x.py --workers 0 -j 4"}) {
+    auto parsed = parse(line);
+    ASSERT_TRUE(parsed.ok()) << line << ": " << parsed.error().message;
+    const std::vector<std::string> expected = {"python3", "x.py", "--workers", "0", "-j", "4"};
+    EXPECT_EQ(parsed->trace.command, expected) << line;
+  }
+  EXPECT_EQ(parse("trace --override num_workers=2 --override loader=0 -- true")->trace.overrides,
+            (std::vector<std::string>{"num_workers=2", "loader=0"}));
+  EXPECT_FALSE(parse("explain --db t.db -- python3 x.py").ok());
+}
+
 TEST(Cli, IdsAndDurations) {
   EXPECT_EQ(parse_id("--run", "42").value(), 42);
   for (const char* bad : {"", "0", "-1", "+3", "1e3", "12x", "99999999999999999999"})

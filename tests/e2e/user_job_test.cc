@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// A user's own training job, traced the three ways users trace: launched (the observer gives its
+// batch waits), launched under a wrapper (the wrapper is not the trainer), and attached (waits
+// from wake-ups, held against the observer's figure for the same job). The job is a real torch
+// DataLoader loop (tests/e2e/jobs/train_loop.py) whose own meter prints its data-time share.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ingero::testing::capture;
+using ingero::testing::Output;
+
+const std::string kBinary = INGERO_BENCH_BINARY;
+const std::string kJob = INGERO_TRAIN_LOOP;
+
+// The first of /usr/bin/python3, python3 that imports torch; empty when none does.
+std::string python_with_torch() {
+  for (const char* python : {"/usr/bin/python3", "python3"})
+    if (capture(std::string(python) + " -c 'import torch'").exit_code == 0) return python;
+  return "";
+}
+
+// The job's own meter: "steps N data_share S checksum C".
+double data_share_of(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex("data_share ([0-9.]+)"))) return -1;
+  return std::stod(m[1]);
+}
+
+std::string query_text(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string value;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0) != nullptr)
+      value = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    else
+      ADD_FAILURE() << sqlite3_errmsg(db) << " in " << sql;
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
+nlohmann::json explain_json(const std::string& db, int64_t run) {
+  Output out = capture(kBinary + " explain --json --db " + db + " --run " + std::to_string(run) + " 2>/dev/null");
+  EXPECT_EQ(out.exit_code, 0) << out.text;
+  return nlohmann::json::parse(out.text, nullptr, false);
+}
+
+class UserJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "the eBPF tracer needs root (run the tests with sudo)";
+    python_ = python_with_torch();
+    if (python_.empty()) GTEST_SKIP() << "no python3 here imports torch (install python3-torch)";
+    dir_ = fs::temp_directory_path() / ("ingero-user-job-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string db(const std::string& name = "trace.db") const { return (dir_ / name).string(); }
+  std::string job(const std::string& args) const { return python_ + " " + kJob + " " + args; }
+
+  std::string python_;
+  fs::path dir_;
+};
+
+// One worker for 1 ms × 8 samples of work per batch and a 2 ms step: the loop waits about three
+// quarters of each step, by construction and by its own meter.
+constexpr const char* kStarvedLoop = "--workers 1 --sample-ms 1 --batch 8 --step-ms 2";
+
+TEST_F(UserJob, LaunchedUnderAWrapperTheObserverTimesEveryBatchAndTheTrainerIsMain) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- timeout 120 " + job(std::string(kStarvedLoop) +
+                                                                                  " --seconds 5"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  const double own_share = data_share_of(run.text);
+  ASSERT_GT(own_share, 0.3) << run.text;
+
+  // Every batch the job took arrived as a batch_wait event of its main thread.
+  std::smatch steps;
+  ASSERT_TRUE(std::regex_search(run.text, steps, std::regex("steps ([0-9]+)")));
+  EXPECT_EQ(query_text(db(), "SELECT count(*) FROM events e JOIN ops o ON o.op = e.op WHERE o.name = 'batch_wait'"),
+            steps[1].str());
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(knobs_json, '$.num_workers') FROM loaders"), "1");
+  EXPECT_EQ(query_text(db(), "SELECT value FROM run_settings WHERE key = 'observer'"), "on");
+
+  // The python process is the trainer; timeout, which only waited for it, is not.
+  EXPECT_EQ(query_text(db(), "SELECT comm FROM threads WHERE role = 'main'"), "python3");
+  EXPECT_EQ(query_text(db(), "SELECT count(*) FROM threads WHERE role = 'main'"), "1");
+  EXPECT_EQ(query_text(db(), "SELECT role FROM threads WHERE comm = 'timeout'"), "other");
+  EXPECT_NE(query_text(db(), "SELECT count(DISTINCT pid) FROM threads WHERE role = 'worker'"), "0");
+
+  // The verdict is on our scale and from the job's own timings, within 10 points of its meter.
+  auto doc = explain_json(db(), 1);
+  ASSERT_TRUE(doc.is_object());
+  const auto& metrics = doc["metrics"];
+  EXPECT_EQ(metrics["wait_fraction_source"], "observer");
+  EXPECT_EQ(metrics["verdict"].get<std::string>().rfind("HIGHLY", 0), 0u) << metrics.dump();
+  EXPECT_NEAR(metrics["wait_fraction"].get<double>(), own_share, 0.10) << metrics.dump();
+  ASSERT_FALSE(doc["causal_chains"].empty());
+  EXPECT_EQ(doc["causal_chains"][0]["victim"], "batch_wait");
+}
+
+TEST_F(UserJob, ABashWrapperIsNotMainEither) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- bash -c '" + job(std::string(kStarvedLoop) +
+                                                                                 " --seconds 2") + "; true'");
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT comm FROM threads WHERE role = 'main'"), "python3");
+  EXPECT_EQ(query_text(db(), "SELECT role FROM threads WHERE comm = 'bash'"), "other");
+}
+
+TEST_F(UserJob, AttachedTheWaitsComeFromWakeupsWithinFifteenPointsOfTheObserver) {
+  const std::string pid_file = (dir_ / "job.pid").string();
+  // The same job, launched with the observer in the background; then attached to for 4 s.
+  const std::string launched = kBinary + " trace --db " + db("observed.db") + " -- " +
+                               job(std::string(kStarvedLoop) + " --seconds 9 --pid-file " + pid_file) + " > " +
+                               (dir_ / "launched.log").string() + " 2>&1";
+  FILE* background = popen(launched.c_str(), "r");
+  ASSERT_NE(background, nullptr);
+  for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(pid_file)) << "the job did not start";
+  std::string pid;
+  std::ifstream(pid_file) >> pid;
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // past the workers' start-up
+  Output attached = capture(kBinary + " trace --db " + db() + " --pid " + pid + " --duration 4s");
+  pclose(background);
+  ASSERT_EQ(attached.exit_code, 0) << attached.text;
+
+  auto observed = explain_json(db("observed.db"), 1);
+  auto estimated = explain_json(db(), 1);
+  ASSERT_TRUE(observed.is_object() && estimated.is_object());
+  EXPECT_EQ(observed["metrics"]["wait_fraction_source"], "observer");
+  EXPECT_EQ(estimated["metrics"]["wait_fraction_source"], "wake-ups") << estimated["metrics"].dump();
+  EXPECT_NEAR(estimated["metrics"]["wait_fraction"].get<double>(), observed["metrics"]["wait_fraction"].get<double>(),
+              0.15)
+      << estimated["metrics"].dump() << "\n" << observed["metrics"].dump();
+  EXPECT_EQ(estimated["metrics"]["verdict"].get<std::string>().rfind("HIGHLY", 0), 0u);
+  // The workers torch 1.13 leaves unnamed are still workers: forks of the trainer that never exec'd.
+  EXPECT_NE(query_text(db(), "SELECT count(DISTINCT pid) FROM threads WHERE role = 'worker'"), "0");
+}
+
+TEST_F(UserJob, AScriptThatNeverImportsTorchRunsUnchanged) {
+  const std::string script = python_ + " -c 'import sys; print(sum(range(10)), \"torch\" in sys.modules)'";
+  Output plain = capture(script);
+  Output traced = capture(kBinary + " trace --db " + db() + " -- " + script + " 2>/dev/null");
+  ASSERT_EQ(traced.exit_code, 0) << traced.text;
+  EXPECT_EQ(traced.text.substr(0, traced.text.find('\n')), plain.text.substr(0, plain.text.find('\n')));
+  EXPECT_EQ(plain.text.rfind("45 False", 0), 0u) << plain.text;
+  EXPECT_EQ(query_text(db(), "SELECT value FROM run_settings WHERE key = 'observer'"), "unused");
+}
+
+TEST_F(UserJob, AnOverrideChangesTheLoaderWithoutTheCodeAndIsRecorded) {
+  Output run = capture(kBinary + " trace --db " + db() + " --override num_workers=2 -- " +
+                       job("--workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 2"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(knobs_json, '$.num_workers') FROM loaders"), "2");
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(overrides_json, '$.original.num_workers') FROM loaders"), "0");
+  EXPECT_NE(query_text(db(), "SELECT count(DISTINCT pid) FROM threads WHERE role = 'worker'"), "0");
+  Output bad = capture(kBinary + " trace --db " + db("bad.db") + " --override num_workers=lots -- true");
+  EXPECT_EQ(bad.exit_code, 2) << bad.text;
+  EXPECT_NE(bad.text.find("num_workers=lots"), std::string::npos) << bad.text;
+  EXPECT_FALSE(fs::exists(db("bad.db")));
+}
+
+}  // namespace
