@@ -63,7 +63,7 @@ def first_chain(doc):
         return None, [], []
     c = chains[0]
     changes = ["%s=%s" % (ch["knob"], ch["value"]) for ch in c.get("changes", [])]
-    commands = [ch.get("command", "") for ch in c.get("checks", []) if ch.get("command")]
+    commands = [ch["command"] for ch in c.get("changes", []) if ch.get("command")]
     return c.get("cause_label") or c.get("cause"), changes, commands
 
 

@@ -125,6 +125,10 @@ inline constexpr std::string_view kGpuSamplerNvml = "nvml";
 inline constexpr std::string_view kTracedFromSetting = "traced_from_ns";
 inline constexpr std::string_view kTracedUntilSetting = "traced_until_ns";
 
+// An attached or system-wide run's trainer: its command line as /proc showed it (JSON array), so
+// that advice can name the command that measures a change.
+inline constexpr std::string_view kTrainerCommandSetting = "trainer_command";
+
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {
 inline constexpr std::string_view kGpuUtil = "gpu_util";    // a kernel was running

@@ -96,6 +96,15 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
   return events;
 }
 
+// An attached job's trainer command line (the first main thread's process found running).
+void add_trainer_command(tracer::TraceTotals& totals) {
+  for (const auto& t : totals.threads)
+    if (t.role == contract::kRoleMain && !t.cmdline.empty()) {
+      totals.settings.emplace_back(std::string(contract::kTrainerCommandSetting), nlohmann::json(t.cmdline).dump());
+      return;
+    }
+}
+
 // What the Python observer saw of a launched job: its roles go into the totals before they are
 // written, its batches and DataLoaders into the DB.
 void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
@@ -281,6 +290,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
         totals->settings.emplace_back(std::string(contract::kTracedFromSetting), std::to_string(traced_span.first));
         totals->settings.emplace_back(std::string(contract::kTracedUntilSetting), std::to_string(traced_span.second));
       }
+      if (request.argv.empty()) add_trainer_command(*totals);
       if (request.observer_dir)
         add_observed_job(*request.observer_dir, db, guard->id(), *totals, outcome);
       else if (request.kind == contract::kind::kCommand)

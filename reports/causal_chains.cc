@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/chain_text.h"
 #include "reports/thread_activity.h"
 
@@ -304,11 +305,6 @@ int64_t forks_between(const EventList& forks, int64_t from, int64_t to) {
                           [](const Event& e, int64_t t) { return e.ts_ns < t; });
 }
 
-std::string severity_of(double share_of_window, const ChainThresholds& limits) {
-  if (share_of_window >= limits.high_share_of_window) return "HIGH";
-  if (share_of_window >= limits.medium_share_of_window) return "MEDIUM";
-  return "LOW";
-}
 
 class ChainBuilder {
  public:
@@ -499,6 +495,36 @@ const std::vector<std::string>& activity_ops() {
     return names;
   }();
   return ops;
+}
+
+std::string severity_of(double share_of_window, const ChainThresholds& limits) {
+  if (share_of_window >= limits.high_share_of_window) return "HIGH";
+  if (share_of_window >= limits.medium_share_of_window) return "MEDIUM";
+  return "LOW";
+}
+
+std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
+                                            const TimeWindow& window, const std::vector<CallLatencyRow>& calls) {
+  if (metrics.verdict != InputBound::host_bound || !metrics.main_host_share) return std::nullopt;
+  CausalChain chain;
+  chain.victim = kMainBusyVictim;
+  chain.victim_role = std::string(contract::kRoleMain);
+  chain.cause = Cause{CauseKind::on_cpu, std::string(contract::kRoleMain), false};
+  for (const ThreadRecord& t : context.threads)
+    if (t.role == contract::kRoleMain) ++chain.victim_calls;
+  chain.calls_explained = chain.victim_calls;
+  chain.victim_ns = window.length_ns() * std::max<int64_t>(1, chain.victim_calls);
+  chain.lost_ns = static_cast<int64_t>(*metrics.main_host_share * static_cast<double>(chain.victim_ns));
+  chain.share_of_victim = *metrics.main_host_share;
+  chain.share_of_window = *metrics.main_host_share;
+  const ChainThresholds limits;
+  chain.severity = severity_of(chain.share_of_window, limits);
+  chain.rank = 1;
+  std::map<std::string, int> producers;
+  for (const ThreadRecord& t : context.threads)
+    if (t.role == contract::kRoleWorker || t.role == contract::kRolePin) ++producers[t.role];
+  describe_host_chain(chain, ChainTextContext{context, metrics, calls, producers});
+  return chain;
 }
 
 ChainAnalysis analyze_causal_chains(const ChainInputs& inputs) {

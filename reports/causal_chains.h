@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,5 +138,15 @@ struct ChainInputs {
 };
 
 ChainAnalysis analyze_causal_chains(const ChainInputs& inputs);
+
+// HIGH, MEDIUM or LOW by the share of the analysed wall time a cause overlapped.
+std::string severity_of(double share_of_window, const ChainThresholds& limits);
+
+// A host-bound job's chain (nothing waited, the main thread was busy on the CPU outside CUDA
+// calls): its victim is the main loop itself, its cause the main thread on CPU, its time the
+// main threads' CPU time outside CUDA calls. Empty unless the verdict is host-bound.
+inline constexpr const char* kMainBusyVictim = "main_on_cpu";
+std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
+                                            const TimeWindow& window, const std::vector<CallLatencyRow>& calls);
 
 }  // namespace ingero::reports

@@ -2,6 +2,7 @@
 #include "reports/chain_text.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <set>
@@ -63,8 +64,8 @@ std::string worker_load_text(const ChainTextContext& text) {
 // Workers that would let the loop stop waiting, from its waiting share: w workers keep a loop
 // waiting a share W fed at 1 − W of the rate it consumes, so it needs about w / (1 − W) of them
 // (w0: the main thread's own W of each step, spread over W / (1 − W) workers); at most the budget.
-int workers_to_remove_waits(const ChainTextContext& text, int workers, int budget) {
-  const double waiting = std::clamp(text.metrics.wait_fraction.value_or(0.5), 0.0, 0.95);
+int workers_to_remove_waits(double waiting_share, int workers, int budget) {
+  const double waiting = std::clamp(waiting_share, 0.0, 0.95);
   const double needed = workers > 0 ? workers / (1.0 - waiting) : waiting / (1.0 - waiting);
   return std::clamp(static_cast<int>(std::ceil(needed)), std::min(budget, workers + 1), budget);
 }
@@ -89,6 +90,14 @@ std::string system_line(const ChainTextContext& text) {
   if (auto p99 = run_histogram_quantile(text.context, "runq_us", 0.99)) {
     line += fmt::format("; run-queue p99 in [{:g}, {:g}) µs (log2 bucket)", p99->lower, p99->upper);
   }
+  return line;
+}
+
+std::optional<std::string> gpu_line(const ChainTextContext& text) {
+  if (!text.metrics.gpu_util) return std::nullopt;
+  std::string line = fmt::format("[GPU] busy {} of the window (NVML, {} GPU{})", format_percent(*text.metrics.gpu_util),
+                                 text.metrics.gpus_sampled, text.metrics.gpus_sampled == 1 ? "" : "s");
+  if (text.metrics.sm_active) line += fmt::format(", SM activity {}", format_percent(*text.metrics.sm_active));
   return line;
 }
 
@@ -257,7 +266,7 @@ std::vector<Change> user_job_changes(const CausalChain& chain, const ChainTextCo
         if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
       } else if (wait && (chain.cause.producer || cfg.num_workers == 0)) {
         if (large_batches) suggest(changes, "sampling", "batched");
-        const int target = workers_to_remove_waits(text, cfg.num_workers, budget);
+        const int target = workers_to_remove_waits(text.metrics.wait_fraction.value_or(0.5), cfg.num_workers, budget);
         if (target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
         if (cfg.num_workers > 0 && !cfg.persistent_workers) suggest(changes, "persistent_workers", "on");
       }
@@ -351,6 +360,7 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 
 void describe_chain(CausalChain& chain, const ChainTextContext& text) {
   chain.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain)};
+  if (auto gpu = gpu_line(text)) chain.timeline.insert(chain.timeline.begin() + 1, *gpu);
   chain.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
                               chain.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
                               format_count(chain.calls_explained), format_count(chain.victim_calls),
@@ -359,6 +369,46 @@ void describe_chain(CausalChain& chain, const ChainTextContext& text) {
   chain.root_cause = advice.root_cause;
   chain.recommendation = advice.change;
   chain.changes = suggested_changes(chain, text);
+}
+
+}  // namespace ingero::reports
+
+namespace ingero::reports {
+
+void describe_host_chain(CausalChain& chain, const ChainTextContext& text) {
+  const double share = chain.share_of_victim;
+  const bool producers = !text.producers.empty();
+  chain.cause_label = "main thread on CPU outside CUDA calls";
+  chain.timeline = {system_line(text),
+                    fmt::format("[HOST] main thread on CPU outside CUDA calls {} of its time; {}", format_percent(share),
+                                producers ? "loader workers ran beside it" : "no DataLoader worker or pin thread ran"),
+                    "[LOADER] no batch waited on: the main loop was busy, not waiting",
+                    fmt::format("[CAUSE] {}: {} = {} of the main loop's time", chain.cause_label,
+                                format_duration_ns(static_cast<double>(chain.lost_ns)), format_percent(share))};
+  if (auto gpu = gpu_line(text)) chain.timeline.insert(chain.timeline.begin() + 1, *gpu);
+  chain.summary = fmt::format("{} ← {}: {} of its time ({})", chain.victim, chain.cause_label, format_percent(share),
+                              format_duration_ns(static_cast<double>(chain.lost_ns)));
+  const std::string gpu = text.metrics.gpu_util ? fmt::format(" while the GPU was busy {}", format_percent(*text.metrics.gpu_util))
+                                                : std::string();
+  if (producers) {
+    chain.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, with "
+                                   "loader workers beside it: the loop's own Python work (the step, the model's "
+                                   "host side, transfers) is the pace, not the data.", format_percent(share), gpu);
+    chain.recommendation = "Profile the training step on the CPU (py-spy, torch.profiler's CPU view); keep host work "
+                           "out of the loop (logging, .item() calls, per-step Python transforms).";
+  } else {
+    chain.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, and no "
+                                   "DataLoader worker ran: a DataLoader with num_workers=0 runs its per-sample fetch "
+                                   "and collate here, in the training loop, along with the step's own host work.",
+                                   format_percent(share), gpu);
+    chain.recommendation = fmt::format("Move batch building off the training loop: num_workers > 0 (at most {} on {}), "
+                                       "and with large batches of cheap samples one gather per batch (BatchSampler "
+                                       "with batch_size=None, or __getitems__), or index the tensor directly.",
+                                       worker_budget(text), cores_text(text));
+    const RunConfigSummary cfg = effective_config(text.context);
+    if (cfg.batch_size && *cfg.batch_size >= kLargeBatch) chain.changes.push_back({"sampling", "batched"});
+    chain.changes.push_back({"num_workers", std::to_string(workers_to_remove_waits(share, 0, worker_budget(text)))});
+  }
 }
 
 }  // namespace ingero::reports

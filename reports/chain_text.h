@@ -26,5 +26,7 @@ struct ChainTextContext {
 
 // Fills timeline, summary, root_cause and recommendation from the chain's numbers.
 void describe_chain(CausalChain& chain, const ChainTextContext& text);
+// The same for a host-bound job's chain (host_bound_chain).
+void describe_host_chain(CausalChain& chain, const ChainTextContext& text);
 
 }  // namespace ingero::reports

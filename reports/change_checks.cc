@@ -133,7 +133,7 @@ std::string user_job_command(const RunRecord& run, const Change& change, const s
 
 void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,
                    const std::string& db_path) {
-  const bool user_job = !run.config.is_object() && run.kind == contract::kind::kCommand && !run.command.empty();
+  const bool user_job = !run.config.is_object() && run.kind != contract::kind::kWorkload && !run.command.empty();
   if (!run.config.is_object() && !user_job) return;
   for (CausalChain& chain : chains)
     for (const Change& change : chain.changes) {

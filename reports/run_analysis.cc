@@ -175,6 +175,10 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
                                                true});
+  if (auto host = host_bound_chain(a.context, a.metrics, a.window, a.calls)) {
+    for (CausalChain& c : a.chains.chains) ++c.rank;
+    a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));
+  }
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
   a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});

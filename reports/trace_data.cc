@@ -396,6 +396,13 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
       });
   if (!read) return read.error();
   if (Status s = read_user_job_rows(db_, run.run_id, context); !s) return s.error();
+  if (auto trainer = context.settings.find(std::string(contract::kTrainerCommandSetting));
+      context.run.command.empty() && trainer != context.settings.end()) {
+    auto args = nlohmann::json::parse(trainer->second, nullptr, false);
+    if (args.is_array())
+      for (const auto& arg : args)
+        if (arg.is_string()) context.run.command.push_back(arg.get<std::string>());
+  }
   return context;
 }
 

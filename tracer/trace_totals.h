@@ -31,6 +31,7 @@ struct ThreadInfo {
   // (a root), or is a fork of its parent that never exec'd (a copy of its parent's program).
   bool root = false;
   bool forked_copy = false;
+  std::vector<std::string> cmdline;  // a process found running (attach): its command line, from /proc
 };
 
 // One row of the losses table.

@@ -146,6 +146,20 @@ bool is_forked_copy(pid_t pid, pid_t parent) {
   return !a && !b && exe == parent_exe && same("cmdline");
 }
 
+// /proc/PID/cmdline, split at its NULs.
+std::vector<std::string> command_line(pid_t pid) {
+  std::vector<std::string> args;
+  auto text = proc::read_file(fmt::format("/proc/{}/cmdline", pid));
+  if (!text) return args;
+  for (size_t start = 0; start < text->size();) {
+    const size_t end = text->find('\0', start);
+    args.push_back(text->substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return args;
+}
+
 // The programs in the order they are attached: process events first, so that a fork
 // enrolls the child before its first scheduler event is looked at.
 std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
@@ -358,6 +372,7 @@ Status BpfTracer::attach(pid_t pid) {
         if (tid == process && stat) t.ppid = stat->ppid;
         if (tid == process && process != pid && stat && is_forked_copy(process, stat->ppid))
           threads_.mark_forked_copy(process);
+        if (tid == process) t.cmdline = command_line(process);
         t.comm = proc::read_first_line(fmt::format("/proc/{}/task/{}/comm", process, tid)).value_or(t.comm);
         t.uid = uid;
       }
