@@ -31,8 +31,9 @@ def stamped_lines(path):
                 yield int(stamp), text
 
 
-def own_meter(path, start_ns, end_ns):
-    """The job's data-time share over [start_ns, end_ns]: (value, how it was read)."""
+def own_meter(path, start_ns, end_ns, whole_run=False):
+    """The job's data-time share over [start_ns, end_ns] (whole_run: its running averages at its last
+    line, which cover every batch as the observer does): (value, how it was read)."""
     rows = []
     for ts, text in stamped_lines(path):
         m = re.search(r"data_share ([\d.]+)", text)
@@ -41,6 +42,9 @@ def own_meter(path, start_ns, end_ns):
         m = METER.search(text)
         if m and start_ns <= ts <= end_ns:
             rows.append((int(m.group(1)) + 1, float(m.group(3)), float(m.group(5))))
+    if rows and whole_run:
+        n, t, d = rows[-1]
+        return d / t, "Data/Time running averages over all %d batches" % n
     if len(rows) >= 2:
         (n1, t1, d1), (n2, t2, d2) = rows[0], rows[-1]
         if n2 > n1:
@@ -79,7 +83,8 @@ def main():
     for entry, (run_id, kind, start_ns, end_ns) in zip(entries, runs):
         doc = explain(args.bin, args.db, run_id) or {}
         m = doc.get("metrics", {})
-        meter, meter_how = own_meter(args.dir + "/" + entry["log"], start_ns, end_ns or start_ns)
+        meter, meter_how = own_meter(args.dir + "/" + entry["log"], start_ns, end_ns or start_ns,
+                                     entry["how"] == "launched")
         ours, ours_how = m.get("wait_fraction"), m.get("wait_fraction_source") or ""
         if ours is None and m.get("main_host_share") is not None:
             ours, ours_how = m["main_host_share"], "main thread on CPU outside CUDA calls"

@@ -163,10 +163,31 @@ std::optional<RunConfigSummary> observed_config(const RunContext& context) {
   return c;
 }
 
+// An attached job's loader, as far as the trace shows it: its worker processes still alive at the end
+// (or every one seen, when none was), and whether a pin thread ran.
+std::optional<RunConfigSummary> traced_config(const RunContext& context) {
+  std::set<int64_t> alive, seen;
+  bool pin = false;
+  for (const ThreadRecord& t : context.threads) {
+    pin |= t.role == contract::kRolePin;
+    if (t.role != contract::kRoleWorker || t.tid != t.pid) continue;
+    seen.insert(t.pid);
+    if (!t.exit_ns) alive.insert(t.pid);
+  }
+  if (seen.empty()) return std::nullopt;
+  RunConfigSummary c;
+  c.mode = "python";
+  c.num_workers = static_cast<int>((alive.empty() ? seen : alive).size());
+  c.prefetch_factor = 2;
+  c.pin_memory = pin;
+  return c;
+}
+
 RunConfigSummary effective_config(const RunContext& context) {
   RunConfigSummary own = summarize_config(context.run);
   if (!own.mode.empty()) return own;
-  return observed_config(context).value_or(own);
+  if (auto observed = observed_config(context)) return *observed;
+  return traced_config(context).value_or(own);
 }
 
 }  // namespace ingero::reports

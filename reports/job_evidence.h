@@ -48,7 +48,8 @@ std::optional<GpuBusy> gpu_busy(const RunContext& context, const TimeWindow& win
 // The DataLoader the job iterated most, as a configuration (mode "python": the real PyTorch
 // DataLoader); nullopt when the observer saw none.
 std::optional<RunConfigSummary> observed_config(const RunContext& context);
-// The run's workload configuration, else the observed one; an empty mode when neither exists.
+// The run's workload configuration, else the observed one, else (attached: nothing was injected) the
+// worker processes the trace saw as num_workers; an empty mode when none of them exists.
 RunConfigSummary effective_config(const RunContext& context);
 
 }  // namespace ingero::reports

@@ -103,6 +103,17 @@ TEST(Verdict, WaitsFirstThenTheGpuThenTheHost) {
   EXPECT_EQ(classify_run(std::nullopt, 0.2, std::nullopt, false), InputBound::unknown);
 }
 
+TEST(ObservedConfig, AttachedTheWorkerProcessesSeenAreTheWorkerCount) {
+  RunContext c = trainer_with_worker();
+  c.threads.push_back({300, 300, 100, "python3", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});  // exited
+  auto cfg = effective_config(c);
+  EXPECT_EQ(cfg.mode, "python");
+  EXPECT_EQ(cfg.num_workers, 1) << "the workers still alive at the end: an earlier epoch's are gone";
+  EXPECT_TRUE(cfg.pin_memory);
+  c.threads.resize(1);
+  EXPECT_TRUE(effective_config(c).mode.empty());
+}
+
 TEST(ObservedConfig, TheLoaderIteratedMostIsTheConfiguration) {
   RunContext c = trainer_with_worker();
   EXPECT_FALSE(observed_config(c));
