@@ -11,10 +11,28 @@
 
 namespace ingero {
 
-inline int64_t monotonic_ns() {
+inline int64_t clock_ns(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+inline int64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
+// CLOCK_REALTIME minus CLOCK_MONOTONIC, from the tightest of a few back-to-back readings: turns a
+// wall-clock timestamp another program gave (NVML's samples) into the trace's clock.
+inline int64_t realtime_minus_monotonic_ns() {
+  int64_t best_gap = INT64_MAX, offset = 0;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t before = clock_ns(CLOCK_MONOTONIC);
+    const int64_t real = clock_ns(CLOCK_REALTIME);
+    const int64_t after = clock_ns(CLOCK_MONOTONIC);
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      offset = real - (before + (after - before) / 2);
+    }
+  }
+  return offset;
 }
 
 inline double unix_now_s() {

@@ -19,105 +19,53 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "tracer/nvml_abi.h"
 
 namespace ingero::tracer {
 namespace {
 
-// The part of NVML's C ABI used here, declared after NVIDIA's nvml.h "NVML VERSION: 13.3.29"
-// (NVML_API_VERSION 13). Every enum is int-sized; handles are opaque pointers (nvml.h's
-// struct nvmlDevice_st*; copies that wrap the pointer in a one-member struct have the same ABI).
-// The GPM metrics struct has grown between releases (NVML_GPM_METRIC_MAX 98 in 12.4, 210 in
-// 12.9, 333 in 13.3) under the same NVML_GPM_METRICS_GET_VERSION 1: the driver touches only
-// numMetrics entries, so the largest array is compatible with every driver that has GPM.
+// nvml.h's names (tracer/nvml_abi.h), as this file uses them.
 namespace nvml {
 
-using Return = int;  // nvmlReturn_t
-constexpr Return kSuccess = 0;
-constexpr Return kErrorNotSupported = 3;
-constexpr Return kErrorNoPermission = 4;
-constexpr Return kErrorNotFound = 6;
-constexpr Return kErrorInsufficientSize = 7;
-constexpr Return kErrorGpuIsLost = 15;
+using Return = nvmlReturn_t;
+constexpr Return kSuccess = NVML_SUCCESS;
+constexpr Return kErrorNotSupported = NVML_ERROR_NOT_SUPPORTED;
+constexpr Return kErrorNoPermission = NVML_ERROR_NO_PERMISSION;
+constexpr Return kErrorNotFound = NVML_ERROR_NOT_FOUND;
+constexpr Return kErrorInsufficientSize = NVML_ERROR_INSUFFICIENT_SIZE;
+constexpr Return kErrorGpuIsLost = NVML_ERROR_GPU_IS_LOST;
 
-using Device = struct nvmlDevice_st*;        // nvmlDevice_t
-using GpmSample = struct nvmlGpmSample_st*;  // nvmlGpmSample_t
+using Device = nvmlDevice_t;
+using GpmSample = nvmlGpmSample_t;
 
-constexpr int kGpuUtilizationSamples = 1;     // nvmlSamplingType_t NVML_GPU_UTILIZATION_SAMPLES
-constexpr int kMemoryUtilizationSamples = 2;  // NVML_MEMORY_UTILIZATION_SAMPLES
+constexpr int kGpuUtilizationSamples = NVML_GPU_UTILIZATION_SAMPLES;
+constexpr int kMemoryUtilizationSamples = NVML_MEMORY_UTILIZATION_SAMPLES;
 
-enum ValueType : int {  // nvmlValueType_t
-  kDouble = 0,
-  kUnsignedInt = 1,
-  kUnsignedLong = 2,
-  kUnsignedLongLong = 3,
-  kSignedLongLong = 4,
-  kSignedInt = 5,
-  kUnsignedShort = 6,
+enum ValueType : int {
+  kDouble = NVML_VALUE_TYPE_DOUBLE,
+  kUnsignedInt = NVML_VALUE_TYPE_UNSIGNED_INT,
+  kUnsignedLong = NVML_VALUE_TYPE_UNSIGNED_LONG,
+  kUnsignedLongLong = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG,
+  kSignedLongLong = NVML_VALUE_TYPE_SIGNED_LONG_LONG,
+  kSignedInt = NVML_VALUE_TYPE_SIGNED_INT,
+  kUnsignedShort = NVML_VALUE_TYPE_UNSIGNED_SHORT,
 };
 
-union Value {  // nvmlValue_t
-  double dVal;
-  int siVal;
-  unsigned int uiVal;
-  unsigned long ulVal;
-  unsigned long long ullVal;
-  signed long long sllVal;
-  unsigned short usVal;
-};
-
-struct Sample {  // nvmlSample_t
-  unsigned long long timeStamp;  // CPU wall clock, microseconds since the Unix epoch
-  Value sampleValue;
-};
+using Value = nvmlValue_t;
+using Sample = nvmlSample_t;
 static_assert(sizeof(Sample) == 16);
-
-constexpr unsigned kDeviceNameBufferSize = 96;    // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kDeviceUuidBufferSize = 96;    // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-constexpr unsigned kPciBusIdBufferSize = 32;      // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
-constexpr unsigned kPciBusIdLegacyBufferSize = 16;  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
-
-struct PciInfo {  // nvmlPciInfo_t
-  char busIdLegacy[kPciBusIdLegacyBufferSize];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;
-  unsigned int pciSubSystemId;
-  char busId[kPciBusIdBufferSize];
-};
+using PciInfo = nvmlPciInfo_t;
 static_assert(sizeof(PciInfo) == 68);
-
-constexpr unsigned kGpmSupportVersion = 1;  // NVML_GPM_SUPPORT_VERSION
-struct GpmSupport {                         // nvmlGpmSupport_t
-  unsigned int version;
-  unsigned int isSupportedDevice;
-};
-
-constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
-constexpr unsigned kGpmMetricSmUtil = 2;       // nvmlGpmMetricId_t NVML_GPM_METRIC_SM_UTIL
-constexpr unsigned kGpmMetricMax = 333;        // NVML_GPM_METRIC_MAX
-
-struct GpmMetricInfo {  // nvmlGpmMetricMetricInfo_t
-  char* shortName;
-  char* longName;
-  char* unit;
-};
-
-struct GpmMetric {  // nvmlGpmMetric_t
-  unsigned int metricId;
-  Return nvmlReturn;
-  double value;
-  GpmMetricInfo metricInfo;
-};
+using GpmSupport = nvmlGpmSupport_t;
+using GpmMetric = nvmlGpmMetric_t;
 static_assert(sizeof(GpmMetric) == 40);
+using GpmMetricsGet = nvmlGpmMetricsGet_t;
 
-struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
-  unsigned int version;
-  unsigned int numMetrics;
-  GpmSample sample1;
-  GpmSample sample2;
-  GpmMetric metrics[kGpmMetricMax];
-};
+constexpr unsigned kDeviceNameBufferSize = NVML_DEVICE_NAME_V2_BUFFER_SIZE;
+constexpr unsigned kDeviceUuidBufferSize = NVML_DEVICE_UUID_V2_BUFFER_SIZE;
+constexpr unsigned kGpmSupportVersion = NVML_GPM_SUPPORT_VERSION;
+constexpr unsigned kGpmMetricsGetVersion = NVML_GPM_METRICS_GET_VERSION;
+constexpr unsigned kGpmMetricSmUtil = NVML_GPM_METRIC_SM_UTIL;
 
 }  // namespace nvml
 
@@ -290,28 +238,6 @@ std::optional<double> sample_value(int type, const nvml::Value& value) {
     case nvml::kUnsignedShort: return value.usVal;
     default: return std::nullopt;
   }
-}
-
-int64_t clock_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-// CLOCK_REALTIME minus CLOCK_MONOTONIC, from the tightest of a few back-to-back readings.
-int64_t realtime_minus_monotonic_ns() {
-  int64_t best_gap = std::numeric_limits<int64_t>::max();
-  int64_t offset = 0;
-  for (int i = 0; i < 5; ++i) {
-    int64_t before = clock_ns(CLOCK_MONOTONIC);
-    int64_t real = clock_ns(CLOCK_REALTIME);
-    int64_t after = clock_ns(CLOCK_MONOTONIC);
-    if (after - before < best_gap) {
-      best_gap = after - before;
-      offset = real - (before + (after - before) / 2);
-    }
-  }
-  return offset;
 }
 
 std::string buffer_text(const char* buffer, std::size_t size) {

@@ -30,94 +30,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "tracer/nvml_abi.h"
+
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
-typedef int nvmlReturn_t;
-enum {
-  NVML_SUCCESS = 0,
-  NVML_ERROR_UNINITIALIZED = 1,
-  NVML_ERROR_INVALID_ARGUMENT = 2,
-  NVML_ERROR_NOT_SUPPORTED = 3,
-  NVML_ERROR_NO_PERMISSION = 4,
-  NVML_ERROR_NOT_FOUND = 6,
-  NVML_ERROR_INSUFFICIENT_SIZE = 7,
-  NVML_ERROR_DRIVER_NOT_LOADED = 9,
-};
-
-enum { GPU_UTILIZATION_SAMPLES = 1, MEMORY_UTILIZATION_SAMPLES = 2 };
-enum {
-  VALUE_TYPE_DOUBLE = 0,
-  VALUE_TYPE_UNSIGNED_INT = 1,
-  VALUE_TYPE_UNSIGNED_LONG = 2,
-  VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
-  VALUE_TYPE_SIGNED_LONG_LONG = 4,
-  VALUE_TYPE_SIGNED_INT = 5,
-  VALUE_TYPE_UNSIGNED_SHORT = 6,
-};
-
-typedef union {
-  double dVal;
-  int siVal;
-  unsigned int uiVal;
-  unsigned long ulVal;
-  unsigned long long ullVal;
-  signed long long sllVal;
-  unsigned short usVal;
-} nvmlValue_t;
-
-typedef struct {
-  unsigned long long timeStamp;
-  nvmlValue_t sampleValue;
-} nvmlSample_t;
-
-typedef struct {
-  char busIdLegacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;
-  unsigned int pciSubSystemId;
-  char busId[32];
-} nvmlPciInfo_t;
-
-typedef struct {
-  unsigned int version;
-  unsigned int isSupportedDevice;
-} nvmlGpmSupport_t;
-
-struct fake_gpm_sample {
-  int gpu;  // -1 until read
+/* The opaque handles, as this fake defines them. */
+struct nvmlGpmSample_st {
+  int gpu; /* -1 until read */
   unsigned long long n;
 };
-typedef struct fake_gpm_sample* nvmlGpmSample_t;
 
-typedef struct {
-  unsigned int metricId;
-  nvmlReturn_t nvmlReturn;
-  double value;
-  struct {
-    char* shortName;
-    char* longName;
-    char* unit;
-  } metricInfo;
-} nvmlGpmMetric_t;
-
-typedef struct {
-  unsigned int version;
-  unsigned int numMetrics;
-  nvmlGpmSample_t sample1;
-  nvmlGpmSample_t sample2;
-  nvmlGpmMetric_t metrics[333];
-} nvmlGpmMetricsGet_t;
-
-enum { MAX_GPUS = 8, RING = 120, GPM_METRIC_SM_UTIL = 2 };
+enum { MAX_GPUS = 8, RING = 120 };
 enum gpm_mode { GPM_UNSUPPORTED, GPM_OK, GPM_NO_PERMISSION };
 
-struct fake_device {
+struct nvmlDevice_st {
   int index;
   unsigned long long gpm_reads;
 };
-typedef struct fake_device* nvmlDevice_t;
 
 static struct {
   int initialised;
@@ -129,7 +58,7 @@ static struct {
   unsigned long long first_k;
   int gpm_live;
   int gpm_sample_get_calls;
-  struct fake_device devices[MAX_GPUS];
+  struct nvmlDevice_st devices[MAX_GPUS];
 } fake;
 
 static long env_long(const char* name, long fallback) {
@@ -175,7 +104,7 @@ FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
              : env_is("FAKE_NVML_GPM", "no_permission") ? GPM_NO_PERMISSION
                                                         : GPM_UNSUPPORTED;
   fake.mem_util_unsupported = env_is("FAKE_NVML_MEM_UTIL", "unsupported");
-  fake.value_type = (int)env_long("FAKE_NVML_VALUE_TYPE", VALUE_TYPE_UNSIGNED_INT);
+  fake.value_type = (int)env_long("FAKE_NVML_VALUE_TYPE", NVML_VALUE_TYPE_UNSIGNED_INT);
   long period = env_long("FAKE_NVML_PERIOD_US", 20000);
   fake.period_us = period > 0 ? (unsigned long long)period : 20000;
   unsigned long long history = (unsigned long long)env_long("FAKE_NVML_HISTORY", 5);
@@ -255,12 +184,12 @@ static nvmlValue_t typed_value(unsigned long long base) {
   nvmlValue_t value;
   memset(&value, 0, sizeof value);
   switch (fake.value_type) {
-    case VALUE_TYPE_DOUBLE: value.dVal = (double)base + 0.25; break;
-    case VALUE_TYPE_UNSIGNED_LONG: value.ulVal = (unsigned long)base; break;
-    case VALUE_TYPE_UNSIGNED_LONG_LONG: value.ullVal = base; break;
-    case VALUE_TYPE_SIGNED_LONG_LONG: value.sllVal = (signed long long)base - 50; break;
-    case VALUE_TYPE_SIGNED_INT: value.siVal = (int)base - 50; break;
-    case VALUE_TYPE_UNSIGNED_SHORT: value.usVal = (unsigned short)base; break;
+    case NVML_VALUE_TYPE_DOUBLE: value.dVal = (double)base + 0.25; break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: value.ulVal = (unsigned long)base; break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: value.ullVal = base; break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: value.sllVal = (signed long long)base - 50; break;
+    case NVML_VALUE_TYPE_SIGNED_INT: value.siVal = (int)base - 50; break;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: value.usVal = (unsigned short)base; break;
     default: value.uiVal = (unsigned int)base; break;
   }
   return value;
@@ -268,7 +197,7 @@ static nvmlValue_t typed_value(unsigned long long base) {
 
 static unsigned long long base_value(int type, int gpu, unsigned long long k) {
   unsigned long long g = (unsigned long long)gpu;
-  return type == GPU_UTILIZATION_SAMPLES ? (7 * k + 13 * g) % 101 : (3 * k + 29 * g + 50) % 101;
+  return type == NVML_GPU_UTILIZATION_SAMPLES ? (7 * k + 13 * g) % 101 : (3 * k + 29 * g + 50) % 101;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type,
@@ -277,8 +206,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type,
   if (!fake.initialised) return NVML_ERROR_UNINITIALIZED;
   if (!valid(device) || !sampleCount || !sampleValType) return NVML_ERROR_INVALID_ARGUMENT;
   if (samples && *sampleCount == 0) return NVML_ERROR_INVALID_ARGUMENT;
-  if (type != GPU_UTILIZATION_SAMPLES && type != MEMORY_UTILIZATION_SAMPLES) return NVML_ERROR_NOT_SUPPORTED;
-  if (type == MEMORY_UTILIZATION_SAMPLES && fake.mem_util_unsupported) return NVML_ERROR_NOT_SUPPORTED;
+  if (type != NVML_GPU_UTILIZATION_SAMPLES && type != NVML_MEMORY_UTILIZATION_SAMPLES) return NVML_ERROR_NOT_SUPPORTED;
+  if (type == NVML_MEMORY_UTILIZATION_SAMPLES && fake.mem_util_unsupported) return NVML_ERROR_NOT_SUPPORTED;
 
   unsigned long long last_k = now_us() / fake.period_us;
   unsigned long long k = fake.first_k;
@@ -335,21 +264,21 @@ FAKE_EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t s
   return NVML_SUCCESS;
 }
 
-static double gpm_counter(const struct fake_gpm_sample* sample) {
+static double gpm_counter(const struct nvmlGpmSample_st* sample) {
   return (double)(sample->gpu + 1) * (double)sample->n * (double)sample->n;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* request) {
   if (!fake.initialised) return NVML_ERROR_UNINITIALIZED;
   if (!request || request->version != 1 || request->numMetrics > 333) return NVML_ERROR_INVALID_ARGUMENT;
-  const struct fake_gpm_sample* first = request->sample1;
-  const struct fake_gpm_sample* second = request->sample2;
+  const struct nvmlGpmSample_st* first = request->sample1;
+  const struct nvmlGpmSample_st* second = request->sample2;
   if (!first || !second || first->gpu < 0 || first->gpu != second->gpu || second->n <= first->n) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   for (unsigned int i = 0; i < request->numMetrics; ++i) {
     nvmlGpmMetric_t* metric = &request->metrics[i];
-    if (metric->metricId != GPM_METRIC_SM_UTIL) {
+    if (metric->metricId != NVML_GPM_METRIC_SM_UTIL) {
       metric->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       continue;
     }

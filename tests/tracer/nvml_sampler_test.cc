@@ -96,27 +96,6 @@ std::vector<GpuSample> of(const GpuSamples& samples, unsigned gpu, const std::st
   return selected;
 }
 
-int64_t clock_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-// CLOCK_REALTIME minus CLOCK_MONOTONIC, from the tightest of a few readings.
-int64_t realtime_minus_monotonic_ns() {
-  int64_t best_gap = INT64_MAX, offset = 0;
-  for (int i = 0; i < 5; ++i) {
-    int64_t before = clock_ns(CLOCK_MONOTONIC);
-    int64_t real = clock_ns(CLOCK_REALTIME);
-    int64_t after = clock_ns(CLOCK_MONOTONIC);
-    if (after - before < best_gap) {
-      best_gap = after - before;
-      offset = real - before - (after - before) / 2;
-    }
-  }
-  return offset;
-}
-
 // The fake's sample index k of a sample, from its CLOCK_MONOTONIC timestamp.
 long long sample_index(const GpuSample& sample, int64_t offset_ns) {
   double wall_us = (static_cast<double>(sample.ts_ns) + static_cast<double>(offset_ns)) / 1000.0;
