@@ -6,6 +6,8 @@ meter (data time / step time, measured as every training script measures it) is 
 tests can hold ingero-bench's verdict against it.
 
   python3 train_loop.py --workers 1 --sample-ms 1 --batch 8 --step-ms 2 --seconds 6 [--pid-file F]
+
+--sample-wait-ms makes each sample wait instead (sleep, as a read from storage does) rather than spin.
 """
 import argparse
 import os
@@ -22,14 +24,16 @@ def spin(seconds):
 
 
 class CostlySamples(Dataset):
-    def __init__(self, n, sample_s):
-        self.n, self.sample_s = n, sample_s
+    def __init__(self, n, sample_s, wait_s):
+        self.n, self.sample_s, self.wait_s = n, sample_s, wait_s
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
         spin(self.sample_s)
+        if self.wait_s:
+            time.sleep(self.wait_s)
         return torch.full((4,), float(i))
 
 
@@ -37,6 +41,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--sample-ms", type=float, default=1.0)
+    p.add_argument("--sample-wait-ms", type=float, default=0.0)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--step-ms", type=float, default=2.0)
     p.add_argument("--seconds", type=float, default=6.0)
@@ -47,7 +52,7 @@ def main():
         with open(args.pid_file + ".tmp", "w") as f:
             f.write(str(os.getpid()))
         os.rename(args.pid_file + ".tmp", args.pid_file)
-    loader = DataLoader(CostlySamples(args.samples, args.sample_ms / 1e3), batch_size=args.batch,
+    loader = DataLoader(CostlySamples(args.samples, args.sample_ms / 1e3, args.sample_wait_ms / 1e3), batch_size=args.batch,
                         num_workers=args.workers, persistent_workers=args.workers > 0)
     data_s = step_s = 0.0
     steps, checksum = 0, 0.0
