@@ -70,6 +70,14 @@ int workers_to_remove_waits(double waiting_share, int workers, int budget) {
   return std::clamp(static_cast<int>(std::ceil(needed)), std::min(budget, workers + 1), budget);
 }
 
+// The change for a user's job whose main thread builds its batches itself (num_workers=0).
+std::string move_batch_building(const ChainTextContext& text) {
+  return fmt::format("Move batch building off the training loop: num_workers > 0 (at most {} on {}), and with large "
+                     "batches of cheap samples one gather per batch (BatchSampler with batch_size=None, or "
+                     "__getitems__), or index the tensor directly.",
+                     worker_budget(text), cores_text(text));
+}
+
 // Per-sample fetch and collate of large batches: one gather per batch beats any worker count.
 constexpr int64_t kLargeBatch = 4096;
 
@@ -182,9 +190,7 @@ Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
   if (wait && users_job(text)) {
     return {fmt::format("The main thread built each batch itself on CPU (num_workers=0: the DataLoader's "
                         "per-sample fetch and collate run in the training loop){}.", faults_text(chain.evidence)),
-            fmt::format("Move the work off the training loop: num_workers > 0 (at most {} on {}), and with large "
-                        "batches of cheap samples one gather per batch (BatchSampler with batch_size=None, or "
-                        "__getitems__), or index the tensor directly.", worker_budget(text), cores_text(text))};
+            move_batch_building(text)};
   }
   if (wait) {
     return {fmt::format("The main thread built each batch itself on CPU (gather/slice){}.", faults_text(chain.evidence)),
@@ -401,10 +407,7 @@ void describe_host_chain(CausalChain& chain, const ChainTextContext& text) {
                                    "DataLoader worker ran: a DataLoader with num_workers=0 runs its per-sample fetch "
                                    "and collate here, in the training loop, along with the step's own host work.",
                                    format_percent(share), gpu);
-    chain.recommendation = fmt::format("Move batch building off the training loop: num_workers > 0 (at most {} on {}), "
-                                       "and with large batches of cheap samples one gather per batch (BatchSampler "
-                                       "with batch_size=None, or __getitems__), or index the tensor directly.",
-                                       worker_budget(text), cores_text(text));
+    chain.recommendation = move_batch_building(text);
     const RunConfigSummary cfg = effective_config(text.context);
     if (cfg.batch_size && *cfg.batch_size >= kLargeBatch) chain.changes.push_back({"sampling", "batched"});
     chain.changes.push_back({"num_workers", std::to_string(workers_to_remove_waits(share, 0, worker_budget(text)))});

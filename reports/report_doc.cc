@@ -361,11 +361,7 @@ Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& conte
     for (const Event& e : list) {
       auto lane = lane_of_tid.find(e.tid);
       if (lane == lane_of_tid.end()) continue;
-      TimelineLane& l = timeline.lanes[lane->second];
-      l.spans.push_back({e.ts_ns, e.end_ns(), kind, span_text(op, e)});
-      SpanTotal& total = l.totals[kind];
-      ++total.spans;
-      total.ns += e.dur_ns;
+      add_span(timeline.lanes[lane->second], e.ts_ns, e.end_ns(), kind, span_text(op, e));
     }
   }
   for (size_t i = 0; i < threads.size(); ++i) add_on_cpu_spans(*threads[i], timeline, timeline.lanes[i]);

@@ -69,6 +69,15 @@ constexpr const char* kRunColumns =
     "started_unix, start_ns, end_ns, root_pid, traced, coalesce(node, ''), sweep_id, coalesce(sweep_point, ''), "
     "coalesce(sweep_phase, ''), harness_pid, harness_start, command_json FROM runs";
 
+// A command line stored as a JSON array of strings (other elements are skipped; not an array: none).
+std::vector<std::string> string_array(const nlohmann::json& array) {
+  std::vector<std::string> out;
+  if (array.is_array())
+    for (const auto& item : array)
+      if (item.is_string()) out.push_back(item.get<std::string>());
+  return out;
+}
+
 RunRecord read_run_row(const sql::Statement& row) {
   RunRecord run;
   run.run_id = row.column_int(0);
@@ -90,9 +99,7 @@ RunRecord read_run_row(const sql::Statement& row) {
   run.sweep_id = row.column_optional_int(15);
   run.sweep_point = row.column_text(16);
   run.sweep_phase = row.column_text(17);
-  if (auto command = parse_json_or_null(row.column_optional_text(20)); command.is_array())
-    for (const auto& arg : command)
-      if (arg.is_string()) run.command.push_back(arg.get<std::string>());
+  run.command = string_array(parse_json_or_null(row.column_optional_text(20)));
   // A run still 'running' whose writer is gone will never finish: say so (without writing).
   if (run.status == contract::status::kRunning && (run.node.empty() || run.node == this_host())) {
     auto pid = row.column_optional_int(18);
@@ -296,14 +303,10 @@ Status read_user_job_rows(const sql::Connection& db, int64_t run_id, RunContext&
       "SELECT pid, loader, knobs_json, overrides_json, epochs, batches, wait_ns, workers_json FROM loaders "
       "WHERE run_id = ? ORDER BY batches DESC, pid, loader",
       run_id, [&](const sql::Statement& row) {
-        auto parse = [&](int column) {
-          auto text = row.column_optional_text(column);
-          return text ? nlohmann::json::parse(*text, nullptr, false, true) : nlohmann::json();
-        };
+        auto parse = [&](int column) { return parse_json_or_null(row.column_optional_text(column)); };
         LoaderRecord l{row.column_int(0), row.column_int(1), parse(2), parse(3), row.column_int(4),
                        row.column_int(5), row.column_int(6), {}};
-        if (l.knobs.is_discarded() || !l.knobs.is_object()) l.knobs = nlohmann::json::object();
-        if (l.overrides.is_discarded()) l.overrides = nullptr;
+        if (!l.knobs.is_object()) l.knobs = nlohmann::json::object();
         const nlohmann::json workers = parse(7);
         if (workers.is_array())
           for (const auto& w : workers)
@@ -398,10 +401,7 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
   if (Status s = read_user_job_rows(db_, run.run_id, context); !s) return s.error();
   if (auto trainer = context.settings.find(std::string(contract::kTrainerCommandSetting));
       context.run.command.empty() && trainer != context.settings.end()) {
-    auto args = nlohmann::json::parse(trainer->second, nullptr, false);
-    if (args.is_array())
-      for (const auto& arg : args)
-        if (arg.is_string()) context.run.command.push_back(arg.get<std::string>());
+    context.run.command = string_array(parse_json_or_null(trainer->second));
   }
   return context;
 }
