@@ -79,6 +79,9 @@ inline constexpr std::string_view kAttach = "attach";      // ingero-bench trace
 inline constexpr std::string_view kSystem = "system";      // ingero-bench trace --duration (CUDA processes)
 }  // namespace kind
 
+// A sweep point that runs the user's own command (config.mode), its DataLoader overridden.
+inline constexpr std::string_view kJobMode = "job";
+
 // ---- workload modes (config.mode)
 struct ModeInfo {
   std::string_view name;
@@ -119,6 +122,10 @@ inline constexpr std::string_view kObserverUnused = "unused";
 // How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";
+
+// Whether the tracer recorded which thread woke each blocked interval ("1"; "0" with
+// --no-wakeups): an attached job's waits are estimated from those wakers.
+inline constexpr std::string_view kWakersSetting = "wakers";
 
 // Attached and system-wide runs: when the processes were attached and when the trace stopped
 // watching them (CLOCK_MONOTONIC ns). The run's row spans the tracer's start-up and drain too.

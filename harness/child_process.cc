@@ -33,13 +33,22 @@ std::vector<std::string> child_environment(const PausedChild::Environment& env) 
 
 }  // namespace
 
-Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env) {
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env,
+                                       const std::optional<std::string>& output_path) {
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
+  int output = -1;
+  if (output_path) {
+    output = open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (output < 0) return Error::failure(fmt::format("creating {}: {}", *output_path, std::strerror(errno)));
+  }
   int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0) return Error::failure(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(go, O_CLOEXEC) != 0) {
+    if (output >= 0) close(output);
+    return Error::failure(std::string("pipe: ") + std::strerror(errno));
+  }
   if (pipe2(err, O_CLOEXEC) != 0) {
-    close(go[0]);
-    close(go[1]);
+    for (int fd : {go[0], go[1], output})
+      if (fd >= 0) close(fd);
     return Error::failure(std::string("pipe: ") + std::strerror(errno));
   }
   std::vector<char*> cargv;
@@ -52,13 +61,15 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
-    for (int fd : {go[0], go[1], err[0], err[1]}) close(fd);
+    for (int fd : {go[0], go[1], err[0], err[1], output})
+      if (fd >= 0) close(fd);
     return Error::failure(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
     if (own_group) setpgid(0, 0);
+    if (output >= 0 && (dup2(output, STDOUT_FILENO) < 0 || dup2(output, STDERR_FILENO) < 0)) _exit(127);
     // The harness may have blocked or ignored signals; the child starts clean.
     sigset_t none;
     sigemptyset(&none);
@@ -82,6 +93,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   }
   close(go[0]);
   close(err[1]);
+  if (output >= 0) close(output);
   // Also from this side, so that the group exists before anyone signals it.
   if (own_group) setpgid(pid, pid);
   return PausedChild(pid, go[1], err[0], argv[0]);

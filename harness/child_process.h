@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +22,9 @@ class PausedChild {
   // process it starts (a wrapper shell's children too). env: variables set (or replaced) in
   // the child's environment, which is otherwise this process's.
   using Environment = std::vector<std::pair<std::string, std::string>>;
-  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env = {});
+  // output_path: the child's stdout and stderr go to this file (created or truncated).
+  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env = {},
+                                   const std::optional<std::string>& output_path = std::nullopt);
   PausedChild(PausedChild&& other) noexcept;
   PausedChild& operator=(PausedChild&&) = delete;
   ~PausedChild();  // a child never released is killed and reaped

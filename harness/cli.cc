@@ -39,6 +39,8 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
       ->check(CLI::Range(1, 1 << 20));
   app->add_flag("--no-gpu-samples", f->no_gpu_samples,
                 "Do not sample the GPUs' utilisation through NVML while tracing (sampled by default where NVML exists)");
+  app->add_flag("--no-wakeups", f->no_wakeups,
+                "Do not record which thread woke each blocked interval (an attached job's waits are estimated from it)");
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -75,6 +77,10 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
   app->add_option("--epochs", c.epochs, "Measured epochs per run")->capture_default_str();
   app->add_option("--warmup-epochs", c.warmup_epochs, "Unmeasured epochs before the first measured one")
       ->capture_default_str();
+  app->add_option("--max-batches", c.max_batches,
+                  sweep ? "Each epoch is its first N batches (default: whole epochs; under --budget, chosen to fit)"
+                        : "Each epoch is its first N batches of the shuffled order (default: whole epochs)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--repeat", c.repeat, "Repeat the measured epochs with a fresh loader (median/min/max over all)")
       ->capture_default_str();
   app->add_flag("--train,!--no-train", c.train,
@@ -174,6 +180,18 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   sweep->add_option("--max-repeats", parsed.sweep.max_repeats, "Most runs of one point")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  sweep->add_option("--steps", parsed.sweep.steps,
+                    "Your command (after --): steps timed in each run, after the warm-up (default 50)")
+      ->check(CLI::Range(5, 10'000'000));
+  sweep->add_option("--seconds", parsed.sweep.seconds, "Your command: seconds timed in each run instead of --steps")
+      ->check(CLI::Range(1.0, 86'400.0));
+  sweep->add_option("--warmup-steps", parsed.sweep.warmup_steps, "Your command: steps skipped before timing")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1'000'000));
+  sweep->add_option("--loader", parsed.sweep.loader,
+                    "Your command: the DataLoader to change, by construction order from 0 (default: the one "
+                    "iterated most)")
+      ->check(CLI::NonNegativeNumber);
   sweep->add_option("--verify-rounds", parsed.sweep.verify_rounds,
                     "Interleaved re-runs of baseline and recommendation (each round runs both)")
       ->capture_default_str()
@@ -288,6 +306,21 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     auto id = id_of("--resume", h.resume_sweep);
     if (!id) return id.error();
     parsed.sweep.sweep_id = *id;
+    parsed.sweep.num_workers_given = sweep->count("--num-workers") > 0;
+    if (separator != args.end()) parsed.sweep.command.assign(separator + 1, args.end());
+    if (!parsed.sweep.command.empty())
+      for (const char* flag : {"--mode", "--samples", "--batch-size", "--epochs", "--warmup-epochs", "--max-batches"})
+        if (sweep->count(flag))
+          return Error::bad_input(fmt::format("a sweep of your command changes only its DataLoader's knobs; {} is for "
+                                              "ingero-bench's own workloads",
+                                              flag),
+                                  "drop it: ingero-bench sweep --num-workers 2,4,8 [--steps N] -- python3 train.py");
+    if (!parsed.sweep.command.empty() && parsed.sweep.steps > 0 && parsed.sweep.seconds > 0)
+      return Error::bad_input("--steps and --seconds both say how long to time a run", "give one of them");
+    if (parsed.sweep.command.empty() &&
+        (sweep->count("--steps") || sweep->count("--seconds") || sweep->count("--warmup-steps") || sweep->count("--loader")))
+      return Error::bad_input("--steps, --seconds, --warmup-steps and --loader time your own command",
+                              "put the command after --: ingero-bench sweep --num-workers 2,4,8 -- python3 train.py");
   } else if (*ci) {
     parsed.command = Command::ci;
   } else if (*mcp) {
@@ -354,8 +387,10 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     parsed.help_text = app.help();
     parsed.exit_code = kExitBadInput;
   }
-  if (separator != args.end() && parsed.command != Command::trace)
-    return Error::bad_input("only trace takes a command after --", "ingero-bench trace -- python3 train.py ARGS");
+  if (separator != args.end() && parsed.command != Command::trace && parsed.command != Command::sweep)
+    return Error::bad_input("only trace and sweep take a command after --",
+                            "ingero-bench trace -- python3 train.py ARGS, or ingero-bench sweep --num-workers 2,4,8 -- "
+                            "python3 train.py ARGS");
   return parsed;
 }
 

@@ -26,6 +26,7 @@ struct TraceFlags {
   int mem_burst_pages = 64;
   int ringbuf_mb = 32;
   bool no_gpu_samples = false;
+  bool no_wakeups = false;
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.
@@ -55,6 +56,13 @@ struct SweepFlags {
   std::string search = "coordinate"; // coordinate (knob by knob) | grid (every point, with pruning)
   int max_repeats = 3;
   int verify_rounds = 2;
+  // A sweep of the user's own command (after --): its DataLoader overridden point by point.
+  std::vector<std::string> command;
+  bool num_workers_given = false;
+  int steps = 0;                     // steps timed per run (0 with --seconds; default 50)
+  double seconds = 0;                // or seconds timed per run
+  int warmup_steps = 10;             // steps skipped before timing
+  std::optional<int> loader;         // which DataLoader (its construction index); default: the busiest
 };
 
 struct TraceCommandFlags {

@@ -54,6 +54,9 @@ Result<bool> resolve_cuda(const std::string& device);
 Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
                                     const std::string& private_dir, const std::string& out_dir);
 
+// The program execvp would run (argv[0] of a command to launch), or bad input naming it.
+Status check_program(const std::string& program);
+
 // One line per run on stderr for what the user must know: losses, problems, storage failures.
 void report_outcome(const RunOutcome& outcome, bool expects_cuda);
 

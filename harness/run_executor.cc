@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -29,19 +30,26 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr auto kGraceAfterSignal = std::chrono::seconds(10);
 
-// Waits for the launched child while the tracer follows it; forwards an interrupt once,
-// then SIGKILLs what has not exited 10 s later. Returns the wait status.
-Result<int> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group) {
+// Waits for the launched child while the tracer follows it; forwards an interrupt once (or
+// sends one when end_when asks), then SIGKILLs what has not exited 10 s later. Returns the wait
+// status, and whether end_when ended the job.
+Result<std::pair<int, bool>> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group,
+                                             const std::function<bool()>& end_when) {
   const pid_t target = signal_group ? -pid : pid;
-  bool forwarded = false;
+  bool forwarded = false, ended = false;
   Clock::time_point kill_at{};
   for (;;) {
     int status = 0;
     const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
+    if (r == pid) return std::make_pair(status, ended);
     if (r < 0 && errno != EINTR)
       return Error::failure(fmt::format("waiting for process {} failed: {}", pid, strerror(errno)));
     if (tracer != nullptr) tracer->poll();
+    if (!forwarded && !interrupt_requested() && end_when && end_when()) {
+      kill(target, SIGINT);
+      forwarded = ended = true;
+      kill_at = Clock::now() + kGraceAfterSignal;
+    }
     if (interrupt_requested() && !forwarded) {
       kill(target, interrupt_signal());
       forwarded = true;
@@ -50,6 +58,14 @@ Result<int> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group
     if (forwarded && Clock::now() >= kill_at) kill(target, SIGKILL);
     std::this_thread::sleep_for(kPollInterval);
   }
+}
+
+// What is left of a process group once its leader exited (workers a killed job left, a
+// daemon it started): killed, and waited for until none is left (at most 10 s).
+void end_process_group(pid_t group) {
+  if (kill(-group, SIGKILL) != 0) return;  // ESRCH: nothing left
+  const auto until = Clock::now() + kGraceAfterSignal;
+  while (Clock::now() < until && kill(-group, 0) == 0) std::this_thread::sleep_for(kPollInterval);
 }
 
 struct Target {
@@ -241,7 +257,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   int wait_status = 0;
   std::pair<int64_t, int64_t> traced_span{0, 0};  // attached: from the attach to the end of watching
   if (!request.argv.empty()) {
-    auto child = PausedChild::spawn(request.argv, request.signal_group, request.env);
+    auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
     if (!child) {
       guard->fail_with(child.error().message);
       return child.error();
@@ -260,12 +276,14 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
                                          s.error().message, std::nullopt});
       return s.error();
     }
-    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group);
+    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group, request.end_when);
     if (!status) {
       guard->fail_with(status.error().message);
       return status.error();
     }
-    wait_status = *status;
+    wait_status = status->first;
+    outcome.ended_by_harness = status->second;
+    if (request.end_when && request.signal_group) end_process_group(child->pid());
   } else {
     for (const Target& t : targets) {
       if (Status s = tracer->attach(t.pid); !s) {
@@ -331,8 +349,9 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
     }
   }
   outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
-                   : outcome.exit_code == 0 ? std::string(contract::status::kOk)
-                                            : std::string(contract::status::kFailed);
+                   : outcome.exit_code == 0 || (outcome.ended_by_harness && outcome.result)
+                       ? std::string(contract::status::kOk)
+                       : std::string(contract::status::kFailed);
   if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
   std::optional<std::string> error;
   if (outcome.status == contract::status::kFailed && outcome.stored)

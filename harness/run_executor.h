@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ struct RunRequest {
   std::optional<std::string> result_path;    // where a workload child writes its record
   int ranks = 1;                             // > 1: a DDP job whose ranks write result_path.rank<R>
   std::optional<std::string> record_dir;     // where the record is kept (--out: run-ID-LABEL.json), before the DB
+  // Polled while a launched child runs: true ends the job as Ctrl-C would (SIGINT to its group,
+  // SIGKILL 10 s later), and whatever of its group is left once it exits is killed and waited for.
+  // A job so ended counts as ok when its exit followed that signal.
+  std::function<bool()> end_when;
+  std::optional<std::string> output_path;    // the launched child's stdout and stderr go here
   std::optional<int64_t> sweep_id;
   std::optional<std::string> sweep_point;
   std::optional<std::string> sweep_phase;
@@ -72,6 +78,7 @@ struct RunOutcome {
   int exit_code = 0;                     // the child's, shell style (127: could not be started)
   std::string status;                    // ok | failed | interrupted
   std::string child_exit;                // "exited with status 0", "was killed by signal 9 (Killed)"
+  bool ended_by_harness = false;         // end_when said so and the job was stopped
   std::optional<nlohmann::json> result;  // the workload's record, when it wrote one
   std::optional<uint64_t> events_lost;   // events the trace could not deliver
   bool calls_traced = false;             // some CUDA / NCCL function was probed

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
 #include "harness/commands.h"
+#include "harness/job_sweep.h"
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "harness/sweep_rules.h"
@@ -24,17 +25,6 @@ namespace {
 
 using reports::format_seconds;
 
-struct Point {
-  std::string label;
-  workloads::WorkloadConfig config;
-  int position = 0;
-  std::string state = "pending";  // pending | measured | pruned | failed | skipped
-  std::string reason;
-  PointProgress progress;
-  bool on_path = true;  // the coordinate search has reached it
-  bool needs_run() const { return state == "pending" && on_path; }
-};
-
 // The knobs the coordinate search moves along ("" where one does not apply).
 Knobs knobs_of(const workloads::WorkloadConfig& c) {
   const bool workers = c.num_workers > 0;
@@ -45,14 +35,107 @@ Knobs knobs_of(const workloads::WorkloadConfig& c) {
           {"persistent_workers", workers ? (c.persistent_workers ? "on" : "off") : ""}};
 }
 
+// Our workloads: a point's config is a WorkloadConfig.
+class WorkloadRunner final : public PointRunner {
+ public:
+  WorkloadRunner(WorkloadSetup setup, const SweepFlags& flags) : setup_(std::move(setup)), flags_(flags) {}
+  Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+                       std::optional<double> deadline, int64_t sweep_id) override;
+  Result<std::optional<std::string>> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
+                                                const std::string& baseline, int runs, double seconds,
+                                                int64_t sweep_id) override;
+
+ private:
+  WorkloadSetup setup_;
+  const SweepFlags& flags_;
+};
+
+Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+                                     std::optional<double> deadline, int64_t sweep_id) {
+  auto parsed = workloads::config_from_json(point.config);
+  if (!parsed) return parsed.error();
+  workloads::WorkloadConfig config = *parsed;
+  config.device = setup_.cuda ? "cuda" : "cpu";
+  config.epoch_deadline_s = deadline.value_or(0);
+  auto dir = PrivateDir::create("ingero-bench-run");
+  if (!dir) return dir.error();
+  auto request = workload_request(config, setup_, dir->path(), flags_.workload.out_dir);
+  if (!request) return request.error();
+  RunRequest req = std::move(*request);
+  req.label = point.label;
+  req.sweep_id = sweep_id;
+  req.sweep_point = point.label;
+  req.sweep_phase = phase;
+  auto outcome = execute_run(req, db, setup_.trace, setup_.machine_json);
+  if (!outcome) return outcome.error();
+  if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
+  report_outcome(*outcome, setup_.cuda);
+  PointRun run{*outcome, std::nullopt, {}, false, "", std::nullopt};
+  const auto& record = outcome->result;
+  const std::string record_status = record ? record->value("status", "") : "";
+  if (outcome->status != contract::status::kOk || (record_status != "ok" && record_status != "stopped")) {
+    run.failure = record && record->contains("error") ? record->value("error", "") : outcome->child_exit;
+    return run;
+  }
+  for (const auto& e : (*record)["epoch_seconds"]) run.samples.push_back(e.get<double>());
+  if (record_status == "stopped") {
+    run.stopped_early = true;
+    run.stop_reason = "stopped early: " + record->value("error", "");
+  }
+  return run;
+}
+
+// Under a budget with whole epochs: one short run of the baseline (one batch an epoch, phase
+// "probe", not a measurement) gives a run's fixed cost and a batch's. When whole-epoch runs of
+// `runs` points do not fit, every point's epochs become their first N batches, the most that fit
+// (assuming the others cost what the baseline does), but never fewer than two per worker.
+Result<std::optional<std::string>> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
+                                                              const std::string& baseline, int runs, double seconds,
+                                                              int64_t sweep_id) {
+  auto base = std::find_if(points.begin(), points.end(), [&](const SweepPoint& p) { return p.label == baseline; });
+  if (base == points.end() || base->config.value("max_batches", int64_t{0}) > 0) return std::optional<std::string>();
+  auto full = workloads::config_from_json(base->config);
+  if (!full) return full.error();
+  const int64_t batches = full->batches_per_epoch();
+  // A loader pipelines only over enough batches: an epoch cut shorter than two batches per worker of
+  // the grid's largest point would measure the workers' start-up rather than their throughput.
+  int most_workers = 0;
+  for (const auto& p : points) most_workers = std::max(most_workers, p.config.value("num_workers", 0));
+  const int64_t floor = std::max<int64_t>(2, 2 * static_cast<int64_t>(most_workers));
+  if (batches <= floor) return std::optional<std::string>();
+  SweepPoint probe = *base;
+  probe.config["max_batches"] = 1;
+  const auto started = std::chrono::steady_clock::now();
+  auto measured = run(db, probe, "probe", std::nullopt, sweep_id);
+  if (!measured) return measured.error();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (measured->failure || measured->samples.empty()) return std::optional<std::string>();
+  const double per_batch = reports::median(measured->samples);
+  const int epochs = full->warmup_epochs + full->epochs;
+  const double fixed = std::max(0.0, wall - epochs * per_batch);
+  const double whole = fixed + epochs * static_cast<double>(batches) * per_batch;
+  const double left = seconds - wall;
+  if (whole * runs <= left) return std::optional<std::string>();
+  const double per_run = left / runs;
+  const auto fit = static_cast<int64_t>((per_run - fixed) / (epochs * per_batch));
+  const int64_t cap = std::clamp<int64_t>(fit, floor, batches - 1);
+  for (auto& p : points) p.config["max_batches"] = cap;
+  return std::optional<std::string>(fmt::format(
+      "each epoch is measured on its first {} of its {} batches (--max-batches {}): a run of whole epochs takes "
+      "~{} (the baseline's fixed cost {} and {} a batch, from a probe run), and {} of them with one verification "
+      "round would not fit the budget",
+      cap, batches, cap, format_clock(whole), format_clock(fixed), format_seconds(per_batch), runs));
+}
+
 class Sweep {
  public:
-  Sweep(tracer::TraceDb& db, int64_t id, std::vector<Point> points, SweepRules rules, std::string baseline,
-        WorkloadSetup setup, const SweepFlags& flags)
+  Sweep(tracer::TraceDb& db, int64_t id, std::vector<SweepPoint> points, SweepRules rules, std::string baseline,
+        PointRunner& runner, const SweepFlags& flags)
       : db_(db), id_(id), points_(std::move(points)), rules_(std::move(rules)), baseline_(std::move(baseline)),
-        setup_(std::move(setup)), flags_(flags), progress_(stdout) {}
+        runner_(runner), flags_(flags), progress_(stdout) {}
 
-  // The search; an Error only for what stops the whole sweep (the DB, the tracer).
+  // The search; an Error only for what stops the whole sweep (the DB, the tracer, a job whose
+  // loader cannot be changed).
   Result<int> search();
   // Re-runs baseline and recommendation, interleaved; returns the recommended point.
   Result<int> verify(std::optional<std::string>* recommended);
@@ -64,29 +147,38 @@ class Sweep {
   int failures() const { return failures_; }
 
  private:
-  // Runs every point on the path until each is decided.
+  // Runs every point on the path until each is decided; under a budget, breadth first: each
+  // point's first measurement now, its repeats after the search (repeat_undecided).
   Result<int> measure_path();
-  Result<RunOutcome> run(Point& point, const std::string& phase, std::optional<double> deadline);
-  void settle(Point& point);
+  Result<int> repeat_undecided();
+  Result<bool> measure(SweepPoint& point, int index, int total, const std::string& what);
+  Result<PointRun> run(SweepPoint& point, const std::string& phase, std::optional<double> deadline);
+  void settle(SweepPoint& point);
+  void learn_knobs(SweepPoint& point, const Knobs& knobs);
   std::optional<Best> best_except(const std::string& label) const;
-  double eta_s(int runs_left) const;
-  bool over_budget(int runs_left) const;
-  Status store(const Point& point) {
-    return db_.put_sweep_point(id_, {point.label, point.position, workloads::to_json(point.config).dump(),
-                                     point.state, point.reason});
+  // A run's expected wall time: its own runs', else the other measured points' (the median), else
+  // the baseline's.
+  double cost_s(const SweepPoint& point) const;
+  double verification_round_s() const;
+  bool over_budget(const SweepPoint& next) const;
+  Status stop_for_budget();
+  Status store(const SweepPoint& point) {
+    return db_.put_sweep_point(id_, {point.label, point.position, point.config.dump(), point.state, point.reason});
   }
-  Point* find(const std::string& label) {
+  SweepPoint* find(const std::string& label) {
     for (auto& p : points_)
       if (p.label == label) return &p;
     return nullptr;
   }
+  bool breadth_first() const { return flags_.budget_s > 0 && !rules_.exhaustive; }
+  Status fit_budget();
 
   tracer::TraceDb& db_;
   const int64_t id_;
-  std::vector<Point> points_;
+  std::vector<SweepPoint> points_;
   const SweepRules rules_;
   const std::string baseline_;
-  WorkloadSetup setup_;
+  PointRunner& runner_;
   const SweepFlags& flags_;
   Progress progress_;
   double run_seconds_ = 0;
@@ -105,46 +197,71 @@ std::optional<Best> Sweep::best_except(const std::string& label) const {
   return best_point(measured, label, rules_);
 }
 
-double Sweep::eta_s(int runs_left) const {
-  return runs_done_ > 0 ? run_seconds_ / runs_done_ * runs_left : 0;
+double Sweep::cost_s(const SweepPoint& point) const {
+  if (point.timed_runs > 0) return point.run_seconds / point.timed_runs;
+  std::vector<double> others;
+  for (const auto& p : points_)
+    if (p.timed_runs > 0 && p.label != baseline_) others.push_back(p.run_seconds / p.timed_runs);
+  if (!others.empty()) return reports::median(others);
+  const SweepPoint* base = nullptr;
+  for (const auto& p : points_)
+    if (p.label == baseline_) base = &p;
+  return base && base->timed_runs > 0 ? base->run_seconds / base->timed_runs : 0;
 }
 
-// Over budget when the next run would end after it, keeping room for the verification.
-bool Sweep::over_budget(int runs_left) const {
+// One interleaved round: the baseline and the best other point so far.
+double Sweep::verification_round_s() const {
+  double base = 0, best = 0;
+  const auto b = best_except(baseline_);
+  for (const auto& p : points_) {
+    if (p.label == baseline_) base = cost_s(p);
+    if (b && p.label == b->point) best = cost_s(p);
+  }
+  return base + (b ? best : base);
+}
+
+// Over budget when the next run would end after it, keeping one verification round.
+bool Sweep::over_budget(const SweepPoint& next) const {
   if (flags_.budget_s <= 0 || runs_done_ == 0) return false;
-  const double per_run = run_seconds_ / runs_done_;
-  const double verify = 2.0 * rules_.verify_rounds * per_run;
-  (void)runs_left;
-  return progress_.elapsed_s() + per_run + verify > flags_.budget_s;
+  const bool is_baseline = next.label == baseline_;
+  const double keep = is_baseline ? 0 : verification_round_s();
+  return progress_.elapsed_s() + cost_s(next) + keep > flags_.budget_s;
 }
 
-Result<RunOutcome> Sweep::run(Point& point, const std::string& phase, std::optional<double> deadline) {
-  workloads::WorkloadConfig config = point.config;
-  config.device = setup_.cuda ? "cuda" : "cpu";
-  config.epoch_deadline_s = deadline.value_or(0);
-  auto dir = PrivateDir::create("ingero-bench-run");
-  if (!dir) return dir.error();
-  auto request = workload_request(config, setup_, dir->path(), flags_.workload.out_dir);
-  if (!request) return request.error();
-  RunRequest req = std::move(*request);
-  req.label = point.label;
-  req.sweep_id = id_;
-  req.sweep_point = point.label;
-  req.sweep_phase = phase;
+Status Sweep::stop_for_budget() {
+  for (auto& p : points_)
+    if (p.state == "pending") {
+      p.state = p.progress.epochs.empty() ? "skipped" : "measured";
+      p.reason = !p.progress.epochs.empty()
+                     ? fmt::format("the budget of {} was reached after {} run{}", format_clock(flags_.budget_s),
+                                   p.progress.runs, p.progress.runs == 1 ? "" : "s")
+                 : p.on_path ? fmt::format("the budget of {} was reached (a run of it: ~{} estimated)",
+                                           format_clock(flags_.budget_s), format_clock(cost_s(p)))
+                             : fmt::format("the budget of {} was reached before the search came to it",
+                                           format_clock(flags_.budget_s));
+      if (Status s = store(p); !s) return s;
+    }
+  budget_reached_ = true;
+  progress_.note(fmt::format("budget of {} reached: the remaining points are skipped", format_clock(flags_.budget_s)));
+  return {};
+}
+
+Result<PointRun> Sweep::run(SweepPoint& point, const std::string& phase, std::optional<double> deadline) {
   const auto started = std::chrono::steady_clock::now();
-  auto outcome = execute_run(req, db_, setup_.trace, setup_.machine_json);
-  if (!outcome) return outcome.error();
-  if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
-  run_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  auto result = runner_.run(db_, point, phase, deadline, id_);
+  if (!result) return result.error();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run_seconds_ += took;
   ++runs_done_;
+  point.run_seconds += took;
+  ++point.timed_runs;
   progress_.done();
-  report_outcome(*outcome, setup_.cuda);
-  if (outcome->status == contract::status::kInterrupted) interrupted_ = true;
-  return outcome;
+  if (result->outcome.status == contract::status::kInterrupted) interrupted_ = true;
+  return result;
 }
 
 // Decides a point from its progress and the best of the others.
-void Sweep::settle(Point& point) {
+void Sweep::settle(SweepPoint& point) {
   Decision d = decide(point.progress, best_except(point.label), rules_);
   if (d.what == PointDecision::measure_again) return;
   // The baseline is what the advice is measured against: it is never dropped, only
@@ -158,13 +275,36 @@ void Sweep::settle(Point& point) {
   progress_.note(fmt::format("  {} {}: {}", point.label, point.state == "pruned" ? "dropped" : "measured", d.reason));
 }
 
-Result<int> Sweep::search() {
-  if (!rules_.coordinate || rules_.exhaustive) return measure_path();
+// A fresh budgeted sweep first makes its runs short enough for the budget (the runner decides).
+Status Sweep::fit_budget() {
+  if (!breadth_first() || std::any_of(points_.begin(), points_.end(), [](const SweepPoint& p) { return p.timed_runs > 0; }))
+    return {};
   std::vector<Knobs> knobs;
-  for (auto& p : points_) {
-    knobs.push_back(knobs_of(p.config));
-    p.on_path = false;
+  for (const auto& p : points_) knobs.push_back(p.knobs);
+  const int runs = static_cast<int>(rules_.coordinate ? first_search_stage(knobs).size() : points_.size()) + 2;
+  auto note = runner_.fit_budget(db_, points_, baseline_, runs, flags_.budget_s - progress_.elapsed_s(), id_);
+  if (!note) return note.error();
+  if (!*note) return {};
+  progress_.note("budget: " + **note);
+  for (const auto& p : points_)
+    if (Status s = store(p); !s) return s;
+  return {};
+}
+
+Result<int> Sweep::search() {
+  if (Status s = fit_budget(); !s) return s.error();
+  if (!rules_.coordinate || rules_.exhaustive) {
+    auto measured = measure_path();
+    if (!measured || interrupted_ || budget_reached_) return measured;
+    return repeat_undecided();
   }
+  // A point's knobs can be learned from its first run (a job measured as written): read afresh.
+  auto knobs = [&] {
+    std::vector<Knobs> all;
+    for (const auto& p : points_) all.push_back(p.knobs);
+    return all;
+  };
+  for (auto& p : points_) p.on_path = false;
   auto best_index = [&]() -> size_t {
     if (auto b = best_except(""))
       for (size_t i = 0; i < points_.size(); ++i)
@@ -185,9 +325,9 @@ Result<int> Sweep::search() {
     if (!measured) return measured.error();
     return !interrupted_ && !budget_reached_;
   };
-  std::vector<size_t> first = first_search_stage(knobs);
+  std::vector<size_t> first = first_search_stage(knobs());
   for (size_t i = 0; i < points_.size(); ++i)
-    if (points_[i].label == baseline_) first.push_back(i);  // the advice is measured against it
+    if (points_[i].label == baseline_) first.insert(first.begin(), i);  // the advice is measured against it
   auto started = walk(first, "every mode x num_workers at the first value of the other knobs");
   if (!started || !*started) return started ? Result<int>(0) : Result<int>(started.error());
   // Round after round, each knob around the best point so far, until a whole round (every
@@ -196,19 +336,21 @@ Result<int> Sweep::search() {
     const size_t before = best_index();
     if (before >= points_.size()) break;
     const std::string knob = kCoordinateKnobs[k];
-    auto stepped = walk(knob_neighbours(knobs, before, knob), knob + " around " + points_[before].label);
+    auto stepped = walk(knob_neighbours(knobs(), before, knob), knob + " around " + points_[before].label);
     if (!stepped) return stepped.error();
     if (!*stepped) return 0;
     quiet = best_index() == before ? quiet + 1 : 0;
   }
   const size_t best = best_index();
   for (size_t i = 0; i < points_.size(); ++i) {
-    Point& p = points_[i];
+    SweepPoint& p = points_[i];
     if (p.on_path || p.state != "pending") continue;
     std::string differs;
     if (best < points_.size())
-      for (const auto& [knob, v] : knobs[i])
-        if (knobs[best].at(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
+      for (const auto& [knob, v] : p.knobs) {
+        auto theirs = points_[best].knobs.find(knob);
+        if (theirs == points_[best].knobs.end() || theirs->second != v) differs += (differs.empty() ? "" : ", ") + knob;
+      }
     p.state = "skipped";
     p.reason = best < points_.size()
                    ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
@@ -217,57 +359,100 @@ Result<int> Sweep::search() {
                    : "off the coordinate search's path: no point was measured";
     if (Status s = store(p); !s) return s.error();
   }
-  return 0;
+  return repeat_undecided();
+}
+
+// A point whose knobs its first run told (the job as written). Points that would run the same
+// knobs are that point: they are not run again.
+void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
+  point.knobs = knobs;
+  point.config["knobs"] = nlohmann::json(knobs);
+  for (auto& other : points_) {
+    if (&other == &point || other.state != "pending" || other.progress.runs > 0 || other.knobs.empty()) continue;
+    bool same = true;
+    for (const auto& [knob, value] : other.knobs) {
+      auto mine = knobs.find(knob);
+      same &= value.empty() || (mine != knobs.end() && mine->second == value);
+    }
+    if (!same) continue;
+    other.state = "skipped";
+    other.reason = fmt::format("the same knobs as {}, measured as that point", point.label);
+    (void)store(other);
+  }
+}
+
+// One measurement of a point; false when the sweep must stop (interrupted, budget).
+Result<bool> Sweep::measure(SweepPoint& point, int index, int total, const std::string& what) {
+  if (over_budget(point)) {
+    if (Status s = stop_for_budget(); !s) return s.error();
+    return false;
+  }
+  const auto best = best_except(point.label);
+  const double eta = runs_done_ > 0 ? run_seconds_ / runs_done_ * (total - index + 1) : 0;
+  progress_.step(index, total, what, eta, best ? fmt::format("{} ({})", best->point, format_seconds(best->median_s)) : "");
+  auto outcome = run(point, "measure", point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
+  if (!outcome) return outcome.error();
+  if (interrupted_) return false;
+  for (const auto& [key, value] : outcome->config_update.items()) point.config[key] = value;
+  if (outcome->knobs && point.knobs.empty()) learn_knobs(point, *outcome->knobs);
+  if (outcome->failure) {
+    point.state = "failed";
+    point.reason = *outcome->failure;
+    ++failures_;
+    progress_.note(fmt::format("  {} failed: {}", point.label, point.reason));
+  } else {
+    ++point.progress.runs;
+    point.progress.epochs.insert(point.progress.epochs.end(), outcome->samples.begin(), outcome->samples.end());
+    if (outcome->stopped_early) {
+      point.progress.stopped_early = true;
+      point.progress.stop_reason = outcome->stop_reason;
+    }
+    settle(point);
+  }
+  if (!outcome->outcome.stored) ++failures_;
+  if (Status s = store(point); !s) return s.error();
+  return true;
 }
 
 Result<int> Sweep::measure_path() {
   for (int pass = 1;; ++pass) {
-    std::vector<Point*> todo;
+    std::vector<SweepPoint*> todo;
+    for (auto& p : points_)
+      if (p.needs_run() && (!breadth_first() || p.progress.runs == 0)) todo.push_back(&p);
+    if (todo.empty()) return 0;
+    // The baseline first: the advice is measured against it, so a budget stop must not leave it out.
+    std::stable_partition(todo.begin(), todo.end(), [&](const SweepPoint* p) { return p->label == baseline_; });
+    for (size_t i = 0; i < todo.size(); ++i) {
+      SweepPoint& point = *todo[i];
+      if (!point.needs_run()) continue;  // decided since the pass began
+      auto go = measure(point, static_cast<int>(i + 1), static_cast<int>(todo.size()),
+                        fmt::format("pass {}: {}", pass, point.label));
+      if (!go) return go.error();
+      if (!*go) return 0;
+    }
+  }
+}
+
+// Breadth first under a budget: the points the search measured once, repeated while the budget
+// lasts, the least measured first (the baseline first among equals).
+Result<int> Sweep::repeat_undecided() {
+  if (!breadth_first() || interrupted_ || budget_reached_) return 0;
+  for (int round = 1;; ++round) {
+    std::vector<SweepPoint*> todo;
     for (auto& p : points_)
       if (p.needs_run()) todo.push_back(&p);
     if (todo.empty()) return 0;
-    // The baseline first: the advice is measured against it, so a budget stop must not leave it out.
-    std::stable_partition(todo.begin(), todo.end(), [&](const Point* p) { return p->label == baseline_; });
+    std::stable_sort(todo.begin(), todo.end(), [&](const SweepPoint* a, const SweepPoint* b) {
+      if (a->progress.runs != b->progress.runs) return a->progress.runs < b->progress.runs;
+      return a->label == baseline_ && b->label != baseline_;
+    });
     for (size_t i = 0; i < todo.size(); ++i) {
-      Point& point = *todo[i];
-      if (!point.needs_run()) continue;  // decided since the pass began
-      if (over_budget(static_cast<int>(todo.size() - i))) {
-        for (auto& p : points_)
-          if (p.needs_run()) {
-            p.state = p.progress.epochs.empty() ? "skipped" : "measured";
-            p.reason = fmt::format("the budget of {} was reached", format_clock(flags_.budget_s));
-            if (Status s = store(p); !s) return s.error();
-          }
-        budget_reached_ = true;
-        progress_.note(fmt::format("budget of {} reached: the remaining points are skipped",
-                                   format_clock(flags_.budget_s)));
-        return 0;
-      }
-      const auto best = best_except(point.label);
-      progress_.step(static_cast<int>(i + 1), static_cast<int>(todo.size()),
-                     fmt::format("pass {}: {}", pass, point.label), eta_s(static_cast<int>(todo.size() - i)),
-                     best ? fmt::format("{} ({})", best->point, format_seconds(best->median_s)) : "");
-      auto outcome =
-          run(point, "measure", point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
-      if (!outcome) return outcome.error();
-      if (interrupted_) return 0;
-      const auto& record = outcome->result;
-      const std::string record_status = record ? record->value("status", "") : "";
-      if (outcome->status != contract::status::kOk || (record_status != "ok" && record_status != "stopped")) {
-        point.state = "failed";
-        point.reason = record && record->contains("error") ? record->value("error", "") : outcome->child_exit;
-        ++failures_;
-      } else {
-        ++point.progress.runs;
-        for (const auto& e : (*record)["epoch_seconds"]) point.progress.epochs.push_back(e.get<double>());
-        if (record_status == "stopped") {
-          point.progress.stopped_early = true;
-          point.progress.stop_reason = "stopped early: " + record->value("error", "");
-        }
-        settle(point);
-      }
-      if (!outcome->stored) ++failures_;
-      if (Status s = store(point); !s) return s.error();
+      SweepPoint& point = *todo[i];
+      if (!point.needs_run()) continue;
+      auto go = measure(point, static_cast<int>(i + 1), static_cast<int>(todo.size()),
+                        fmt::format("repeat {}: {}", round, point.label));
+      if (!go) return go.error();
+      if (!*go) return 0;
     }
   }
 }
@@ -280,26 +465,39 @@ Result<int> Sweep::verify(std::optional<std::string>* recommended) {
   const std::string rec = report->configs[report->recommended].label;
   *recommended = rec;
   if (rec == baseline_) {
-    progress_.note(fmt::format("the baseline {} stays: nothing measured faster beyond noise; no re-runs needed", rec));
+    progress_.note(report->alternative_measured
+                       ? fmt::format("the baseline {} stays: nothing measured faster beyond noise; no re-runs needed", rec)
+                       : fmt::format("no alternative to the baseline {} was measured: nothing to verify", rec));
     return 0;
   }
-  Point* base = find(baseline_);
-  Point* best = find(rec);
+  SweepPoint* base = find(baseline_);
+  SweepPoint* best = find(rec);
   if (!base || !best) return Error::failure(fmt::format("sweep {} lost its point '{}'", id_, base ? rec : baseline_));
-  progress_.note(fmt::format("verifying: {} against the baseline {}, {} interleaved rounds", rec, baseline_,
-                             rules_.verify_rounds));
-  for (int round = 0; round < rules_.verify_rounds; ++round) {
+  // Under a budget, as many rounds as it still covers (at least one: the search kept room for it).
+  int rounds = rules_.verify_rounds;
+  if (flags_.budget_s > 0) {
+    const double round_s = cost_s(*base) + cost_s(*best);
+    const double left = flags_.budget_s - progress_.elapsed_s();
+    const int fits = round_s > 0 ? static_cast<int>(left / round_s) : rounds;
+    if (fits < rounds) {
+      rounds = std::max(1, fits);
+      progress_.note(fmt::format("the budget leaves room for {} of the {} verification rounds", rounds,
+                                 rules_.verify_rounds));
+    }
+  }
+  progress_.note(fmt::format("verifying: {} against the baseline {}, {} interleaved rounds", rec, baseline_, rounds));
+  for (int round = 0; round < rounds; ++round) {
     // ABBA: the second round reverses the order, so that drift hits both alike.
-    Point* order[2] = {base, best};
+    SweepPoint* order[2] = {base, best};
     if (round % 2 == 1) std::swap(order[0], order[1]);
-    for (Point* p : order) {
+    for (SweepPoint* p : order) {
       int& done = p == base ? verified_baseline_ : verified_recommended_;
       if (done > round) continue;  // made before a resume
-      progress_.step(round + 1, rules_.verify_rounds, "verify: " + p->label, 0, "");
+      progress_.step(round + 1, rounds, "verify: " + p->label, 0, "");
       auto outcome = run(*p, "verify", std::nullopt);
       if (!outcome) return outcome.error();
       if (interrupted_) return 0;
-      if (outcome->status == contract::status::kOk) ++done;
+      if (outcome->outcome.status == contract::status::kOk && !outcome->failure) ++done;
       else ++failures_;
     }
   }
@@ -318,14 +516,6 @@ nlohmann::json request_json(const WorkloadFlags& f, const std::string& baseline)
           {"baseline", baseline}};
 }
 
-SweepRules rules_from(const SweepFlags& flags) {
-  SweepRules rules;
-  rules.max_repeats = flags.max_repeats;
-  rules.verify_rounds = flags.verify_rounds;
-  rules.exhaustive = flags.exhaustive;
-  rules.coordinate = flags.search == "coordinate";
-  return rules;
-}
 
 SweepRules rules_from_json(const nlohmann::json& j) {
   SweepRules r;
@@ -340,63 +530,6 @@ SweepRules rules_from_json(const nlohmann::json& j) {
   return r;
 }
 
-struct Resumed {
-  int64_t id;
-  std::vector<Point> points;
-  SweepRules rules;
-  std::string baseline;
-  int verify_baseline = 0;
-  int verify_recommended = 0;
-};
-
-// What an interrupted sweep already measured: its points' states and their runs' epochs.
-Result<Resumed> load_sweep(const std::string& db_path, std::optional<int64_t> id) {
-  auto trace = reports::TraceFile::open(db_path);
-  if (!trace) return trace.error();
-  auto sweep = (*trace)->sweep(id);
-  if (!sweep) return sweep.error();
-  if (!*sweep)
-    return Error::bad_input(id ? fmt::format("--resume {}: no such sweep in {}", *id, db_path)
-                               : fmt::format("--resume: {} holds no sweep", db_path),
-                            "pass the --db of the interrupted sweep (ingero-bench runs --db FILE shows sweeps)");
-  if ((*sweep)->status == "done")
-    return Error::bad_input(fmt::format("sweep {} in {} is complete; nothing to resume", (*sweep)->sweep_id, db_path),
-                            fmt::format("ingero-bench recommend --db {} --sweep {} shows its result", db_path,
-                                        (*sweep)->sweep_id));
-  if ((*sweep)->status == contract::status::kRunning)
-    return Error::bad_input(fmt::format("sweep {} is still running in another ingero-bench process", (*sweep)->sweep_id),
-                            "wait for it, or stop it first");
-  Resumed r{(*sweep)->sweep_id, {}, rules_from_json((*sweep)->rules), (*sweep)->baseline_point};
-  auto points = (*trace)->sweep_points(r.id);
-  if (!points) return points.error();
-  for (const auto& p : *points) {
-    auto config = workloads::config_from_json(p.config);
-    if (!config) return config.error();
-    Point point{p.point, *config, static_cast<int>(p.position), p.state, p.reason, {}};
-    if (point.state == "skipped") point.state = "pending";  // a budget stop: measure it now
-    r.points.push_back(std::move(point));
-  }
-  auto runs = (*trace)->runs();
-  if (!runs) return runs.error();
-  for (const auto& run : *runs) {
-    if (run.sweep_id != r.id || run.status != contract::status::kOk) continue;
-    if (run.sweep_phase == "verify") {
-      (run.sweep_point == r.baseline ? r.verify_baseline : r.verify_recommended)++;
-      continue;
-    }
-    for (auto& p : r.points) {
-      if (p.label != run.sweep_point) continue;
-      ++p.progress.runs;
-      for (double e : reports::measured_epochs(run)) p.progress.epochs.push_back(e);
-      if (run.result.is_object() && run.result.value("status", "") == "stopped") {
-        p.progress.stopped_early = true;
-        p.progress.stop_reason = "stopped early: " + run.result.value("error", "");
-      }
-    }
-  }
-  return r;
-}
-
 Result<int> print_report(const std::string& db_path, int64_t id) {
   auto trace = reports::TraceFile::open(db_path);
   if (!trace) return trace.error();
@@ -407,81 +540,144 @@ Result<int> print_report(const std::string& db_path, int64_t id) {
   return 0;
 }
 
+// A new sweep of our workloads: every planned configuration a point.
+Result<SweepSpec> plan_workload_sweep(const SweepFlags& flags, const WorkloadSetup& setup) {
+  SweepSpec spec;
+  spec.rules = rules_from(flags);
+  int position = 0;
+  for (const auto& config : setup.plan.runs) {
+    SweepPoint point;
+    point.label = config.label();
+    point.config = workloads::to_json(config);
+    point.knobs = knobs_of(config);
+    point.position = position++;
+    spec.points.push_back(std::move(point));
+  }
+  if (Status s = choose_baseline(spec, flags.baseline); !s) return s.error();
+  spec.request = request_json(flags.workload, spec.baseline);
+  return spec;
+}
+
 }  // namespace
 
-Result<int> run_sweep_command(const SweepFlags& flags) {
-  std::vector<Point> points;
-  SweepRules rules = rules_from(flags);
-  std::string baseline = flags.baseline;
-  std::optional<int64_t> resume_id;
-  int verify_baseline = 0, verify_recommended = 0;
-  WorkloadSetup setup;
-  if (flags.resume) {
-    auto resumed = load_sweep(flags.workload.trace.db, flags.sweep_id);
-    if (!resumed) return resumed.error();
-    resume_id = resumed->id;
-    points = std::move(resumed->points);
-    rules = resumed->rules;
-    baseline = resumed->baseline;
-    verify_baseline = resumed->verify_baseline;
-    verify_recommended = resumed->verify_recommended;
-    RunPlan plan;
-    for (const auto& p : points) plan.runs.push_back(p.config);
-    auto cuda = resolve_cuda(points.empty() ? "auto" : points.front().config.device);
-    if (!cuda) return cuda.error();
-    auto env = prepare_environment(flags.workload, std::move(plan), *cuda);
-    if (!env) return env.error();
-    setup = std::move(*env);
-  } else {
-    auto prepared = prepare_workloads(flags.workload);
-    if (!prepared) return prepared.error();
-    setup = std::move(*prepared);
-    int position = 0;
-    for (const auto& config : setup.plan.runs) {
-      Point point;
-      point.label = config.label();
-      point.config = config;
-      point.position = position++;
-      points.push_back(std::move(point));
+SweepRules rules_from(const SweepFlags& flags) {
+  SweepRules rules;
+  rules.max_repeats = flags.max_repeats;
+  rules.verify_rounds = flags.verify_rounds;
+  rules.exhaustive = flags.exhaustive;
+  rules.coordinate = flags.search == "coordinate";
+  return rules;
+}
+
+Status choose_baseline(SweepSpec& spec, const std::string& wanted) {
+  spec.baseline = wanted.empty() ? spec.points.front().label : wanted;
+  if (std::any_of(spec.points.begin(), spec.points.end(), [&](const SweepPoint& p) { return p.label == spec.baseline; }))
+    return {};
+  std::string labels;
+  for (const auto& p : spec.points) labels += (labels.empty() ? "" : ", ") + p.label;
+  return Error::bad_input(fmt::format("--baseline '{}' is not a point of this sweep", spec.baseline),
+                          "use one of: " + labels);
+}
+
+Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> id) {
+  auto trace = reports::TraceFile::open(db_path);
+  if (!trace) return trace.error();
+  auto sweep = (*trace)->sweep(id);
+  if (!sweep) return sweep.error();
+  if (!*sweep)
+    return Error::bad_input(id ? fmt::format("--resume {}: no such sweep in {}", *id, db_path)
+                               : fmt::format("--resume: {} holds no sweep", db_path),
+                            "pass the --db of the interrupted sweep (ingero-bench runs --db FILE shows sweeps)");
+  auto stored_points = (*trace)->sweep_points((*sweep)->sweep_id);
+  if (!stored_points) return stored_points.error();
+  // A sweep its budget stopped is done, yet can be extended: its skipped points are measured then.
+  const bool budget_skipped = std::any_of(stored_points->begin(), stored_points->end(), [](const auto& p) {
+    return p.state == "skipped" && p.reason.find("budget") != std::string::npos;
+  });
+  if ((*sweep)->status == "done" && !budget_skipped)
+    return Error::bad_input(fmt::format("sweep {} in {} is complete; nothing to resume", (*sweep)->sweep_id, db_path),
+                            fmt::format("ingero-bench recommend --db {} --sweep {} shows its result", db_path,
+                                        (*sweep)->sweep_id));
+  if ((*sweep)->status == contract::status::kRunning)
+    return Error::bad_input(fmt::format("sweep {} is still running in another ingero-bench process", (*sweep)->sweep_id),
+                            "wait for it, or stop it first");
+  SweepSpec spec;
+  spec.resume_id = (*sweep)->sweep_id;
+  spec.rules = rules_from_json((*sweep)->rules);
+  spec.baseline = (*sweep)->baseline_point;
+  spec.request = (*sweep)->request;
+  const bool job = spec.request.is_object() && spec.request.contains("command");
+  for (const auto& p : *stored_points) {
+    SweepPoint point;
+    point.label = p.point;
+    point.config = p.config;
+    point.position = static_cast<int>(p.position);
+    const bool resumable = p.state == "skipped" && (!budget_skipped || p.reason.find("budget") != std::string::npos);
+    point.state = resumable ? "pending" : p.state;  // a stop: measure it now
+    point.reason = resumable ? "" : p.reason;
+    if (job) {
+      point.knobs = p.config.value("knobs", Knobs{});
+    } else {
+      auto config = workloads::config_from_json(p.config);
+      if (!config) return config.error();
+      point.knobs = knobs_of(*config);
     }
-    if (baseline.empty()) baseline = points.front().label;
-    if (std::none_of(points.begin(), points.end(), [&](const Point& p) { return p.label == baseline; })) {
-      std::string labels;
-      for (const auto& p : points) labels += (labels.empty() ? "" : ", ") + p.label;
-      return Error::bad_input(fmt::format("--baseline '{}' is not a point of this sweep", baseline),
-                              "use one of: " + labels);
+    spec.points.push_back(std::move(point));
+  }
+  auto runs = (*trace)->runs();
+  if (!runs) return runs.error();
+  for (const auto& run : *runs) {
+    if (run.sweep_id != spec.resume_id || run.status != contract::status::kOk || run.sweep_phase == "probe") continue;
+    if (run.sweep_phase == "verify") {
+      (run.sweep_point == spec.baseline ? spec.verify_baseline : spec.verify_recommended)++;
+      continue;
+    }
+    for (auto& p : spec.points) {
+      if (p.label != run.sweep_point) continue;
+      ++p.progress.runs;
+      for (double e : reports::measured_epochs(run)) p.progress.epochs.push_back(e);
+      if (run.end_ns && *run.end_ns > run.start_ns) {
+        p.run_seconds += static_cast<double>(*run.end_ns - run.start_ns) / 1e9;
+        ++p.timed_runs;
+      }
+      if (run.result.is_object() && run.result.value("status", "") == "stopped") {
+        p.progress.stopped_early = true;
+        p.progress.stop_reason = "stopped early: " + run.result.value("error", "");
+      }
     }
   }
-  if (!setup.plan.scaling_note.empty()) std::printf("note: %s\n", setup.plan.scaling_note.c_str());
-  for (const auto& warning : setup.plan.warnings) std::printf("warning: %s\n", warning.c_str());
+  return spec;
+}
 
+Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& flags) {
   auto db = tracer::TraceDb::open(flags.workload.trace.db);
   if (!db) return db.error();
   int64_t id;
-  if (resume_id) {
-    id = *resume_id;
+  if (spec.resume_id) {
+    id = *spec.resume_id;
     if (Status s = db->resume_sweep(id); !s) return s.error();
-    const auto done = std::count_if(points.begin(), points.end(), [](const Point& p) { return !p.needs_run(); });
+    const auto done = std::count_if(spec.points.begin(), spec.points.end(),
+                                    [](const SweepPoint& p) { return !p.needs_run(); });
     std::printf("resuming sweep %lld: %zu of %zu points already decided\n", static_cast<long long>(id),
-                static_cast<size_t>(done), points.size());
+                static_cast<size_t>(done), spec.points.size());
   } else {
-    auto created = db->begin_sweep({request_json(flags.workload, baseline).dump(), rules.to_json().dump()});
+    auto created = db->begin_sweep({spec.request.dump(), spec.rules.to_json().dump()});
     if (!created) return created.error();
     id = *created;
-    for (const auto& p : points)
-      if (Status s = db->put_sweep_point(id, {p.label, p.position, workloads::to_json(p.config).dump(), p.state, ""}); !s)
+    for (const auto& p : spec.points)
+      if (Status s = db->put_sweep_point(id, {p.label, p.position, p.config.dump(), p.state, ""}); !s)
         return s.error();
-    if (Status s = db->finish_sweep(id, "running", baseline, std::nullopt); !s) return s.error();
-    std::printf("sweep %lld: %zu points, baseline %s\nrules: %s\n", static_cast<long long>(id), points.size(),
-                baseline.c_str(), rules.describe().c_str());
+    if (Status s = db->finish_sweep(id, "running", spec.baseline, std::nullopt); !s) return s.error();
+    std::printf("sweep %lld: %zu points, baseline %s\nrules: %s\n", static_cast<long long>(id), spec.points.size(),
+                spec.baseline.c_str(), spec.rules.describe().c_str());
   }
-  Sweep sweep(*db, id, std::move(points), rules, baseline, std::move(setup), flags);
-  sweep.set_verify_runs_done(verify_baseline, verify_recommended);
+  Sweep sweep(*db, id, std::move(spec.points), spec.rules, spec.baseline, runner, flags);
+  sweep.set_verify_runs_done(spec.verify_baseline, spec.verify_recommended);
   auto searched = sweep.search();
   std::optional<std::string> recommended;
   if (searched && !sweep.interrupted()) searched = sweep.verify(&recommended);
   const std::string status = !searched ? "failed" : sweep.interrupted() ? "interrupted" : "done";
-  (void)db->finish_sweep(id, status, baseline, recommended);
+  (void)db->finish_sweep(id, status, spec.baseline, recommended);
   if (!searched) return searched.error();
   if (sweep.interrupted()) {
     std::fprintf(stderr, "sweep %lld interrupted; resume it with: ingero-bench sweep --resume %lld --db %s\n",
@@ -490,6 +686,40 @@ Result<int> run_sweep_command(const SweepFlags& flags) {
   }
   if (auto printed = print_report(flags.workload.trace.db, id); !printed) return printed.error();
   return sweep.failures() > 0 ? kExitFailure : kExitOk;
+}
+
+Result<int> run_sweep_command(const SweepFlags& flags) {
+  if (!flags.command.empty()) return run_job_sweep(flags);
+  SweepSpec spec;
+  WorkloadSetup setup;
+  if (flags.resume) {
+    auto resumed = load_sweep(flags.workload.trace.db, flags.sweep_id);
+    if (!resumed) return resumed.error();
+    spec = std::move(*resumed);
+    if (spec.request.is_object() && spec.request.contains("command")) return resume_job_sweep(std::move(spec), flags);
+    RunPlan plan;
+    for (const auto& p : spec.points) {
+      auto config = workloads::config_from_json(p.config);
+      if (!config) return config.error();
+      plan.runs.push_back(*config);
+    }
+    auto cuda = resolve_cuda(plan.runs.empty() ? "auto" : plan.runs.front().device);
+    if (!cuda) return cuda.error();
+    auto env = prepare_environment(flags.workload, std::move(plan), *cuda);
+    if (!env) return env.error();
+    setup = std::move(*env);
+  } else {
+    auto prepared = prepare_workloads(flags.workload);
+    if (!prepared) return prepared.error();
+    setup = std::move(*prepared);
+    auto planned = plan_workload_sweep(flags, setup);
+    if (!planned) return planned.error();
+    spec = std::move(*planned);
+  }
+  if (!setup.plan.scaling_note.empty()) std::printf("note: %s\n", setup.plan.scaling_note.c_str());
+  for (const auto& warning : setup.plan.warnings) std::printf("warning: %s\n", warning.c_str());
+  WorkloadRunner runner(std::move(setup), flags);
+  return run_sweep(std::move(spec), runner, flags);
 }
 
 }  // namespace ingero::harness

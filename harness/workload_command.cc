@@ -121,6 +121,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
   s.options.ringbuf_bytes = static_cast<uint32_t>(flags.ringbuf_mb) << 20;
   s.options.gpu_samples = !flags.no_gpu_samples;
+  s.options.wakers = !flags.no_wakeups;
   for (const std::string& path : flags.libraries)
     if (access(path.c_str(), R_OK) != 0)
       return Error::bad_input(fmt::format("--cudart {} cannot be read", path), "pass the path of a libcudart, "

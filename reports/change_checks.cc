@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/change_checks.h"
 
+#include <algorithm>
+
 #include <map>
 
 #include <fmt/format.h>
@@ -69,6 +71,8 @@ std::string change_in_code(const Change& change) {
   return change.knob + "=" + change.value;
 }
 
+}  // namespace
+
 std::string shell_quoted(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
                           std::string::npos)
@@ -77,8 +81,6 @@ std::string shell_quoted(const std::string& arg) {
   for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-
-}  // namespace
 
 std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path) {
   const Knobs k = knobs_of(run.config);
@@ -125,10 +127,14 @@ ChangeCheck check_change(const Change& change, const RunRecord& run, const std::
 std::string user_job_command(const RunRecord& run, const Change& change, const std::string& db_path) {
   std::string job;
   for (const std::string& arg : run.command) job += " " + shell_quoted(arg);
-  const std::string trace = fmt::format("ingero-bench trace --db {}", shell_quoted(db_path));
-  if (overridable_knob(change.knob))
-    return fmt::format("{} --override {}={} --{}", trace, change.knob, change.value, job);
-  return fmt::format("change the DataLoader in the code ({}), then: {} --{}", change_in_code(change), trace, job);
+  if (overridable_knob(change.knob)) {
+    std::string flag = change.knob;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    // The sweep measures the job as written beside the change, and verifies the faster one.
+    return fmt::format("ingero-bench sweep --db {} --{} {} --{}", shell_quoted(db_path), flag, change.value, job);
+  }
+  return fmt::format("change the DataLoader in the code ({}), then: ingero-bench trace --db {} --{}",
+                     change_in_code(change), shell_quoted(db_path), job);
 }
 
 void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const std::vector<RunRecord>& runs,

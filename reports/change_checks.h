@@ -12,6 +12,9 @@
 
 namespace ingero::reports {
 
+// An argument as a POSIX shell reads it back: bare when safe, else in single quotes.
+std::string shell_quoted(const std::string& arg);
+
 // One change: the run that measured it, or the command that does.
 ChangeCheck check_change(const Change& change, const RunRecord& run, const std::vector<RunRecord>& runs,
                          const std::string& db_path);
@@ -22,8 +25,9 @@ void check_changes(std::vector<CausalChain>& chains, const RunRecord& run, const
 // its current value and the changed one.
 std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path);
 
-// A user's job (trace -- CMD): the same command traced again with the change applied through the
-// observer (--override), or, for a change only its code can make, what to edit and the command.
+// A user's job (trace -- CMD): the sweep of its own command that measures the change against the job
+// as written (the observer applies it), or, for a change only its code can make, what to edit and
+// the command that traces it again.
 std::string user_job_command(const RunRecord& run, const Change& change, const std::string& db_path);
 
 }  // namespace ingero::reports

@@ -2,9 +2,11 @@
 #include "reports/commands.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/change_checks.h"
 #include "reports/format.h"
 #include "reports/report_json.h"
@@ -45,16 +47,68 @@ std::vector<std::string> chain_evidence(const TraceFile& trace, int64_t run_id) 
   return lines;
 }
 
+const RunRecord* run_of(const std::vector<RunRecord>& runs, int64_t run_id) {
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.run_id == run_id; });
+  return it == runs.end() ? nullptr : &*it;
+}
+
+// The first change the run's causal chains suggest that no run of the DB measured, with its
+// cause and the command that measures it: what to try when nothing else was measured.
+std::optional<std::string> first_unmeasured_change(const TraceFile& trace, const RunRecord& run,
+                                                   const std::vector<RunRecord>& runs) {
+  auto analysis = analyze_run(trace, run, std::nullopt, WaitSelection::slow_or_input_bound);
+  if (!analysis) return std::nullopt;
+  check_changes(analysis->chains.chains, run, runs, trace.path());
+  for (const auto& chain : analysis->chains.chains)
+    for (const auto& check : chain.checks)
+      if (!check.run_id && !check.command.empty())
+        return fmt::format("The diagnosed cause, {}, suggests {}={}, unmeasured: measure it with {}", chain.summary,
+                           check.change.knob, check.change.value, check.command);
+  return std::nullopt;
+}
+
+// A sweep stopped by its budget before any alternative: the budget that would measure one and
+// verify it once, assuming an alternative's run costs no more than the baseline's.
+std::optional<std::string> budget_hint(const SweepRecord& sweep, const RecommendReport& r,
+                                       const std::vector<RunRecord>& runs, const std::string& db) {
+  double seconds = 0;
+  int n = 0;
+  bool traced = true;
+  for (int64_t id : r.configs[r.baseline].run_ids)
+    if (const RunRecord* run = run_of(runs, id); run && run->end_ns) {
+      seconds += static_cast<double>(*run->end_ns - run->start_ns) / 1e9;
+      traced = run->traced;
+      ++n;
+    }
+  const bool budget_stop = std::any_of(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) {
+    return c.state == "skipped" && c.reason.find("budget") != std::string::npos;
+  });
+  if (n == 0 || !budget_stop) return std::nullopt;
+  const double needed = std::ceil(3 * seconds / n / 10) * 10;
+  return fmt::format("A budget of about {:.0f} s more would measure one alternative and verify it once (the "
+                     "baseline's run took {:.0f} s; an alternative is assumed to cost no more): ingero-bench sweep "
+                     "--resume {} --budget {:.0f}{} --db {}",
+                     needed, seconds / n, sweep.sweep_id, needed, traced ? "" : " --no-trace", db);
+}
+
+// recommend on a DB that holds only traces of the user's own job: the sweep that measures it.
+std::optional<std::string> job_sweep_hint(const std::vector<RunRecord>& runs, const std::string& db) {
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (it->kind != contract::kind::kCommand || it->command.empty()) continue;
+    std::string job;
+    for (const std::string& arg : it->command) job += " " + shell_quoted(arg);
+    return fmt::format("ingero-bench sweep --db {} --num-workers auto --persistent-workers off,on --{}",
+                       shell_quoted(db), job);
+  }
+  return std::nullopt;
+}
+
 Result<ConfigRun> config_run(const TraceFile& trace, RunRecord run) {
   auto context = trace.context(run);
   if (!context) return context.error();
   return ConfigRun{std::move(run), run_histogram_quantile(*context, "runq_us", 0.99)};
 }
 
-const RunRecord* run_of(const std::vector<RunRecord>& runs, int64_t run_id) {
-  auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.run_id == run_id; });
-  return it == runs.end() ? nullptr : &*it;
-}
 
 // Each rank's top cause and each node's cores advice, checked against the runs of the DB like
 // the run's own chains; a rank or node of another run of the job is checked against that run.
@@ -134,14 +188,29 @@ Result<RecommendReport> make_recommend_report(const TraceFile& trace, const Reco
     if (!points) return points.error();
     for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason});
   }
-  for (auto& run : *runs) {
-    if (in.sweep_id && run.sweep_id != in.sweep_id) continue;
-    auto entry = config_run(trace, std::move(run));
+  for (const auto& run : *runs) {
+    if ((in.sweep_id && run.sweep_id != in.sweep_id) || run.sweep_phase == "probe") continue;  // a budget's probe
+    auto entry = config_run(trace, run);
     if (!entry) return entry.error();
     (entry->run.sweep_phase == "verify" ? in.verify_runs : in.runs).push_back(std::move(*entry));
   }
   auto report = recommend_configuration(in);
-  if (!report) return report.error();
+  if (!report) {
+    if (auto hint = in.sweep_id ? std::nullopt : job_sweep_hint(*runs, trace.path()))
+      return Error::bad_input("no configuration of your job has been measured yet: a trace times one "
+                              "configuration, a sweep compares them",
+                              "measure them with: " + *hint);
+    return report.error();
+  }
+  if (!report->alternative_measured) {
+    const RunRecord* base = report->configs[report->baseline].run_ids.empty()
+                                ? nullptr
+                                : run_of(*runs, report->configs[report->baseline].run_ids.front());
+    if (*sweep)
+      if (auto hint = budget_hint(**sweep, *report, *runs, trace.path())) report->headline += " " + *hint;
+    if (base)
+      if (auto change = first_unmeasured_change(trace, *base, *runs)) report->headline += " " + *change + ".";
+  }
   for (int64_t run_id : report->configs[report->baseline].run_ids) {
     report->evidence = chain_evidence(trace, run_id);
     if (!report->evidence.empty()) break;

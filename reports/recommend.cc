@@ -201,7 +201,7 @@ void add_reasons(RecommendReport& r) {
   }
   // Cautions about the two configurations the advice compares; every point's flags are in the table.
   for (const ConfigResult* c : {&rec, &base})
-    for (const auto& flag : c->flags)
+    for (const auto& flag : (c == &base && &base == &rec) ? std::vector<std::string>{} : c->flags)
       if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c->label, flag));
 }
 
@@ -239,26 +239,47 @@ std::vector<std::string> not_measured_lines(const std::vector<ConfigResult>& con
   return lines;
 }
 
+// A job's samples are seconds per step; our workloads' seconds per epoch.
+std::string per_unit(const RecommendReport& r, double seconds) {
+  if (!r.job) return format_seconds(seconds) + " per epoch";
+  return fmt::format("{} a step, {:.3g} steps/s", format_seconds(seconds), seconds > 0 ? 1 / seconds : 0);
+}
+
+std::string not_measured_headline(const RecommendReport& r) {
+  const ConfigResult& base = r.configs[r.baseline];
+  // The reason an alternative was not measured: a budget stop first, else any but a duplicate's.
+  std::string why;
+  for (bool budget : {true, false})
+    for (const auto& c : r.configs) {
+      if (!why.empty() || &c == &base || c.measured() || c.reason.empty()) continue;
+      if (budget ? c.reason.find("budget") == std::string::npos : c.reason.rfind("the same knobs as", 0) == 0) continue;
+      why = fmt::format(" ({}: {})", c.label, c.reason);
+    }
+  return fmt::format("No alternative to {} was measured{}, so none can be recommended yet.", base.label, why);
+}
+
 std::string headline(const RecommendReport& r) {
   const ConfigResult& rec = r.configs[r.recommended];
   const ConfigResult& base = r.configs[r.baseline];
   if (r.recommended == r.baseline)
-    return fmt::format("Keep {}: no measured configuration is faster beyond run-to-run noise.", base.label);
-  std::string text = r.not_a_loader_setting
-                         ? fmt::format("Not a DataLoader setting: use {} (mode {}).", rec.label, rec.config.mode)
-                         : fmt::format("Use {}.", rec.label);
+    return r.alternative_measured
+               ? fmt::format("Keep {}: no measured configuration is faster beyond run-to-run noise.", base.label)
+               : not_measured_headline(r);
+  std::string text = r.job                    ? fmt::format("Change the DataLoader: {}.", dataloader_change(rec, base))
+                     : r.not_a_loader_setting ? fmt::format("Not a DataLoader setting: use {} (mode {}).", rec.label,
+                                                            rec.config.mode)
+                                              : fmt::format("Use {}.", rec.label);
   if (r.verified) {
-    text += fmt::format(" Verified by {} interleaved re-runs: {} faster than {} (95 % interval {}–{}; {} vs {} per "
-                        "epoch).",
+    text += fmt::format(" Verified by {} interleaved re-runs: {} faster than {} (95 % interval {}–{}; {} vs {}).",
                         r.verification->baseline_runs.size() + r.verification->recommended_runs.size(),
                         format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
-                        format_ratio(r.speedup_high), format_seconds(median(r.verification->recommended_epochs)),
-                        format_seconds(median(r.verification->baseline_epochs)));
+                        format_ratio(r.speedup_high), per_unit(r, median(r.verification->recommended_epochs)),
+                        per_unit(r, median(r.verification->baseline_epochs)));
   } else {
-    text += fmt::format(" Measured {} faster than {} (interval {}–{}; {} vs {} per epoch); not verified by "
+    text += fmt::format(" Measured {} faster than {} (interval {}–{}; {} vs {}); not verified by "
                         "re-runs: ingero-bench sweep verifies it.",
                         format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
-                        format_ratio(r.speedup_high), format_seconds(rec.median_s), format_seconds(base.median_s));
+                        format_ratio(r.speedup_high), per_unit(r, rec.median_s), per_unit(r, base.median_s));
   }
   return text;
 }
@@ -268,13 +289,34 @@ std::string headline(const RecommendReport& r) {
 std::string config_key(const RunRecord& run) {
   const RunConfigSummary c = summarize_config(run);
   const auto& config = run.config.is_object() ? run.config : nlohmann::json::object();
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.mode, c.num_workers, c.num_workers > 0 ? c.prefetch_factor : 0,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.mode, c.num_workers, c.num_workers > 0 ? c.prefetch_factor : 0,
                      c.pin_memory, c.persistent_workers, c.shuffle, c.cpus, c.ranks,
                      config.value("batch_size", nlohmann::json(nullptr)).dump(),
-                     config.value("samples", nlohmann::json(nullptr)).dump());
+                     config.value("samples", nlohmann::json(nullptr)).dump(),
+                     config.value("max_batches", nlohmann::json(nullptr)).dump());
 }
 
 bool cheaper(const RunConfigSummary& a, const RunConfigSummary& b) { return cost_of(a) < cost_of(b); }
+
+std::string dataloader_change(const ConfigResult& to, const ConfigResult& from) {
+  const nlohmann::json empty = nlohmann::json::object();
+  const auto& mine = to.config_json.is_object() ? to.config_json.value("knobs", empty) : empty;
+  const auto& theirs = from.config_json.is_object() ? from.config_json.value("knobs", empty) : empty;
+  std::string args;
+  for (const char* knob : {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers"}) {
+    const std::string value = mine.value(knob, "");
+    if (value.empty() || value == theirs.value(knob, "")) continue;
+    const std::string python = value == "on" ? "True" : value == "off" ? "False" : value;
+    args += fmt::format(", {}={}", knob, python);
+  }
+  std::string text = args.empty() ? "DataLoader(...) as in " + to.label : "DataLoader(..." + args + ")";
+  if (to.config_json.is_object() && to.config_json.contains("command") && to.config_json["command"].is_array()) {
+    std::string command;
+    for (const auto& arg : to.config_json["command"]) command += (command.empty() ? "" : " ") + arg.get<std::string>();
+    text += ", as your command sets it: " + command;
+  }
+  return text;
+}
 
 Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
   RecommendReport r;
@@ -322,7 +364,11 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
     r.speedup_low = r.verification->speedup.interval.low;
     r.speedup_high = r.verification->speedup.interval.high;
   }
-  r.not_a_loader_setting = !contract::find_mode(rec.config.mode) || !contract::find_mode(rec.config.mode)->is_dataloader;
+  r.job = base.config.mode == contract::kJobMode;
+  r.not_a_loader_setting =
+      !r.job && (!contract::find_mode(rec.config.mode) || !contract::find_mode(rec.config.mode)->is_dataloader);
+  for (size_t i = 0; i < r.configs.size(); ++i)
+    if (static_cast<int>(i) != r.baseline && !r.configs[i].epoch_seconds.empty()) r.alternative_measured = true;
   r.skipped = not_measured_lines(r.configs);
   r.noise_rule = fmt::format(
       "a configuration's epoch time is the median of its measured epochs, with the order-statistic interval that "
@@ -333,6 +379,9 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
       kMedianConfidence * 100, kSpeedupConfidence * 100);
   add_reasons(r);
   r.headline = headline(r);
+  if (auto cap = base.config_json.is_object() ? base.config_json.value("max_batches", int64_t{0}) : 0; cap > 0)
+    r.headline += fmt::format(" (Each epoch was measured on its first {} batch{}: --max-batches {}.)", cap,
+                              cap == 1 ? "" : "es", cap);
   return r;
 }
 

@@ -59,6 +59,8 @@ struct RecommendReport {
   double speedup_high = 1;
   bool verified = false;
   bool not_a_loader_setting = false;
+  bool job = false;                   // a sweep of the user's own command: samples are seconds per step
+  bool alternative_measured = false;  // some configuration besides the baseline was measured
   std::string headline;
   std::vector<std::string> reasons;
   std::vector<std::string> evidence;  // the baseline's causal chains
@@ -90,6 +92,10 @@ struct RecommendInputs {
 
 // Pure decision over measured runs.
 Result<RecommendReport> recommend_configuration(const RecommendInputs& inputs);
+
+// "DataLoader(..., num_workers=12, persistent_workers=True)": what a job point changes against the
+// baseline, in the user's code.
+std::string dataloader_change(const ConfigResult& to, const ConfigResult& from);
 
 // Cheaper first: fewer workers, smaller prefetch, no device-resident copy, no pinning, no
 // persistent workers (the order used to break ties within noise).

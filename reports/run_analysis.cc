@@ -99,7 +99,8 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   const RunRecord& run = a.context.run;
   if (a.metrics.batch_wait.count > 0 || !run.traced || run.kind == contract::kind::kWorkload) return std::optional<EventList>();
   const std::vector<int64_t> mains = main_thread_ids(a.context);
-  if (mains.empty()) return std::optional<EventList>();
+  auto wakers = a.context.settings.find(std::string(contract::kWakersSetting));
+  if (mains.empty() || (wakers != a.context.settings.end() && wakers->second == "0")) return std::optional<EventList>();
   auto blocked = trace.events(run.run_id, {{"offcpu_blocked"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
   if (!blocked) return blocked.error();
   auto estimate = estimate_waits_from_wakeups(a.context, blocked->of("offcpu_blocked"), a.window);
@@ -115,9 +116,24 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
 }
 
 // The host's and the GPU's side of the verdict.
-void add_job_evidence(const RunContext& context, const TimeWindow& window, RunMetrics& m) {
+// The GPU is judged over the training loop (its first batch request to its last batch's end,
+// after the start-up batches): a job's imports and model set-up leave it idle for reasons of
+// their own.
+void add_job_evidence(const RunContext& context, const TimeWindow& window, const EventSet& batches, RunMetrics& m) {
   m.main_host_share = main_host_share(context, window);
-  if (auto gpu = gpu_busy(context, window)) {
+  TimeWindow loop = window;
+  if (m.batch_source == BatchSource::observer) {
+    int64_t first = INT64_MAX, last = 0;
+    for (const char* op : {"batch_wait", "batch_compute"})
+      for (const Event& e : batches.of(op)) {
+        if (!window.contains_start(e) || (e.arg == 0 && m.startup_batches > 0)) continue;
+        first = std::min(first, e.ts_ns);
+        last = std::max(last, e.end_ns());
+      }
+    if (last > first) loop = {first, std::min(last, window.end_ns), false};
+    m.gpu_over_loop = last > first;
+  }
+  if (auto gpu = gpu_busy(context, loop)) {
     m.gpu_util = gpu->gpu_util;
     m.sm_active = gpu->sm_active;
     m.gpus_sampled = gpu->gpus;
@@ -126,6 +142,20 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, RunMe
     return contract::is_cuda_category(c.category) && c.calls > 0;
   });
   m.verdict = classify_run(m.wait_fraction, m.main_host_share, m.gpu_util, uses_gpu);
+}
+
+// A GPU-bound job: the few waits a loader chain explains (start-up, a rare late batch) are not what
+// limits the step, so they get no loader change.
+void demote_loader_chains(std::vector<CausalChain>& chains, const RunMetrics& m) {
+  for (CausalChain& c : chains) {
+    if (c.victim != "batch_wait") continue;
+    c.severity = "LOW";
+    c.changes.clear();
+    c.recommendation = fmt::format(
+        "None for the loader: the GPU is busy {} of the training loop and the loop waits {} of the time, so a "
+        "faster loader would not shorten the step.",
+        m.gpu_util ? format_percent(*m.gpu_util) : "most", m.wait_fraction ? format_percent(*m.wait_fraction) : "little");
+  }
 }
 
 }  // namespace
@@ -157,7 +187,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
   auto estimated = estimated_waits(trace, a);
   if (!estimated) return estimated.error();
-  add_job_evidence(a.context, a.window, a.metrics);
+  add_job_evidence(a.context, a.window, *batches, a.metrics);
 
   std::map<std::string, std::vector<int64_t>> durations;
   for (const std::string& op : fully_stored_calls(a.context)) {
@@ -179,6 +209,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
     for (CausalChain& c : a.chains.chains) ++c.rank;
     a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));
   }
+  if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains, a.metrics);
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
   a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});

@@ -211,13 +211,26 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
     m.wait_fraction = fraction;
     m.batch_source = BatchSource::workload_record;
   } else if (m.batch_wait.count > 0) {
-    const double busy = static_cast<double>(m.batch_wait.total_ns + m.batch_compute.total_ns);
-    const double denominator = m.batch_compute.count > 0 ? busy : static_cast<double>(window.length_ns());
-    if (denominator > 0) m.wait_fraction = static_cast<double>(m.batch_wait.total_ns) / denominator;
     const auto setting = context.settings.find(std::string(contract::kBatchSourceSetting));
     m.batch_source = setting != context.settings.end() && setting->second == contract::kBatchSourceObserver
                          ? BatchSource::observer
                          : BatchSource::workload_events;
+    int64_t wait_ns = m.batch_wait.total_ns;
+    if (m.batch_source == BatchSource::observer && m.batch_wait.count > 1) {
+      for (const auto& e : batches.of("batch_wait"))
+        if (e.arg == 0 && window.contains_start(e)) {
+          ++m.startup_batches;
+          m.startup_wait_ns += e.dur_ns;
+        }
+      if (m.startup_batches >= m.batch_wait.count) m.startup_batches = m.startup_wait_ns = 0;
+      wait_ns -= m.startup_wait_ns;
+    }
+    const double busy = static_cast<double>(wait_ns + m.batch_compute.total_ns);
+    const double denominator = m.batch_compute.count > 0 ? busy : static_cast<double>(window.length_ns());
+    if (denominator > 0) m.wait_fraction = static_cast<double>(wait_ns) / denominator;
+    const double all = denominator + static_cast<double>(m.startup_wait_ns);
+    if (m.startup_batches > 0 && all > 0)
+      m.wait_fraction_with_startup = static_cast<double>(m.batch_wait.total_ns) / all;
   }
   m.wait_fraction_source = batch_source_name(m.batch_source);
   m.verdict = classify_wait_share(m.wait_fraction);

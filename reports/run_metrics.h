@@ -99,12 +99,19 @@ struct RunMetrics {
   std::optional<double> h2d_gbps;
   std::optional<double> wait_fraction;
   std::string wait_fraction_source;  // batch_source_name(batch_source), "" when none
+  // A user's job (observer batches): each epoch's first batch, whose wait is the workers'
+  // start-up, is counted apart from the steady loop's share (a trace of a few minutes of an
+  // hours-long epoch would otherwise be judged by its start-up).
+  int64_t startup_batches = 0;
+  int64_t startup_wait_ns = 0;
+  std::optional<double> wait_fraction_with_startup;  // the share those batches included
   BatchSource batch_source = BatchSource::none;
   std::optional<WakeupWaits> wakeups;      // attach / system-wide: the estimate's parts
   std::optional<double> main_host_share;   // main threads on CPU outside CUDA calls / their time
   std::optional<double> gpu_util;          // NVML: share of time a kernel ran (mean over busy GPUs)
   std::optional<double> sm_active;         // NVML GPM: SM activity
   int gpus_sampled = 0;
+  bool gpu_over_loop = false;              // gpu_util covers the training loop, not the whole window
   LatencyStats batch_wait;           // from the events in the window
   LatencyStats batch_compute;
   InputBound verdict = InputBound::unknown;

@@ -34,13 +34,20 @@ std::string wait_basis_text(const RunMetrics& m) {
 std::vector<std::string> evidence_lines(const RunMetrics& m, const std::string& gpu_sampler_setting) {
   std::vector<std::string> lines;
   if (m.gpu_util) {
-    std::string line = fmt::format("GPU                busy {} of the window (NVML: share of time a kernel ran, {} GPU{})",
-                                   format_percent(*m.gpu_util), m.gpus_sampled, m.gpus_sampled == 1 ? "" : "s");
+    std::string line = fmt::format("GPU                busy {} of the {} (NVML: share of time a kernel ran, {} GPU{})",
+                                   format_percent(*m.gpu_util), m.gpu_over_loop ? "training loop" : "window",
+                                   m.gpus_sampled, m.gpus_sampled == 1 ? "" : "s");
     if (m.sm_active) line += fmt::format("; SM activity {} (GPM)", format_percent(*m.sm_active));
     lines.push_back(line);
   } else if (!gpu_sampler_setting.empty() && gpu_sampler_setting != contract::kGpuSamplerNvml) {
     lines.push_back("GPU                " + gpu_sampler_setting);
   }
+  if (m.startup_batches > 0)
+    lines.push_back(fmt::format("start-up           the first batch of {} epoch{} waited {} in all (the workers "
+                                "starting): counted apart from the waiting share, which is {} with it",
+                                m.startup_batches, m.startup_batches == 1 ? "" : "s",
+                                format_seconds(static_cast<double>(m.startup_wait_ns) / 1e9),
+                                m.wait_fraction_with_startup ? format_percent(*m.wait_fraction_with_startup) : "—"));
   if (m.main_host_share)
     lines.push_back(fmt::format("main thread        on CPU outside CUDA calls {} of its time",
                                 format_percent(*m.main_host_share)));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -204,6 +205,62 @@ ObservedJob read_observed_job(const std::string& dir, const std::vector<ThreadIn
                                     r.errors == 1 ? "" : "s",
                                     r.error_sample.empty() ? "" : ": " + r.error_sample));
   return job;
+}
+
+// ---- ObserverTail -----------------------------------------------------------------------
+
+void ObserverTail::poll() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("observer-", 0) != 0 || entry.path().extension() != ".jsonl") continue;
+    File& file = files_[name];
+    std::ifstream in(entry.path(), std::ios::binary);
+    if (!in) continue;
+    in.seekg(static_cast<std::streamoff>(file.offset));
+    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    file.offset += chunk.size();
+    file.partial += chunk;
+    size_t start = 0;
+    for (size_t nl; (nl = file.partial.find('\n', start)) != std::string::npos; start = nl + 1)
+      read_line(file.partial.substr(start, nl - start));
+    file.partial.erase(0, start);
+  }
+}
+
+void ObserverTail::read_line(const std::string& line) {
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;
+  const std::string type = field<std::string>(j, "type", "");
+  if (type != "loader" && type != "batches") return;
+  LiveLoader& l = loaders_[{field<pid_t>(j, "pid", 0), field<int>(j, "loader", 0)}];
+  l.pid = field<pid_t>(j, "pid", 0);
+  l.loader = field<int>(j, "loader", 0);
+  if (type == "loader") {
+    l.knobs = j.value("knobs", json());
+    l.overrides_applied = j.value("overrides_applied", json::object());
+    l.overrides_not_applicable = j.value("overrides_not_applicable", json::object());
+    l.override_error = field<std::string>(j, "override_error", "");
+    l.init_error = field<std::string>(j, "init_error", "");
+    return;
+  }
+  auto rows = j.find("rows");
+  if (rows == j.end() || !rows->is_array()) return;
+  const size_t before = l.batch_starts.size();
+  for (const json& row : *rows)
+    if (row.is_array() && row.size() >= 2 && row[1].is_number()) l.batch_starts.push_back(row[1].get<uint64_t>());
+  // Rows of one thread come in order; another thread's (rare) interleave.
+  if (before > 0 && l.batch_starts.size() > before && l.batch_starts[before] < l.batch_starts[before - 1])
+    std::sort(l.batch_starts.begin(), l.batch_starts.end());
+}
+
+const LiveLoader* ObserverTail::busiest(std::optional<int> index) const {
+  const LiveLoader* best = nullptr;
+  for (const auto& [key, l] : loaders_) {
+    if (index && l.loader != *index) continue;
+    if (!best || l.batch_starts.size() > best->batch_starts.size()) best = &l;
+  }
+  return best;
 }
 
 }  // namespace ingero::tracer

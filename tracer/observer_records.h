@@ -8,8 +8,13 @@
 
 #include <sys/types.h>
 
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "tracer/threads.h"
@@ -37,5 +42,39 @@ struct ObservedJob {
 // process killed mid-write) is skipped and said in the notes; fork times of workers come from
 // the trace's threads when the tracer saw them start.
 ObservedJob read_observed_job(const std::string& dir, const std::vector<ThreadInfo>& threads);
+
+// A running job's observer files, read as they grow (a sweep ends a point once it has seen
+// enough batches): each DataLoader's knobs and overrides, and when each returned batch was
+// asked for. Only complete lines are read; a line still being written waits for the next poll.
+struct LiveLoader {
+  pid_t pid = 0;
+  int loader = 0;
+  nlohmann::json knobs;               // as the observer read them from the constructed loader
+  nlohmann::json overrides_applied;   // {argument: value passed}
+  nlohmann::json overrides_not_applicable;
+  std::string override_error;
+  std::string init_error;
+  std::vector<uint64_t> batch_starts;  // next() calls that returned a batch, in time order
+};
+
+class ObserverTail {
+ public:
+  explicit ObserverTail(std::string dir) : dir_(std::move(dir)) {}
+  // Reads what every observer file gained since the last call.
+  void poll();
+  const std::map<std::pair<pid_t, int>, LiveLoader>& loaders() const { return loaders_; }
+  // The loader whose batches were asked for most (index: only loaders with that index), or null.
+  const LiveLoader* busiest(std::optional<int> index = std::nullopt) const;
+
+ private:
+  struct File {
+    uint64_t offset = 0;
+    std::string partial;  // an incomplete last line
+  };
+  void read_line(const std::string& line);
+  std::string dir_;
+  std::map<std::string, File> files_;
+  std::map<std::pair<pid_t, int>, LiveLoader> loaders_;
+};
 
 }  // namespace ingero::tracer

@@ -261,6 +261,8 @@ Status BpfTracer::load() {
   ro->wakeup_bytes = opts_.ringbuf_bytes / 4;
   ro->mem_burst_pages = opts_.mem_burst_pages;
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
+  // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
+  if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
   for (bpf_map* ring : {skel_->maps.cuda_ring, skel_->maps.sched_ring, skel_->maps.proc_ring})
     if (bpf_map__set_max_entries(ring, opts_.ringbuf_bytes) != 0)
       return Error::failure(fmt::format("sizing ring buffer {}: {}", bpf_map__name(ring), strerror(errno)));
@@ -272,6 +274,7 @@ Status BpfTracer::load() {
 
 Status BpfTracer::attach_programs() {
   for (auto [program, link] : attach_order(skel_.get())) {
+    if (!bpf_program__autoload(program)) continue;
     *link = bpf_program__attach(program);
     if (!*link)
       return Error::failure(fmt::format("attaching BPF program {}: {} ({})", bpf_program__name(program),
@@ -563,6 +566,7 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
       {"cuda_detail", std::string(cuda_detail_name(opts_.cuda_detail))},
       {"call_stream_min_ns", std::to_string(opts_.call_stream_min_ns)},
       {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
+      {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},
   };
 }
 

@@ -37,6 +37,7 @@ struct TraceOptions {
   uint32_t ringbuf_bytes = 32u << 20;        // per ring buffer (power of two, >= page size)
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
   bool gpu_samples = true;                   // sample the GPUs' utilisation through NVML while tracing
+  bool wakers = true;                        // record the thread that woke each blocked interval
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/config.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
@@ -43,8 +45,8 @@ Result<Mode> parse_mode(const std::string& name) {
 }
 
 int64_t WorkloadConfig::batches_per_epoch() const {
-  if (drop_last) return samples / batch_size;
-  return (samples + batch_size - 1) / batch_size;
+  const int64_t all = drop_last ? samples / batch_size : (samples + batch_size - 1) / batch_size;
+  return max_batches > 0 ? std::min(all, max_batches) : all;
 }
 
 std::string WorkloadConfig::label() const {
@@ -114,6 +116,7 @@ Status validate(const WorkloadConfig& c) {
                                         c.samples, c.ranks, c.batch_size),
                             "raise --samples or lower --batch-size");
   if (c.epoch_deadline_s < 0) return Error::bad_input("the epoch deadline must be >= 0 (0: none)");
+  if (c.max_batches < 0) return Error::bad_input("--max-batches must be >= 1 (0: whole epochs)");
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
   }
@@ -144,6 +147,7 @@ nlohmann::json to_json(const WorkloadConfig& c) {
       {"ranks", c.ranks},
   };
   if (c.epoch_deadline_s > 0) j["epoch_deadline_s"] = c.epoch_deadline_s;
+  if (c.max_batches > 0) j["max_batches"] = c.max_batches;
   return j;
 }
 
@@ -173,6 +177,7 @@ Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
     c.seed = j.at("seed").get<uint64_t>();
     c.ranks = j.value("ranks", 1);
     c.epoch_deadline_s = j.value("epoch_deadline_s", 0.0);
+    c.max_batches = j.value("max_batches", int64_t{0});
     return c;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("malformed workload configuration: ") + e.what());

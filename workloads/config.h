@@ -56,6 +56,7 @@ struct WorkloadConfig {
   int ranks = 1;  // torch.distributed ranks on this node (python mode), each with its own DataLoader
   uint64_t seed = 0;
   double epoch_deadline_s = 0;  // > 0: stop the run when an epoch takes longer (a sweep's early stop)
+  int64_t max_batches = 0;      // > 0: an epoch is its first N batches (of the whole shuffled order)
 
   int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
   int64_t batches_per_epoch() const;

@@ -311,7 +311,10 @@ def main():
                 t0 = time.monotonic_ns()
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0
+                max_batches = cfg.get("max_batches", 0) or 0
                 while True:
+                    if max_batches and index >= max_batches:
+                        break   # a bounded epoch: its first batches of the whole shuffled order
                     if deadline:
                         elapsed = (time.monotonic_ns() - t0) / 1e9
                         late = elapsed > deadline * (1 if measured else 2)

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// ingero-bench sweep [knobs] -- COMMAND: the sweep of the user's own training command. Each
+// point runs the command with its DataLoader changed where it is built, through the observer's
+// overrides (or a {num_workers}-style template in the command, for loaders that are not
+// torch's), times the steady state from the observer's batch records, and ends the job: SIGINT,
+// then whatever of its process group is left. The search, statistics, budget and verification
+// are the workload sweep's (harness/sweep_command).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "harness/cli.h"
+#include "harness/sweep_command.h"
+
+namespace ingero::harness {
+
+Result<int> run_job_sweep(const SweepFlags& flags);
+Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags);
+
+// The knobs a template in the command can take: {num_workers}, {prefetch_factor},
+// {pin_memory}, {persistent_workers} (on/off as 1/0).
+inline const char* const kTemplateKnobs[] = {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers"};
+// The knobs whose template appears in the command.
+std::vector<std::string> templated_knobs(const std::vector<std::string>& command);
+// The command with each {knob} replaced by the point's value.
+std::vector<std::string> fill_templates(const std::vector<std::string>& command, const Knobs& knobs);
+
+}  // namespace ingero::harness
