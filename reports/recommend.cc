@@ -122,10 +122,13 @@ int find_baseline(const std::vector<ConfigResult>& configs, const RecommendInput
   return best;
 }
 
+// Sequential slices change what the model sees when the user shuffles.
+bool reads_in_order_for(const ConfigResult& c, const ConfigResult& baseline) {
+  return c.config.mode == "direct" && (baseline.config.shuffle || baseline.config.mode != "direct");
+}
+
 bool eligible(const ConfigResult& c, const ConfigResult& baseline) {
-  // Sequential slices change what the model sees when the user shuffles.
-  return c.measured() &&
-         !(c.config.mode == "direct" && (baseline.config.shuffle || baseline.config.mode != "direct"));
+  return c.measured() && !reads_in_order_for(c, baseline);
 }
 
 std::string mode_reason(const ConfigResult& c) {
@@ -368,7 +371,10 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
   r.not_a_loader_setting =
       !r.job && (!contract::find_mode(rec.config.mode) || !contract::find_mode(rec.config.mode)->is_dataloader);
   for (size_t i = 0; i < r.configs.size(); ++i)
-    if (static_cast<int>(i) != r.baseline && !r.configs[i].epoch_seconds.empty()) r.alternative_measured = true;
+    // An alternative: measured (if only to be dropped), and one that could replace the baseline.
+    if (static_cast<int>(i) != r.baseline && !r.configs[i].epoch_seconds.empty() &&
+        !reads_in_order_for(r.configs[i], base))
+      r.alternative_measured = true;
   r.skipped = not_measured_lines(r.configs);
   r.noise_rule = fmt::format(
       "a configuration's epoch time is the median of its measured epochs, with the order-statistic interval that "
