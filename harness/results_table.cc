@@ -39,7 +39,13 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
   std::string why = !error.empty() ? error : summary && !summary->error.empty() ? summary->error : "";
   row.failure = why.empty() || why == status ? status : status + ": " + why;
   // A traced command or attach has no workload record: its status is all there is.
-  if (!summary && status == "ok") row.failure = record.is_null() ? "ok" : "no workload record";
+  // A run of a sweep of the user's command holds the job's timing instead.
+  if (!summary && status == "ok")
+    row.failure = record.is_null() ? "ok"
+                  : record.contains("steps_per_s")
+                      ? fmt::format("ok: job, {} steps timed, {:.3g} steps/s", record.value("measured_steps", 0),
+                                    record.value("steps_per_s", 0.0))
+                      : "no workload record";
   return row;
 }
 

@@ -103,8 +103,9 @@ std::string system_line(const ChainTextContext& text) {
 
 std::optional<std::string> gpu_line(const ChainTextContext& text) {
   if (!text.metrics.gpu_util) return std::nullopt;
-  std::string line = fmt::format("[GPU] busy {} of the window (NVML, {} GPU{})", format_percent(*text.metrics.gpu_util),
-                                 text.metrics.gpus_sampled, text.metrics.gpus_sampled == 1 ? "" : "s");
+  std::string line = fmt::format("[GPU] busy {} of the {} (NVML, {} GPU{})", format_percent(*text.metrics.gpu_util),
+                                 text.metrics.gpu_over_loop ? "training loop" : "window", text.metrics.gpus_sampled,
+                                 text.metrics.gpus_sampled == 1 ? "" : "s");
   if (text.metrics.sm_active) line += fmt::format(", SM activity {}", format_percent(*text.metrics.sm_active));
   return line;
 }
