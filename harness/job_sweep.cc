@@ -2,9 +2,7 @@
 #include "harness/job_sweep.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
 #include <sstream>
 
@@ -158,15 +156,11 @@ class JobRunner final : public PointRunner {
     return tail.busiest(plan_.loader);
   }
   std::optional<std::string> check_overrides(const tracer::LiveLoader& loader, const SweepPoint& point) const;
-  // The job's own output, kept in --out as run-ID-LABEL.log (its meters are the user's check of ours).
+  // The job's own output, kept in --out (checked before the first run) as run-ID-LABEL.log: its
+  // meters are the user's check of ours.
   void keep_output(const std::string& path, int64_t run_id, const std::string& label) const {
-    auto text = proc::read_file(path);
-    if (!text || out_dir_.empty()) return;
-    std::string slug;
-    for (char ch : label) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir_, ec);
-    (void)write_file_atomically(fmt::format("{}/run-{}-{}.log", out_dir_, run_id, slug), *text);
+    if (auto text = proc::read_file(path))
+      (void)write_file_atomically(run_file_path(out_dir_, run_id, label, "log"), *text);
   }
 
   JobPlan plan_;
@@ -177,9 +171,9 @@ class JobRunner final : public PointRunner {
 };
 
 // A point is reported only when the job ran with its knobs: each one applied by the observer
-// (or, from a template, seen on the loader), else the point failed and says why.
+// (or, from a template, seen on the loader), else the point failed and says why. (An override the
+// observer refused as a whole stops the sweep before this.)
 std::optional<std::string> JobRunner::check_overrides(const tracer::LiveLoader& loader, const SweepPoint& point) const {
-  if (!loader.override_error.empty()) return "the observer refused the override: " + loader.override_error;
   for (const auto& [knob, wanted] : point.knobs) {
     if (knob == "mode" || wanted.empty()) continue;
     const bool templated = std::find(plan_.templated.begin(), plan_.templated.end(), knob) != plan_.templated.end();
@@ -222,8 +216,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, co
   req.sweep_phase = phase;
 
   tracer::ObserverTail tail(observer->records_dir);
-  const auto started = Clock::now();
-  auto last_progress = started;
+  auto last_progress = Clock::now();
   size_t last_count = 0;
   std::optional<std::string> stalled;
   bool stopped_early = false;
@@ -375,16 +368,14 @@ Result<std::vector<Knobs>> job_grid(const SweepFlags& flags, const std::vector<s
                                              {"prefetch_factor", !prefetch.empty()},
                                              {"pin_memory", !w.pin_memory.empty()},
                                              {"persistent_workers", !w.persistent_workers.empty()}};
-  for (const std::string& knob : templated)
-    if (!swept.at(knob))
+  for (std::string knob : templated)
+    if (!swept.at(knob)) {
+      const std::string tag = placeholder(knob);
+      std::replace(knob.begin(), knob.end(), '_', '-');  // the flag that gives its values
       return Error::bad_input(fmt::format("the command's template {} is never used: the sweep has no --{} values",
-                                          placeholder(knob), knob == "num_workers" ? "num-workers"
-                                                                                   : knob == "prefetch_factor"
-                                                                                         ? "prefetch-factor"
-                                                                                         : knob == "pin_memory"
-                                                                                               ? "pin-memory"
-                                                                                               : "persistent-workers"),
+                                          tag, knob),
                               "give the values it should take, or take the template out of the command");
+    }
   if (prefetch.empty()) prefetch.push_back(0);
   std::vector<Knobs> grid;
   for (int nw : *workers)
@@ -400,13 +391,9 @@ Result<std::vector<Knobs>> job_grid(const SweepFlags& flags, const std::vector<s
   return grid;
 }
 
-Result<TraceSettings> job_trace_settings(const SweepFlags& flags) {
-  auto trace = trace_settings(flags.workload.trace);
-  if (!trace) return trace.error();
-  return trace;
-}
-
 }  // namespace
+
+bool is_job_sweep(const nlohmann::json& request) { return request.is_object() && request.contains("command"); }
 
 std::vector<std::string> templated_knobs(const std::vector<std::string>& command) {
   std::vector<std::string> out;
@@ -442,8 +429,9 @@ Result<int> run_job_sweep(const SweepFlags& flags) {
   if (!plan) return plan.error();
   auto grid = job_grid(flags, plan->templated);
   if (!grid) return grid.error();
-  auto trace = job_trace_settings(flags);
+  auto trace = trace_settings(flags.workload.trace);
   if (!trace) return trace.error();
+  if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
   SweepSpec spec;
   spec.rules = rules_from(flags);
   int position = 0;
@@ -486,8 +474,9 @@ Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
   for (const auto& p : spec.points)
     if (!plan.loader && p.config.contains("loader") && p.config["loader"].is_number_integer())
       plan.loader = p.config["loader"].get<int>();
-  auto trace = job_trace_settings(flags);
+  auto trace = trace_settings(flags.workload.trace);
   if (!trace) return trace.error();
+  if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
   JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
   return run_sweep(std::move(spec), runner, flags);
 }

@@ -18,6 +18,8 @@ namespace ingero::harness {
 
 Result<int> run_job_sweep(const SweepFlags& flags);
 Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags);
+// Whether a stored sweep request is one of the user's command (it holds the command).
+bool is_job_sweep(const nlohmann::json& request);
 
 // The knobs a template in the command can take: {num_workers}, {prefetch_factor},
 // {pin_memory}, {persistent_workers} (on/off as 1/0).

@@ -190,14 +190,13 @@ std::string summarize_targets(const nlohmann::json& outcomes) {
   return text;
 }
 
-// out/run-12-loader-w4-pf2.json
-std::string record_path(const std::string& dir, int64_t run_id, const std::string& label) {
+}  // namespace
+
+std::string run_file_path(const std::string& dir, int64_t run_id, const std::string& label, const std::string& ext) {
   std::string slug;
   for (char ch : label) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
-  return fmt::format("{}/run-{}-{}.json", dir, run_id, slug);
+  return fmt::format("{}/run-{}-{}.{}", dir, run_id, slug, ext);
 }
-
-}  // namespace
 
 // ---- RunGuard ---------------------------------------------------------------------------
 
@@ -331,7 +330,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   // workload wrote it.
   outcome.result = read_result(request);
   if (outcome.result && request.record_dir) {
-    const std::string path = record_path(*request.record_dir, guard->id(), request.label);
+    const std::string path = run_file_path(*request.record_dir, guard->id(), request.label, "json");
     if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {
       outcome.stored = false;
       outcome.store_error = s.error().message;

@@ -91,6 +91,9 @@ struct RunOutcome {
   std::optional<std::string> record_kept_at;
 };
 
+// A file kept for a run in --out: out/run-12-loader-w4-pf2.json (ext "json"), the label made file-safe.
+std::string run_file_path(const std::string& dir, int64_t run_id, const std::string& label, const std::string& ext);
+
 Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
                                const std::string& machine_json);
 

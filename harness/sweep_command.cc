@@ -606,7 +606,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   spec.rules = rules_from_json((*sweep)->rules);
   spec.baseline = (*sweep)->baseline_point;
   spec.request = (*sweep)->request;
-  const bool job = spec.request.is_object() && spec.request.contains("command");
+  const bool job = is_job_sweep(spec.request);
   for (const auto& p : *stored_points) {
     SweepPoint point;
     point.label = p.point;
@@ -696,7 +696,7 @@ Result<int> run_sweep_command(const SweepFlags& flags) {
     auto resumed = load_sweep(flags.workload.trace.db, flags.sweep_id);
     if (!resumed) return resumed.error();
     spec = std::move(*resumed);
-    if (spec.request.is_object() && spec.request.contains("command")) return resume_job_sweep(std::move(spec), flags);
+    if (is_job_sweep(spec.request)) return resume_job_sweep(std::move(spec), flags);
     RunPlan plan;
     for (const auto& p : spec.points) {
       auto config = workloads::config_from_json(p.config);
