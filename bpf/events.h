@@ -211,8 +211,8 @@ struct ib_call_hist {
   __u64 slots[IB_CALL_HIST_SLOTS];
 };
 
-/* A thread's page faults and page allocations not yet reported as a burst event:
- * every mem_burst_pages of them become one page_faults / page_allocs event. */
+/* A thread's page faults and page allocations not yet reported as a burst event
+ * (page_faults / page_allocs; when one closes: mem.bpf.c). */
 struct ib_mem_burst {
   __u32 pid;
   __u32 pad;

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Memory: page allocations (count, bytes) and user page faults, counted per thread,
- * and streamed in bursts: every mem_burst_pages of a thread's faults (or allocations)
- * become one event spanning them, so a timeline shows when memory was touched at a
- * bounded event rate. The remainder of a burst is emitted when the thread exits, and
- * read from the map by user space when tracing stops: the bursts of a thread add up
- * to its exact counters. */
+ * and streamed in bursts, so a timeline shows when memory was touched at a bounded
+ * event rate. A burst holds at least mem_burst_pages; it closes once it also spans
+ * mem_burst_min_ns, or before a fault that comes more than mem_burst_min_ns after its
+ * last one (a full burst never spans a pause). So a thread emits at most one burst of
+ * each kind per mem_burst_pages events and at most two per mem_burst_min_ns, however
+ * fast it faults (a loader touching 400 MB batches would otherwise emit thousands a
+ * second). The remainder of a burst is emitted when the thread exits, and read from the
+ * map by user space when tracing stops: the bursts of a thread add up to its exact
+ * counters. */
 #include "common.bpf.h"
 
 #define PAGE_BYTES 4096
 
 const volatile __u64 mem_burst_pages = 64;
+const volatile __u64 mem_burst_min_ns = 10000000;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -41,6 +46,18 @@ static __always_inline void emit_burst(__u32 op, __u64 start, __u64 last, __u64 
   submit_event(&proc_ring, e);
 }
 
+/* Whether a full-sized burst whose last event was at `last` must be emitted before an event at `now`. */
+static __always_inline bool burst_paused(__u64 count, __u64 last, __u64 now)
+{
+  return count >= mem_burst_pages && now - last > mem_burst_min_ns;
+}
+
+/* Whether a burst that now holds `count` events from start to now is complete. */
+static __always_inline bool burst_full(__u64 count, __u64 start, __u64 now)
+{
+  return count >= mem_burst_pages && now - start >= mem_burst_min_ns;
+}
+
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
 {
@@ -58,12 +75,17 @@ int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
   if (!b)
     return 0;
   __u64 now = bpf_ktime_get_ns();
+  if (burst_paused(b->allocs, b->alloc_last_ns, now)) {
+    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, pid, tid);
+    b->allocs = 0;
+    b->alloc_bytes = 0;
+  }
   if (b->allocs == 0)
     b->alloc_start_ns = now;
   b->alloc_last_ns = now;
   b->allocs += 1;
   b->alloc_bytes += bytes;
-  if (b->allocs >= mem_burst_pages) {
+  if (burst_full(b->allocs, b->alloc_start_ns, now)) {
     emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, now, b->allocs, b->alloc_bytes, pid, tid);
     b->allocs = 0;
     b->alloc_bytes = 0;
@@ -85,11 +107,15 @@ int BPF_PROG(on_page_fault_user, unsigned long address)
   if (!b)
     return 0;
   __u64 now = bpf_ktime_get_ns();
+  if (burst_paused(b->faults, b->fault_last_ns, now)) {
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, pid, tid);
+    b->faults = 0;
+  }
   if (b->faults == 0)
     b->fault_start_ns = now;
   b->fault_last_ns = now;
   b->faults += 1;
-  if (b->faults >= mem_burst_pages) {
+  if (burst_full(b->faults, b->fault_start_ns, now)) {
     emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, 0, pid, tid);
     b->faults = 0;
   }

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS runs (
   sweep_id      INTEGER,                -- the sweep the run belongs to (NULL outside sweeps)
   sweep_point   TEXT,                   -- its point in that sweep (sweep_points.point)
   sweep_phase   TEXT                    -- 'measure' (the search) | 'verify' (the re-runs that prove the advice)
+                                        -- | 'probe' (a budget's sizing run, not a measurement)
 );
 CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 
@@ -201,7 +202,8 @@ CREATE TABLE IF NOT EXISTS losses (
 CREATE TABLE IF NOT EXISTS run_settings (
   run_id  INTEGER NOT NULL,
   key     TEXT NOT NULL,      -- e.g. 'offcpu_min_ns', 'runq_min_ns', 'ringbuf_bytes', 'cuda_detail',
-                              -- 'call_stream_min_ns', 'mem_burst_pages', 'trace_problem', 'world_size'
+                              -- 'call_stream_min_ns', 'mem_burst_pages', 'mem_burst_min_ns', 'trace_problem',
+                              -- 'world_size'
                               -- (the WORLD_SIZE the run's ranked processes were started with),
                               -- 'batch_source' ('observer': the Python observer wrote the batch events
                               -- of a user's job; workload runs' come from their record),

@@ -34,9 +34,13 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--runq-min-us", f->runq_min_us, "Record run-queue waits at least this long individually")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app->add_option("--mem-burst-pages", f->mem_burst_pages, "Page faults (or allocations) per memory burst event")
+  app->add_option("--mem-burst-pages", f->mem_burst_pages, "Page faults (or allocations) per memory burst event, at least")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--mem-burst-ms", f->mem_burst_ms,
+                  "A memory burst event spans at least this long (at most two per thread and kind in that time)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10000.0));
   app->add_flag("--no-gpu-samples", f->no_gpu_samples,
                 "Do not sample the GPUs' utilisation through NVML while tracing (sampled by default where NVML exists)");
   app->add_flag("--no-wakeups", f->no_wakeups,

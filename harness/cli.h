@@ -24,6 +24,7 @@ struct TraceFlags {
   double offcpu_min_us = 100;
   double runq_min_us = 100;
   int mem_burst_pages = 64;
+  double mem_burst_ms = 10;
   int ringbuf_mb = 32;
   bool no_gpu_samples = false;
   bool no_wakeups = false;

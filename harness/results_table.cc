@@ -33,6 +33,7 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
                                     : Result<workloads::ResultSummary>(Error::bad_input("no record"));
   if (summary && summary->status == "ok" && status == "ok") {
     row.summary = *summary;
+    row.summary.label = label;
     if (!traced) row.summary.label += " (untraced)";
     return row;
   }

@@ -71,7 +71,10 @@ Result<int> run_runs_command(const RunsFlags& flags) {
   if (!jobs) return jobs.error();
   std::vector<TableRow> rows;
   for (const auto& r : *runs) {
-    TableRow row = table_row(r.run_id, r.label, r.status, r.error, r.result, r.traced);
+    // A bounded run's epochs are its first batches: its epoch times are not whole epochs'.
+    const auto cut = reports::epoch_cut(r.config);
+    const std::string label = cut ? fmt::format("{} ({} of {} batches)", r.label, cut->measured, cut->whole) : r.label;
+    TableRow row = table_row(r.run_id, label, r.status, r.error, r.result, r.traced);
     if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, r.sweep_phase == "verify" ? " verify" : "");
     row.node = r.node;
     for (size_t j = 0; j < jobs->size(); ++j)

@@ -41,9 +41,8 @@ class WorkloadRunner final : public PointRunner {
   WorkloadRunner(WorkloadSetup setup, const SweepFlags& flags) : setup_(std::move(setup)), flags_(flags) {}
   Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
                        std::optional<double> deadline, int64_t sweep_id) override;
-  Result<std::optional<std::string>> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
-                                                const std::string& baseline, int runs, double seconds,
-                                                int64_t sweep_id) override;
+  Result<BudgetFit> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points, const std::string& baseline,
+                               int runs, double seconds, int64_t sweep_id) override;
 
  private:
   WorkloadSetup setup_;
@@ -56,7 +55,9 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   if (!parsed) return parsed.error();
   workloads::WorkloadConfig config = *parsed;
   config.device = setup_.cuda ? "cuda" : "cpu";
-  config.epoch_deadline_s = deadline.value_or(0);
+  // The sweep speaks of whole epochs; a bounded epoch is held to its share of the deadline.
+  const double whole_epoch_scale = reports::whole_epoch_scale(point.config);
+  config.epoch_deadline_s = deadline.value_or(0) / whole_epoch_scale;
   auto dir = PrivateDir::create("ingero-bench-run");
   if (!dir) return dir.error();
   auto request = workload_request(config, setup_, dir->path(), flags_.workload.out_dir);
@@ -77,7 +78,7 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
     run.failure = record && record->contains("error") ? record->value("error", "") : outcome->child_exit;
     return run;
   }
-  for (const auto& e : (*record)["epoch_seconds"]) run.samples.push_back(e.get<double>());
+  run.samples = reports::whole_epoch_seconds(point.config, *record);
   if (record_status == "stopped") {
     run.stopped_early = true;
     run.stop_reason = "stopped early: " + record->value("error", "");
@@ -85,46 +86,69 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   return run;
 }
 
-// Under a budget with whole epochs: one short run of the baseline (one batch an epoch, phase
-// "probe", not a measurement) gives a run's fixed cost and a batch's. When whole-epoch runs of
-// `runs` points do not fit, every point's epochs become their first N batches, the most that fit
-// (assuming the others cost what the baseline does), but never fewer than two per worker.
-Result<std::optional<std::string>> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
-                                                              const std::string& baseline, int runs, double seconds,
-                                                              int64_t sweep_id) {
+// The fewest batches an epoch of this point that still measure its throughput: a loader pipelines
+// only over enough batches, and an epoch cut shorter than two per worker would measure the
+// workers' start-up instead.
+int64_t fewest_batches(const SweepPoint& point) {
+  return std::max<int64_t>(2, 2 * static_cast<int64_t>(point.config.value("num_workers", 0)));
+}
+
+// Under a budget with whole epochs: one run of the baseline on its fewest batches an epoch
+// (phase "probe") gives a run's fixed cost and a batch's. When whole-epoch runs of `runs` points
+// do not fit the rest of the budget, each point's epochs become their first N batches, the most
+// that fit (assuming the others cost what the baseline does), never fewer than that point's
+// fewest; the baseline keeps the probe's cut and the probe becomes its first measurement. The
+// sweep compares whole-epoch times estimated from the batches measured (reports::whole_epoch_seconds).
+Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
+                                             const std::string& baseline, int runs, double seconds,
+                                             int64_t sweep_id) {
   auto base = std::find_if(points.begin(), points.end(), [&](const SweepPoint& p) { return p.label == baseline; });
-  if (base == points.end() || base->config.value("max_batches", int64_t{0}) > 0) return std::optional<std::string>();
+  if (base == points.end() || base->config.value("max_batches", int64_t{0}) > 0 || base->config.value("ranks", 1) != 1)
+    return BudgetFit{};
   auto full = workloads::config_from_json(base->config);
   if (!full) return full.error();
   const int64_t batches = full->batches_per_epoch();
-  // A loader pipelines only over enough batches: an epoch cut shorter than two batches per worker of
-  // the grid's largest point would measure the workers' start-up rather than their throughput.
-  int most_workers = 0;
-  for (const auto& p : points) most_workers = std::max(most_workers, p.config.value("num_workers", 0));
-  const int64_t floor = std::max<int64_t>(2, 2 * static_cast<int64_t>(most_workers));
-  if (batches <= floor) return std::optional<std::string>();
+  const int64_t base_cut = fewest_batches(*base);
+  if (batches <= base_cut) return BudgetFit{};
   SweepPoint probe = *base;
-  probe.config["max_batches"] = 1;
+  probe.config["max_batches"] = base_cut;
   const auto started = std::chrono::steady_clock::now();
   auto measured = run(db, probe, "probe", std::nullopt, sweep_id);
   if (!measured) return measured.error();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (measured->failure || measured->samples.empty()) return std::optional<std::string>();
-  const double per_batch = reports::median(measured->samples);
+  if (measured->failure || measured->samples.empty()) return BudgetFit{};
+  // run() extended the probe's epochs to whole ones.
+  const double per_batch = reports::median(measured->samples) / static_cast<double>(batches);
   const int epochs = full->warmup_epochs + full->epochs;
-  const double fixed = std::max(0.0, wall - epochs * per_batch);
+  workloads::WorkloadConfig probed = *full;
+  probed.max_batches = base_cut;
+  const double probe_batches =
+      static_cast<double>(full->warmup_epochs * probed.batches_in_epoch(0) + full->epochs * base_cut);
+  const double fixed = std::max(0.0, wall - probe_batches * per_batch);
   const double whole = fixed + epochs * static_cast<double>(batches) * per_batch;
   const double left = seconds - wall;
-  if (whole * runs <= left) return std::optional<std::string>();
-  const double per_run = left / runs;
+  if (whole * runs <= left) return BudgetFit{};
+  const double per_run = left / std::max(1, runs - 1);
   const auto fit = static_cast<int64_t>((per_run - fixed) / (epochs * per_batch));
-  const int64_t cap = std::clamp<int64_t>(fit, floor, batches - 1);
-  for (auto& p : points) p.config["max_batches"] = cap;
-  return std::optional<std::string>(fmt::format(
-      "each epoch is measured on its first {} of its {} batches (--max-batches {}): a run of whole epochs takes "
-      "~{} (the baseline's fixed cost {} and {} a batch, from a probe run), and {} of them with one verification "
-      "round would not fit the budget",
-      cap, batches, cap, format_clock(whole), format_clock(fixed), format_seconds(per_batch), runs));
+  std::string cuts;
+  for (auto& p : points) {
+    const int64_t cap = &p == &*base ? base_cut : std::max(fit, fewest_batches(p));
+    if (cap >= batches) continue;
+    p.config["max_batches"] = cap;
+    cuts += fmt::format("{}{} {}", cuts.empty() ? "" : ", ", p.label, cap);
+  }
+  if (Status s = db.set_sweep_phase(measured->outcome.run_id, "measure"); !s) return s.error();
+  BudgetFit result;
+  result.note = fmt::format(
+      "epochs are measured on their first batches and extended to whole ones at their steady pace (--max-batches: "
+      "{} of {}): a run "
+      "of whole epochs takes ~{} (the baseline's fixed cost {} and {} a batch, from its first run), and {} of "
+      "them with one verification round would not fit the budget; a point keeps at least two batches per "
+      "worker, so that its workers' throughput is measured, not their start-up",
+      cuts, batches, format_clock(whole), format_clock(fixed), format_seconds(per_batch), runs);
+  result.baseline_run = std::move(*measured);
+  result.baseline_run_s = wall;
+  return result;
 }
 
 class Sweep {
@@ -152,6 +176,7 @@ class Sweep {
   Result<int> measure_path();
   Result<int> repeat_undecided();
   Result<bool> measure(SweepPoint& point, int index, int total, const std::string& what);
+  Status absorb(SweepPoint& point, const PointRun& outcome);
   Result<PointRun> run(SweepPoint& point, const std::string& phase, std::optional<double> deadline);
   void settle(SweepPoint& point);
   void learn_knobs(SweepPoint& point, const Knobs& knobs);
@@ -282,13 +307,19 @@ Status Sweep::fit_budget() {
   std::vector<Knobs> knobs;
   for (const auto& p : points_) knobs.push_back(p.knobs);
   const int runs = static_cast<int>(rules_.coordinate ? first_search_stage(knobs).size() : points_.size()) + 2;
-  auto note = runner_.fit_budget(db_, points_, baseline_, runs, flags_.budget_s - progress_.elapsed_s(), id_);
-  if (!note) return note.error();
-  if (!*note) return {};
-  progress_.note("budget: " + **note);
+  auto fit = runner_.fit_budget(db_, points_, baseline_, runs, flags_.budget_s - progress_.elapsed_s(), id_);
+  if (!fit) return fit.error();
+  if (!fit->note) return {};
+  progress_.note("budget: " + *fit->note);
   for (const auto& p : points_)
     if (Status s = store(p); !s) return s;
-  return {};
+  SweepPoint* base = find(baseline_);
+  if (!fit->baseline_run || !base) return {};
+  run_seconds_ += fit->baseline_run_s;
+  ++runs_done_;
+  base->run_seconds += fit->baseline_run_s;
+  ++base->timed_runs;
+  return absorb(*base, *fit->baseline_run);
 }
 
 Result<int> Sweep::search() {
@@ -393,25 +424,30 @@ Result<bool> Sweep::measure(SweepPoint& point, int index, int total, const std::
   auto outcome = run(point, "measure", point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
   if (!outcome) return outcome.error();
   if (interrupted_) return false;
-  for (const auto& [key, value] : outcome->config_update.items()) point.config[key] = value;
-  if (outcome->knobs && point.knobs.empty()) learn_knobs(point, *outcome->knobs);
-  if (outcome->failure) {
+  if (Status s = absorb(point, *outcome); !s) return s.error();
+  return true;
+}
+
+// A point's measurement, taken into its progress and decided.
+Status Sweep::absorb(SweepPoint& point, const PointRun& outcome) {
+  for (const auto& [key, value] : outcome.config_update.items()) point.config[key] = value;
+  if (outcome.knobs && point.knobs.empty()) learn_knobs(point, *outcome.knobs);
+  if (outcome.failure) {
     point.state = "failed";
-    point.reason = *outcome->failure;
+    point.reason = *outcome.failure;
     ++failures_;
     progress_.note(fmt::format("  {} failed: {}", point.label, point.reason));
   } else {
     ++point.progress.runs;
-    point.progress.epochs.insert(point.progress.epochs.end(), outcome->samples.begin(), outcome->samples.end());
-    if (outcome->stopped_early) {
+    point.progress.epochs.insert(point.progress.epochs.end(), outcome.samples.begin(), outcome.samples.end());
+    if (outcome.stopped_early) {
       point.progress.stopped_early = true;
-      point.progress.stop_reason = outcome->stop_reason;
+      point.progress.stop_reason = outcome.stop_reason;
     }
     settle(point);
   }
-  if (!outcome->outcome.stored) ++failures_;
-  if (Status s = store(point); !s) return s.error();
-  return true;
+  if (!outcome.outcome.stored) ++failures_;
+  return store(point);
 }
 
 Result<int> Sweep::measure_path() {
@@ -485,7 +521,8 @@ Result<int> Sweep::verify(std::optional<std::string>* recommended) {
                                  rules_.verify_rounds));
     }
   }
-  progress_.note(fmt::format("verifying: {} against the baseline {}, {} interleaved rounds", rec, baseline_, rounds));
+  progress_.note(fmt::format("verifying: {} against the baseline {}, {} interleaved round{}", rec, baseline_, rounds,
+                             rounds == 1 ? "" : "s"));
   for (int round = 0; round < rounds; ++round) {
     // ABBA: the second round reverses the order, so that drift hits both alike.
     SweepPoint* order[2] = {base, best};
@@ -635,7 +672,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
     for (auto& p : spec.points) {
       if (p.label != run.sweep_point) continue;
       ++p.progress.runs;
-      for (double e : reports::measured_epochs(run)) p.progress.epochs.push_back(e);
+      for (double e : reports::whole_epoch_seconds(run)) p.progress.epochs.push_back(e);
       if (run.end_ns && *run.end_ns > run.start_ns) {
         p.run_seconds += static_cast<double>(*run.end_ns - run.start_ns) / 1e9;
         ++p.timed_runs;

@@ -49,6 +49,14 @@ struct PointRun {
   nlohmann::json config_update = nlohmann::json::object();  // learned by the run, kept in the point's config
 };
 
+// What fitting a budget did: a note for the user, and the run that sized the cut when it
+// measured the baseline as the search would (then it is the baseline's first measurement).
+struct BudgetFit {
+  std::optional<std::string> note;
+  std::optional<PointRun> baseline_run;
+  double baseline_run_s = 0;  // its wall time
+};
+
 class PointRunner {
  public:
   virtual ~PointRunner() = default;
@@ -57,10 +65,9 @@ class PointRunner {
                                std::optional<double> deadline, int64_t sweep_id) = 0;
   // Before a budgeted search: make the points' runs short enough that `runs` of them fit in
   // `seconds` (changing their configs), and say what was done; nothing by default.
-  virtual Result<std::optional<std::string>> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
-                                                        const std::string& baseline, int runs, double seconds,
-                                                        int64_t sweep_id) {
-    return std::optional<std::string>();
+  virtual Result<BudgetFit> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points,
+                                       const std::string& baseline, int runs, double seconds, int64_t sweep_id) {
+    return BudgetFit{};
   }
 };
 

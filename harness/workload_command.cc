@@ -119,6 +119,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.offcpu_min_ns = static_cast<uint64_t>(flags.offcpu_min_us * 1e3);
   s.options.runq_min_ns = static_cast<uint64_t>(flags.runq_min_us * 1e3);
   s.options.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
+  s.options.mem_burst_min_ns = static_cast<uint64_t>(flags.mem_burst_ms * 1e6);
   s.options.ringbuf_bytes = static_cast<uint32_t>(flags.ringbuf_mb) << 20;
   s.options.gpu_samples = !flags.no_gpu_samples;
   s.options.wakers = !flags.no_wakeups;

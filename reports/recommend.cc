@@ -48,7 +48,7 @@ ConfigResult& config_for(std::vector<ConfigResult>& configs, std::map<std::strin
 void add_run(ConfigResult& c, const ConfigRun& entry) {
   const RunRecord& run = entry.run;
   c.run_ids.push_back(run.run_id);
-  const auto epochs = measured_epochs(run);
+  const auto epochs = whole_epoch_seconds(run);
   c.epoch_seconds.insert(c.epoch_seconds.end(), epochs.begin(), epochs.end());
   if (!c.cores) c.cores = usable_cores(run);
   if (run.result.is_object() && run.result.contains("wait_fraction") && run.result["wait_fraction"].is_number())
@@ -161,7 +161,7 @@ std::optional<Verification> verification_of(const RecommendInputs& in, const Con
   Verification v;
   for (const ConfigRun& entry : in.verify_runs) {
     if (!is_successful(entry.run)) continue;
-    const auto epochs = measured_epochs(entry.run);
+    const auto epochs = whole_epoch_seconds(entry.run);
     if (entry.run.sweep_point == base.label) {
       v.baseline_runs.push_back(entry.run.run_id);
       v.baseline_epochs.insert(v.baseline_epochs.end(), epochs.begin(), epochs.end());
@@ -287,6 +287,17 @@ std::string headline(const RecommendReport& r) {
   return text;
 }
 
+// Which measured configurations' epoch times are scaled from their first batches.
+std::string bounded_epochs_note(const std::vector<ConfigResult>& configs) {
+  std::string cuts;
+  for (const ConfigResult& c : configs)
+    if (auto cut = c.measured() ? epoch_cut(c.config_json) : std::nullopt)
+      cuts += fmt::format("{}{} on {} of {} batches", cuts.empty() ? "" : ", ", c.label, cut->measured, cut->whole);
+  if (cuts.empty()) return "";
+  return fmt::format(" Epoch times estimated from each epoch's first batches, extended to a whole epoch at its "
+                     "steady pace: {} (--max-batches).", cuts);
+}
+
 }  // namespace
 
 std::string config_key(const RunRecord& run) {
@@ -385,9 +396,7 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
       kMedianConfidence * 100, kSpeedupConfidence * 100);
   add_reasons(r);
   r.headline = headline(r);
-  if (auto cap = base.config_json.is_object() ? base.config_json.value("max_batches", int64_t{0}) : 0; cap > 0)
-    r.headline += fmt::format(" (Each epoch was measured on its first {} batch{}: --max-batches {}.)", cap,
-                              cap == 1 ? "" : "es", cap);
+  r.headline += bounded_epochs_note(r.configs);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "common/epoch_batches.h"
 #include "common/trace_contract.h"
 
 namespace ingero::reports {
@@ -184,6 +185,66 @@ std::optional<int> usable_cores(const RunRecord& run) {
 std::vector<double> measured_epochs(const RunRecord& run) {
   return json_value<std::vector<double>>(run.result, "epoch_seconds", {});
 }
+
+std::optional<EpochCut> epoch_cut(const nlohmann::json& config) {
+  if (!config.is_object() || config.value("max_batches", int64_t{0}) <= 0 || config.value("ranks", 1) != 1)
+    return std::nullopt;
+  const int64_t samples = config.value("samples", int64_t{0}), batch = config.value("batch_size", int64_t{0});
+  const bool drop_last = config.value("drop_last", false);
+  EpochCut cut{epoch_batches(samples, batch, drop_last, config["max_batches"].get<int64_t>()),
+               epoch_batches(samples, batch, drop_last)};
+  if (cut.measured <= 0 || cut.measured >= cut.whole) return std::nullopt;
+  return cut;
+}
+
+double whole_epoch_scale(const nlohmann::json& config) {
+  const auto cut = epoch_cut(config);
+  return cut ? static_cast<double>(cut->whole) / static_cast<double>(cut->measured) : 1.0;
+}
+
+namespace {
+
+// Per measured epoch, in order: the seconds from its first batch's end to its last's, over
+// the batches after the first; empty when the records do not cover every measured epoch.
+std::vector<double> steady_batch_seconds(const nlohmann::json& result, size_t epochs, int64_t measured) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> ends;  // epoch -> (first batch end, last batch end)
+  std::map<int64_t, int64_t> counts;
+  if (!result.is_object() || result.value("batches_truncated", false) || !result.contains("batches")) return {};
+  for (const auto& b : result["batches"]) {
+    if (!b.is_object()) return {};
+    const int64_t epoch = b.value("epoch", int64_t{-1});
+    const int64_t end = b.value("wait_start_ns", int64_t{0}) + b.value("wait_ns", int64_t{0}) +
+                        b.value("compute_ns", int64_t{0});
+    auto [it, fresh] = ends.emplace(epoch, std::make_pair(end, end));
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, end);
+      it->second.second = std::max(it->second.second, end);
+    }
+    ++counts[epoch];
+  }
+  if (ends.size() != epochs || measured < 2) return {};
+  std::vector<double> per_batch;
+  for (const auto& [epoch, span] : ends) {
+    if (counts[epoch] != measured) return {};
+    per_batch.push_back(static_cast<double>(span.second - span.first) / 1e9 / static_cast<double>(measured - 1));
+  }
+  return per_batch;
+}
+
+}  // namespace
+
+std::vector<double> whole_epoch_seconds(const nlohmann::json& config, const nlohmann::json& result) {
+  std::vector<double> epochs = json_value<std::vector<double>>(result, "epoch_seconds", {});
+  const auto cut = epoch_cut(config);
+  if (!cut) return epochs;
+  const auto steady = steady_batch_seconds(result, epochs.size(), cut->measured);
+  const auto missing = static_cast<double>(cut->whole - cut->measured);
+  for (size_t i = 0; i < epochs.size(); ++i)
+    epochs[i] = steady.empty() ? epochs[i] * whole_epoch_scale(config) : epochs[i] + missing * steady[i];
+  return epochs;
+}
+
+std::vector<double> whole_epoch_seconds(const RunRecord& run) { return whole_epoch_seconds(run.config, run.result); }
 
 RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batches, const TimeWindow& window,
                                int64_t events_in_window) {

@@ -83,6 +83,22 @@ std::optional<int> usable_cores(const RunRecord& run);
 // Measured epoch times of a run's result record (empty when none were measured).
 std::vector<double> measured_epochs(const RunRecord& run);
 
+// A run whose epochs were only their first batches (--max-batches): how many of how many.
+struct EpochCut {
+  int64_t measured = 0;
+  int64_t whole = 0;
+};
+std::optional<EpochCut> epoch_cut(const nlohmann::json& config);
+// A run's epoch times in whole epochs: measured ones as they are; a bounded epoch of m batches
+// extended by the batches it did not run at its own steady pace, (last batch end - first batch
+// end) / (m - 1) from its batch records, so that what an epoch pays once (the order, the
+// workers' start-up, all in its first batch) is not multiplied; without those records, scaled by
+// whole / m. An estimate, labelled where it is shown. Sweeps compare these, so that points
+// measured on different cuts stay comparable.
+std::vector<double> whole_epoch_seconds(const nlohmann::json& config, const nlohmann::json& result);
+std::vector<double> whole_epoch_seconds(const RunRecord& run);
+double whole_epoch_scale(const nlohmann::json& config);  // whole / measured batches (1: whole epochs)
+
 struct IoSummary {
   int64_t requests = 0;
   int64_t bytes = 0;

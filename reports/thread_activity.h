@@ -32,8 +32,8 @@ struct TimeSpan {
 };
 using IntervalList = std::vector<TimeSpan>;
 
-// A burst of page faults: `count` faults between start and end (the tracer reports every
-// mem_burst_pages of a thread's faults as one such burst).
+// A burst of page faults: `count` faults between start and end (the tracer reports at least
+// mem_burst_pages of a thread's faults, over at least mem_burst_min_ns, as one such burst).
 struct FaultBurst {
   int64_t start_ns = 0;
   int64_t end_ns = 0;

@@ -211,6 +211,11 @@ Status TraceDb::set_root_pid(int64_t run_id, pid_t pid) {
                        [&](sql::Statement& st) { st.bind(1, int64_t{pid}).bind(2, run_id); });
 }
 
+Status TraceDb::set_sweep_phase(int64_t run_id, const std::string& phase) {
+  return run_statement(db_, "UPDATE runs SET sweep_phase = ? WHERE run_id = ?",
+                       [&](sql::Statement& st) { st.bind(1, phase).bind(2, run_id); });
+}
+
 Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events) {
   auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();
@@ -539,15 +544,25 @@ Status EventTable::stage(const EventRecord* records, size_t count, int64_t first
 
 Status EventTable::unstage(int64_t seq, size_t count) {
   std::vector<EventRecord> records(count);
+  const size_t expected = records.size() * sizeof(EventRecord);
   sql::Statement& select = sql_.select_batch;
   select.bind(1, run_id_).bind(2, seq);
   auto row = select.step();
+  std::optional<size_t> found;  // the batch's size in bytes, when it is there
   if (row.ok() && *row) {
-    size_t bytes = std::min(select.column_bytes(0), records.size() * sizeof(EventRecord));
-    memcpy(records.data(), select.column_blob(0), bytes);
+    found = select.column_bytes(0);
+    if (*found == expected) memcpy(records.data(), select.column_blob(0), expected);
   }
   select.reset();
   if (!row) return row.error();
+  // A missing or resized batch is not zero-filled into events: its events are lost, and counted.
+  if (!found)
+    return Error::failure(fmt::format("staged event batch {} of run {} is missing: its {} events are lost", seq,
+                                      run_id_, count));
+  if (*found != expected)
+    return Error::failure(fmt::format("staged event batch {} of run {} holds {} bytes, not the {} of its {} events: "
+                                      "they are lost",
+                                      seq, run_id_, *found, expected, count));
   // Moving rows and deleting the batch in one transaction: a batch is never in both tables.
   auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();

@@ -97,6 +97,8 @@ class TraceDb {
   // Sets end_ns = now, exit code, status, result record, error.
   Status finish_run(int64_t run_id, const RunEnd& end);
   Status set_root_pid(int64_t run_id, pid_t pid);
+  // A sweep's run counted in another phase than it ran as (a probe kept as a measurement).
+  Status set_sweep_phase(int64_t run_id, const std::string& phase);
   Status add_workload_events(int64_t run_id, const std::vector<WorkloadEvent>& events);
   Status add_loaders(int64_t run_id, const std::vector<ObservedLoader>& loaders);
   // Everything the tracer hands back when it stops: threads, totals, histograms, losses,

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -180,6 +181,23 @@ std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
   };
 }
 
+// The skeleton's programs that attach_order leaves out, other than the CUDA probes (sections
+// uprobe / uretprobe, attached per library by the probe plan): a program added to a .bpf.c
+// file but not here would load and never run.
+std::vector<std::string> programs_left_unattached(ingero_bpf* s) {
+  std::set<const bpf_program*> ordered;
+  for (const auto& entry : attach_order(s)) ordered.insert(entry.first);
+  std::vector<std::string> left;
+  bpf_program* program = nullptr;
+  bpf_object__for_each_program(program, s->obj) {
+    const std::string_view section = bpf_program__section_name(program);
+    const bool cuda_probe = section.rfind("uprobe", 0) == 0 || section.rfind("uretprobe", 0) == 0;
+    if (cuda_probe || ordered.count(program)) continue;
+    left.push_back(bpf_program__name(program));
+  }
+  return left;
+}
+
 class BpfTracer final : public Tracer {
  public:
   BpfTracer(const TraceOptions& opts, int64_t run_id) : opts_(opts), run_id_(run_id) {}
@@ -260,6 +278,7 @@ Status BpfTracer::load() {
   ro->runq_min_ns = opts_.runq_min_ns;
   ro->wakeup_bytes = opts_.ringbuf_bytes / 4;
   ro->mem_burst_pages = opts_.mem_burst_pages;
+  ro->mem_burst_min_ns = opts_.mem_burst_min_ns;
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
@@ -273,6 +292,9 @@ Status BpfTracer::load() {
 }
 
 Status BpfTracer::attach_programs() {
+  if (auto left = programs_left_unattached(skel_.get()); !left.empty())
+    return Error::failure(fmt::format("BPF program {} is in the object but not in attach_order (tracer.cc)", left.front()),
+                          "add it to attach_order, or give it a uprobe section");
   for (auto [program, link] : attach_order(skel_.get())) {
     if (!bpf_program__autoload(program)) continue;
     *link = bpf_program__attach(program);
@@ -566,6 +588,7 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
       {"cuda_detail", std::string(cuda_detail_name(opts_.cuda_detail))},
       {"call_stream_min_ns", std::to_string(opts_.call_stream_min_ns)},
       {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
+      {"mem_burst_min_ns", std::to_string(opts_.mem_burst_min_ns)},
       {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},
   };
 }

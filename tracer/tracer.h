@@ -33,7 +33,8 @@ struct TraceOptions {
   uint64_t call_stream_min_ns = 1'000'000;   // hot calls (launches) stored individually from this long
   uint64_t offcpu_min_ns = 100'000;          // stream off-CPU intervals at least this long
   uint64_t runq_min_ns = 100'000;            // stream run-queue waits at least this long
-  uint64_t mem_burst_pages = 64;             // page faults / allocations per burst event
+  uint64_t mem_burst_pages = 64;             // page faults / allocations per burst event, at least
+  uint64_t mem_burst_min_ns = 10'000'000;    // ... and spanning this long (bounds the event rate)
   uint32_t ringbuf_bytes = 32u << 20;        // per ring buffer (power of two, >= page size)
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
   bool gpu_samples = true;                   // sample the GPUs' utilisation through NVML while tracing

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "common/epoch_batches.h"
 #include "workloads/config.h"
 
 #include <algorithm>
@@ -45,8 +46,16 @@ Result<Mode> parse_mode(const std::string& name) {
 }
 
 int64_t WorkloadConfig::batches_per_epoch() const {
-  const int64_t all = drop_last ? samples / batch_size : (samples + batch_size - 1) / batch_size;
-  return max_batches > 0 ? std::min(all, max_batches) : all;
+  return epoch_batches(samples, batch_size, drop_last, max_batches);
+}
+
+int64_t WorkloadConfig::batches_in_epoch(int epoch) const {
+  if (epoch < warmup_epochs && max_batches > 0) return epoch_batches(samples, batch_size, drop_last, warmup_cut());
+  return batches_per_epoch();
+}
+
+int64_t WorkloadConfig::warmup_cut() const {
+  return warmup_batches > 0 ? warmup_batches : std::max(max_batches, kSettledWarmupBatches);
 }
 
 std::string WorkloadConfig::label() const {
@@ -117,6 +126,7 @@ Status validate(const WorkloadConfig& c) {
                             "raise --samples or lower --batch-size");
   if (c.epoch_deadline_s < 0) return Error::bad_input("the epoch deadline must be >= 0 (0: none)");
   if (c.max_batches < 0) return Error::bad_input("--max-batches must be >= 1 (0: whole epochs)");
+  if (c.warmup_batches < 0) return Error::bad_input("warm-up batches must be >= 1 (0: as a measured epoch)");
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
   }
@@ -148,6 +158,7 @@ nlohmann::json to_json(const WorkloadConfig& c) {
   };
   if (c.epoch_deadline_s > 0) j["epoch_deadline_s"] = c.epoch_deadline_s;
   if (c.max_batches > 0) j["max_batches"] = c.max_batches;
+  if (c.max_batches > 0) j["warmup_batches"] = c.warmup_cut();
   return j;
 }
 
@@ -178,6 +189,7 @@ Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
     c.ranks = j.value("ranks", 1);
     c.epoch_deadline_s = j.value("epoch_deadline_s", 0.0);
     c.max_batches = j.value("max_batches", int64_t{0});
+    c.warmup_batches = j.value("warmup_batches", int64_t{0});
     return c;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("malformed workload configuration: ") + e.what());

@@ -34,6 +34,11 @@ Result<Mode> parse_mode(const std::string& name);
 bool mode_uses_workers(Mode mode);
 bool mode_runs_in_python(Mode mode);
 
+// A bounded run's warm-up epoch holds at least this many batches: the compute path settles over
+// the first few (on the CPU a model's first batches took 5-8x a settled one until the fourth; a
+// measured epoch of two batches after a warm-up of two showed it).
+constexpr int64_t kSettledWarmupBatches = 4;
+
 struct WorkloadConfig {
   Mode mode = Mode::kDirect;
   std::string device = "auto";  // auto | cpu | cuda; resolved to cpu|cuda in the workload process
@@ -57,9 +62,13 @@ struct WorkloadConfig {
   uint64_t seed = 0;
   double epoch_deadline_s = 0;  // > 0: stop the run when an epoch takes longer (a sweep's early stop)
   int64_t max_batches = 0;      // > 0: an epoch is its first N batches (of the whole shuffled order)
+  int64_t warmup_batches = 0;   // > 0 with max_batches: a warm-up epoch's first N batches instead
+                                // (default: max_batches, at least kSettledWarmupBatches)
 
   int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
-  int64_t batches_per_epoch() const;
+  int64_t batches_per_epoch() const;           // of a measured epoch
+  int64_t batches_in_epoch(int epoch) const;   // of epoch `epoch` of the run (warm-up epochs come first)
+  int64_t warmup_cut() const;                  // with max_batches: a warm-up epoch's first batches
   std::string label() const;  // "loader w4 pf2 pin"
 };
 

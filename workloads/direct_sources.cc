@@ -12,12 +12,13 @@ namespace {
 class OrderedBatches {
  public:
   explicit OrderedBatches(const WorkloadConfig& config) : config_(config) {}
-  void reset(torch::Tensor order) {
+  void reset(torch::Tensor order, int epoch) {
     order_ = std::move(order);
     next_ = 0;
+    limit_ = config_.batches_in_epoch(epoch);
   }
   std::optional<BatchRange> take() {
-    if (next_ >= config_.batches_per_epoch()) return std::nullopt;
+    if (next_ >= limit_) return std::nullopt;
     return batch_range(config_, next_++);
   }
   const torch::Tensor& order() const { return order_; }
@@ -26,6 +27,7 @@ class OrderedBatches {
   const WorkloadConfig& config_;
   torch::Tensor order_;
   int64_t next_ = 0;
+  int64_t limit_ = 0;
 };
 
 // Contiguous slices: X[i:i+B] (no copy on the host).
@@ -33,7 +35,7 @@ class DirectSource final : public BatchSource {
  public:
   DirectSource(const WorkloadConfig& config, torch::Tensor dataset)
       : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
-  void begin_epoch(int) override { batches_.reset({}); }
+  void begin_epoch(int epoch) override { batches_.reset({}, epoch); }
   std::optional<Batch> next() override {
     auto r = batches_.take();
     if (!r) return std::nullopt;
@@ -52,7 +54,7 @@ class GatherSource final : public BatchSource {
  public:
   GatherSource(const WorkloadConfig& config, torch::Tensor dataset)
       : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
-  void begin_epoch(int epoch) override { batches_.reset(epoch_order(config_, epoch, dataset_.device())); }
+  void begin_epoch(int epoch) override { batches_.reset(epoch_order(config_, epoch, dataset_.device()), epoch); }
   // The sample ids stay where the data is: a resident pipeline never copies them back.
   std::optional<Batch> next() override {
     auto r = batches_.take();

@@ -158,7 +158,7 @@ class ProcessLoader final : public BatchSource {
 
   void begin_epoch(int epoch) override {
     order_ = epoch_order(config_, epoch);
-    total_ = config_.batches_per_epoch();
+    total_ = config_.batches_in_epoch(epoch);
     dispatched_ = yielded_ = 0;
     ready_.clear();
     arrivals_.clear();

@@ -312,6 +312,8 @@ def main():
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0
                 max_batches = cfg.get("max_batches", 0) or 0
+                if max_batches and not measured and cfg.get("warmup_batches"):
+                    max_batches = cfg["warmup_batches"]   # a bounded warm-up epoch: long enough to settle
                 while True:
                     if max_batches and index >= max_batches:
                         break   # a bounded epoch: its first batches of the whole shuffled order

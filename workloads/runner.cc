@@ -150,7 +150,7 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
         source->begin_epoch(epoch);
         for (;; ++index) {
           check_stop(result.config, t0, measured);
-          if (result.config.max_batches > 0 && index >= result.config.max_batches) break;
+          if (result.config.max_batches > 0 && index >= result.config.batches_in_epoch(epoch)) break;
           const uint64_t w0 = now_ns();
           std::optional<Batch> batch = source->next();
           const uint64_t w1 = now_ns();

@@ -121,6 +121,36 @@ TEST_F(Sweep, InterruptedSweepResumesWithoutReMeasuringDecidedPoints) {
   }
 }
 
+// A budget too short for whole epochs: the baseline's sizing run, on its fewest batches an epoch,
+// is kept as its first measurement; the other point is cut to what fits; epoch times are compared
+// extended to whole epochs, and the answer is verified and says which points were estimated.
+TEST_F(Sweep, ABudgetTooShortForWholeEpochsCutsThemAndStillVerifiesAnAnswer) {
+  auto sweep = capture(kBinary + " sweep --device cpu --mode loader,direct-shuffled --num-workers 0 --hidden 32"
+                                 " --features 16 --samples 262144 --batch-size 4096 --no-trace --budget 5" + out());
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.text;
+  EXPECT_NE(sweep.text.find("epochs are measured on their first batches"), std::string::npos) << sweep.text;
+  EXPECT_EQ(query_int(db(), "SELECT count(*) FROM runs WHERE sweep_phase = 'probe'"), 0);
+  EXPECT_EQ(query_int(db(), "SELECT json_extract(config_json, '$.max_batches') FROM runs WHERE sweep_point = "
+                            "'loader w0' ORDER BY run_id LIMIT 1"),
+            2);
+  EXPECT_EQ(query_int(db(), "SELECT json_extract(config_json, '$.warmup_batches') FROM runs WHERE sweep_point = "
+                            "'loader w0' ORDER BY run_id LIMIT 1"),
+            4);
+  auto recommend = capture(kBinary + " recommend --json --db " + db());
+  ASSERT_EQ(recommend.exit_code, 0) << recommend.text;
+  const auto doc = nlohmann::json::parse(recommend.text, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << recommend.text;
+  EXPECT_EQ(doc["recommended"]["label"], "direct-shuffled");
+  EXPECT_TRUE(doc["verified"].get<bool>());
+  EXPECT_NE(doc["headline"].get<std::string>().find("loader w0 on 2 of 64 batches"), std::string::npos)
+      << doc["headline"];
+  // The baseline's epoch is a whole one's estimate: far longer than the two batches it ran.
+  const double raw = static_cast<double>(query_int(db(), "SELECT CAST(json_extract(result_json, "
+                                                         "'$.epoch_median_s') * 1e6 AS INTEGER) FROM runs WHERE "
+                                                         "sweep_point = 'loader w0' ORDER BY run_id LIMIT 1")) / 1e6;
+  EXPECT_GT(doc["baseline"]["median_s"].get<double>(), 10 * raw);
+}
+
 TEST_F(Sweep, BadRequestsAreRefusedBeforeAnyRun) {
   for (const std::string& args : {std::string(" sweep --resume") + out(),  // nothing to resume
                                   " sweep" + kGrid + " --baseline nope" + out(),

@@ -140,7 +140,7 @@ std::optional<std::string> command_part(const std::string& words) {
 
 std::vector<std::string> commands_in(const std::string& text, bool markdown) {
   static const std::regex command(
-      R"(ingero-bench ((sweep|trace|runs|explain|compare|recommend|mcp|ci|report|export|merge|--workload)[^`"'\n|;&#>()\\]*))");
+      R"(ingero-bench ((--workload|[a-z][a-z0-9-]*)[^`"'\n|;&#>()\\]*))");
   std::vector<std::string> found;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), command); it != std::sregex_iterator(); ++it) {
     if (!in_code(text, static_cast<size_t>(it->position(0)), markdown)) continue;

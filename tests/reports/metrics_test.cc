@@ -7,6 +7,7 @@
 
 #include "reports/commands.h"
 #include "reports/format.h"
+#include "reports/run_metrics.h"
 #include "reports/stats.h"
 #include "tests/reports/scenario.h"
 
@@ -127,6 +128,39 @@ TEST(ExplainCommand, MetricsComeFromTheResultRecord) {
   EXPECT_EQ(doc["metrics"]["batch_wait"]["count"], 10);
   EXPECT_EQ(doc["roles"][1]["role"], "worker");
   EXPECT_EQ(doc["roles"][1]["page_allocs"], 60000);
+}
+
+// A bounded epoch is extended at its own steady pace: what it paid once (in its first batch) is
+// not multiplied by whole / measured.
+TEST(WholeEpochs, BoundedEpochsAreExtendedAtTheirSteadyPace) {
+  const nlohmann::json config = {{"samples", 1000}, {"batch_size", 100}, {"drop_last", false}, {"max_batches", 3}};
+  // Two measured epochs of 3 batches: the first ends after 50 ms, then one every 10 ms (70 ms).
+  nlohmann::json batches = nlohmann::json::array();
+  for (int64_t epoch : {1, 2}) {
+    const int64_t t0 = epoch * 1'000'000'000;
+    batches.push_back({{"epoch", epoch}, {"index", 0}, {"wait_start_ns", t0}, {"wait_ns", 45'000'000},
+                       {"compute_ns", 5'000'000}});
+    for (int64_t i = 1; i < 3; ++i)
+      batches.push_back({{"epoch", epoch}, {"index", i}, {"wait_start_ns", t0 + 40'000'000 + i * 10'000'000},
+                         {"wait_ns", 5'000'000}, {"compute_ns", 5'000'000}});
+  }
+  nlohmann::json result = {{"epoch_seconds", {0.07, 0.07}}, {"batches", batches}};
+  auto cut = epoch_cut(config);
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->measured, 3);
+  EXPECT_EQ(cut->whole, 10);
+  auto whole = whole_epoch_seconds(config, result);
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_NEAR(whole[0], 0.07 + 7 * 0.010, 1e-9);  // not 0.07 * 10 / 3
+  EXPECT_NEAR(whole[1], 0.14, 1e-9);
+  // Without usable batch records (truncated): scaled by whole / measured.
+  result["batches_truncated"] = true;
+  whole = whole_epoch_seconds(config, result);
+  EXPECT_NEAR(whole[1], 0.07 * 10 / 3, 1e-9);
+  // Whole epochs, several ranks or a cut past the epoch: as measured.
+  EXPECT_EQ(whole_epoch_seconds(nlohmann::json{{"samples", 1000}, {"batch_size", 100}}, result)[0], 0.07);
+  EXPECT_FALSE(epoch_cut({{"samples", 1000}, {"batch_size", 100}, {"max_batches", 3}, {"ranks", 2}}));
+  EXPECT_FALSE(epoch_cut({{"samples", 1000}, {"batch_size", 100}, {"max_batches", 10}}));
 }
 
 }  // namespace

@@ -336,6 +336,57 @@ TEST(EventWriter, FullQueueDropsAndCounts) {
   EXPECT_EQ(query_int(reader(path).get(), "SELECT count(*) FROM events"), int64_t((*writer)->written()));
 }
 
+// A burst larger than a direct insert is staged as packed batches and moved into events before
+// finish() returns: every event arrives, with its fields, and nothing stays staged.
+TEST(EventWriter, StagedBurstsAllReachTheEventsTable) {
+  TempDir dir;
+  std::string path = dir.file("staged.db");
+  ASSERT_TRUE(TraceDb::open(path).ok());
+  auto blocker = sql::open(path, sql::Mode::read_write, 0);
+  ASSERT_TRUE(blocker.ok());
+  constexpr uint64_t kBurst = 3 * EventWriter::kRecordsPerBatch + 5;
+  auto writer = EventWriter::start(path, 1, 2 * kBurst);
+  ASSERT_TRUE(writer.ok());
+  // Holding the write lock lets the queue fill, so the writer takes one burst larger than a direct insert.
+  ASSERT_TRUE(blocker->exec("BEGIN IMMEDIATE").ok());
+  for (uint64_t i = 0; i < kBurst; ++i) ASSERT_TRUE((*writer)->push(fixture_event(i)));
+  ASSERT_TRUE(blocker->exec("COMMIT").ok());
+  ASSERT_TRUE((*writer)->finish().ok());
+  EXPECT_GT((*writer)->peak_staged(), EventWriter::kDirectInsertMax);
+  EXPECT_EQ((*writer)->written(), kBurst);
+  EXPECT_EQ((*writer)->failed(), 0u);
+  auto h = reader(path);
+  EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM events"), int64_t(kBurst));
+  EXPECT_EQ(query_int(h.get(), "SELECT count(DISTINCT ts_ns) FROM events WHERE bytes = 4096 AND stream = 7"),
+            int64_t(kBurst));
+  EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM event_batches"), 0);
+}
+
+// A staged batch that went missing or shrank is an error, not a run of zero-filled events.
+TEST(EventTable, AMissingOrShortStagedBatchIsAnErrorAndInsertsNothing) {
+  TempDir dir;
+  std::string path = dir.file("unstage.db");
+  ASSERT_TRUE(TraceDb::open(path).ok());
+  auto table = EventTable::open(path, 1);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  std::vector<EventRecord> records(10);
+  for (size_t i = 0; i < records.size(); ++i) records[i].ts_ns = 1000 + i;
+  ASSERT_TRUE(table->stage(records.data(), records.size(), 1, 5).ok());  // batches 1 and 2
+  auto other = sql::open(path, sql::Mode::read_write, 5000);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(other->exec("UPDATE event_batches SET records = substr(records, 1, 100) WHERE seq = 1").ok());
+  Status shrunk = table->unstage(1, 5);
+  ASSERT_FALSE(shrunk.ok());
+  EXPECT_NE(shrunk.error().message.find("holds 100 bytes"), std::string::npos) << shrunk.error().message;
+  Status missing = table->unstage(7, 5);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("is missing"), std::string::npos) << missing.error().message;
+  EXPECT_TRUE(table->unstage(2, 5).ok());
+  auto h = reader(path);
+  EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM events"), 5);
+  EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM events WHERE ts_ns = 0"), 0);
+}
+
 TEST(Decoding, ThreadRolesExitCodesAndMaps) {
   EXPECT_EQ(contract::thread_role("ib-worker-3", true, false), "worker");
   EXPECT_EQ(contract::thread_role("pt_data_worker", true, false), "worker");

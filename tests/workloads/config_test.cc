@@ -74,6 +74,25 @@ TEST(Config, BatchesPerEpochHonoursDropLast) {
   EXPECT_EQ(c.batches_per_epoch(), 10);
 }
 
+// A bounded run's warm-up epochs are long enough for the compute path to settle, and the
+// record says how long they were.
+TEST(Config, BoundedWarmUpEpochsHoldAtLeastTheSettledBatches) {
+  auto c = valid();
+  c.samples = 1050;
+  c.warmup_epochs = 1;
+  c.max_batches = 2;
+  EXPECT_EQ(c.batches_in_epoch(0), kSettledWarmupBatches);
+  EXPECT_EQ(c.batches_in_epoch(1), 2);
+  EXPECT_EQ(to_json(c)["warmup_batches"], kSettledWarmupBatches);
+  c.max_batches = 6;
+  EXPECT_EQ(c.batches_in_epoch(0), 6);
+  c.warmup_batches = 20;
+  EXPECT_EQ(c.batches_in_epoch(0), 11);  // never past the whole epoch
+  c.max_batches = 0;
+  EXPECT_EQ(c.batches_in_epoch(0), 11);  // whole epochs: warm-up whole too
+  EXPECT_FALSE(to_json(c).contains("warmup_batches"));
+}
+
 TEST(Config, RanksAreForThePythonModeAndEachRankNeedsABatch) {
   auto c = valid();
   c.ranks = 0;
