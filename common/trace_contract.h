@@ -72,6 +72,22 @@ inline constexpr std::string_view kInterrupted = "interrupted";
 inline constexpr std::string_view kAbandoned = "abandoned";  // its harness died before finishing it
 }  // namespace status
 
+// The state of a sweep's point (sweep_points.state).
+namespace point_state {
+inline constexpr std::string_view kPending = "pending";    // still to be measured
+inline constexpr std::string_view kMeasured = "measured";  // decided by its measurements
+inline constexpr std::string_view kPruned = "pruned";      // dropped: clearly slower than the best
+inline constexpr std::string_view kFailed = "failed";      // its run failed
+inline constexpr std::string_view kSkipped = "skipped";    // off the search's path, or past the budget
+}  // namespace point_state
+
+// The phase of a sweep's run (runs.sweep_phase).
+namespace sweep_phase {
+inline constexpr std::string_view kMeasure = "measure";  // the search's measurements
+inline constexpr std::string_view kVerify = "verify";    // the interleaved re-runs that prove the advice
+inline constexpr std::string_view kProbe = "probe";      // a budget's sizing run, not a measurement
+}  // namespace sweep_phase
+
 namespace kind {
 inline constexpr std::string_view kWorkload = "workload";  // ingero-bench --workload / sweep / ci
 inline constexpr std::string_view kCommand = "command";    // ingero-bench trace -- CMD

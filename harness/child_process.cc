@@ -36,21 +36,15 @@ std::vector<std::string> child_environment(const PausedChild::Environment& env) 
 Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env,
                                        const std::optional<std::string>& output_path) {
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
-  int output = -1;
+  UniqueFd output;
   if (output_path) {
-    output = open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (output < 0) return Error::failure(fmt::format("creating {}: {}", *output_path, std::strerror(errno)));
+    output.reset(open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!output) return Error::failure(fmt::format("creating {}: {}", *output_path, std::strerror(errno)));
   }
-  int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0) {
-    if (output >= 0) close(output);
-    return Error::failure(std::string("pipe: ") + std::strerror(errno));
-  }
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    for (int fd : {go[0], go[1], output})
-      if (fd >= 0) close(fd);
-    return Error::failure(std::string("pipe: ") + std::strerror(errno));
-  }
+  auto go = make_pipe(O_CLOEXEC);
+  if (!go) return Error::failure(std::string("pipe: ") + std::strerror(errno));
+  auto err = make_pipe(O_CLOEXEC);
+  if (!err) return Error::failure(std::string("pipe: ") + std::strerror(errno));
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -60,16 +54,13 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   cenv.push_back(nullptr);
   const pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {go[0], go[1], err[0], err[1], output})
-      if (fd >= 0) close(fd);
-    return Error::failure(std::string("fork: ") + std::strerror(errno));
-  }
+  if (pid < 0) return Error::failure(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // The child execs or _exits: no destructor runs here, and every call is async-signal-safe.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
     if (own_group) setpgid(0, 0);
-    if (output >= 0 && (dup2(output, STDOUT_FILENO) < 0 || dup2(output, STDERR_FILENO) < 0)) _exit(127);
+    if (output && (dup2(output.get(), STDOUT_FILENO) < 0 || dup2(output.get(), STDERR_FILENO) < 0)) _exit(127);
     // The harness may have blocked or ignored signals; the child starts clean.
     sigset_t none;
     sigemptyset(&none);
@@ -77,38 +68,38 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    close(go[1]);
-    close(err[0]);
+    close(go->write.get());
+    close(err->read.get());
     char byte;
     ssize_t n;
     do {
-      n = read(go[0], &byte, 1);
+      n = read(go->read.get(), &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // the parent gave up before releasing us
     execvpe(cargv[0], cargv.data(), cenv.data());
     int e = errno;
-    ssize_t ignored = write(err[1], &e, sizeof(e));
+    ssize_t ignored = write(err->write.get(), &e, sizeof(e));
     (void)ignored;
     _exit(127);
   }
-  close(go[0]);
-  close(err[1]);
-  if (output >= 0) close(output);
+  go->read.reset();
+  err->write.reset();
+  output.reset();
   // Also from this side, so that the group exists before anyone signals it.
   if (own_group) setpgid(pid, pid);
-  return PausedChild(pid, go[1], err[0], argv[0]);
+  return PausedChild(pid, std::move(go->write), std::move(err->read), argv[0]);
 }
 
 PausedChild::PausedChild(PausedChild&& other) noexcept
-    : pid_(other.pid_), go_fd_(other.go_fd_), exec_error_fd_(other.exec_error_fd_), command_(std::move(other.command_)) {
-  other.pid_ = -1;
-  other.go_fd_ = other.exec_error_fd_ = -1;
-}
+    : pid_(std::exchange(other.pid_, -1)),
+      go_fd_(std::move(other.go_fd_)),
+      exec_error_fd_(std::move(other.exec_error_fd_)),
+      command_(std::move(other.command_)) {}
 
 PausedChild::~PausedChild() {
-  if (go_fd_ >= 0) {
+  if (go_fd_) {
     // Never released: closing the pipe makes it exit; reap it.
-    close(go_fd_);
+    go_fd_.reset();
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
       int status;
@@ -116,22 +107,19 @@ PausedChild::~PausedChild() {
       }
     }
   }
-  if (exec_error_fd_ >= 0) close(exec_error_fd_);
 }
 
 Status PausedChild::release() {
   char go = 1;
-  ssize_t w = write(go_fd_, &go, 1);
-  close(go_fd_);
-  go_fd_ = -1;
+  ssize_t w = write(go_fd_.get(), &go, 1);
+  go_fd_.reset();
   if (w != 1) return Error::failure("could not release the child process");
   int e = 0;
   ssize_t n;
   do {
-    n = read(exec_error_fd_, &e, sizeof(e));
+    n = read(exec_error_fd_.get(), &e, sizeof(e));
   } while (n < 0 && errno == EINTR);
-  close(exec_error_fd_);
-  exec_error_fd_ = -1;
+  exec_error_fd_.reset();
   if (n == sizeof(e)) {
     int status;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -146,32 +134,28 @@ Status PausedChild::release() {
 CommandOutput run_and_capture(const std::vector<std::string>& argv) {
   CommandOutput out;
   if (argv.empty()) return out;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return out;
+  auto pipe = make_pipe(O_CLOEXEC);
+  if (!pipe) return out;
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   const pid_t pid = fork();
-  if (pid < 0) {
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return out;
-  }
+  if (pid < 0) return out;
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(pipe_fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
+    dup2(pipe->write.get(), STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
     if (int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
     execvp(cargv[0], cargv.data());
     _exit(127);
   }
-  close(pipe_fds[1]);
+  pipe->write.reset();
   char buf[4096];
   for (;;) {
-    const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+    const ssize_t n = read(pipe->read.get(), buf, sizeof buf);
     if (n > 0) out.stdout_text.append(buf, static_cast<size_t>(n));
     else if (n == 0 || errno != EINTR) break;
   }
-  close(pipe_fds[0]);
+  pipe->read.reset();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

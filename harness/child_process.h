@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace ingero::harness {
 
@@ -35,11 +36,11 @@ class PausedChild {
   Status release();
 
  private:
-  PausedChild(pid_t pid, int go_fd, int exec_error_fd, std::string command)
-      : pid_(pid), go_fd_(go_fd), exec_error_fd_(exec_error_fd), command_(std::move(command)) {}
+  PausedChild(pid_t pid, UniqueFd go_fd, UniqueFd exec_error_fd, std::string command)
+      : pid_(pid), go_fd_(std::move(go_fd)), exec_error_fd_(std::move(exec_error_fd)), command_(std::move(command)) {}
   pid_t pid_ = -1;
-  int go_fd_ = -1;
-  int exec_error_fd_ = -1;
+  UniqueFd go_fd_;          // writing a byte lets the child exec; closing it makes the child exit
+  UniqueFd exec_error_fd_;  // the child's errno when exec failed; end of file when it succeeded
   std::string command_;
 };
 

@@ -147,7 +147,7 @@ class JobRunner final : public PointRunner {
         out_dir_(std::move(out_dir)) {}
   void set_loader(std::optional<int> loader) { plan_.loader = loader; }
 
-  Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+  Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                        std::optional<double> deadline, int64_t sweep_id) override;
 
  private:
@@ -188,7 +188,7 @@ std::optional<std::string> JobRunner::check_overrides(const tracer::LiveLoader& 
   return std::nullopt;
 }
 
-Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                                 std::optional<double> deadline, int64_t sweep_id) {
   auto dir = PrivateDir::create("ingero-bench-job");
   if (!dir) return dir.error();
@@ -213,7 +213,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, co
   req.output_path = dir->file("output.log");
   req.sweep_id = sweep_id;
   req.sweep_point = point.label;
-  req.sweep_phase = phase;
+  req.sweep_phase = std::string(phase);
 
   tracer::ObserverTail tail(observer->records_dir);
   auto last_progress = Clock::now();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
 #include "reports/jobs.h"
@@ -75,7 +76,8 @@ Result<int> run_runs_command(const RunsFlags& flags) {
     const auto cut = reports::epoch_cut(r.config);
     const std::string label = cut ? fmt::format("{} ({} of {} batches)", r.label, cut->measured, cut->whole) : r.label;
     TableRow row = table_row(r.run_id, label, r.status, r.error, r.result, r.traced);
-    if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, r.sweep_phase == "verify" ? " verify" : "");
+    const bool verify = r.sweep_phase == contract::sweep_phase::kVerify;
+    if (r.sweep_id) row.sweep = fmt::format("{}{}", *r.sweep_id, verify ? " verify" : "");
     row.node = r.node;
     for (size_t j = 0; j < jobs->size(); ++j)
       if ((*jobs)[j].member(r.run_id)) row.job = std::to_string(j + 1);

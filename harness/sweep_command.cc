@@ -39,7 +39,7 @@ Knobs knobs_of(const workloads::WorkloadConfig& c) {
 class WorkloadRunner final : public PointRunner {
  public:
   WorkloadRunner(WorkloadSetup setup, const SweepFlags& flags) : setup_(std::move(setup)), flags_(flags) {}
-  Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+  Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                        std::optional<double> deadline, int64_t sweep_id) override;
   Result<BudgetFit> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points, const std::string& baseline,
                                int runs, double seconds, int64_t sweep_id) override;
@@ -49,7 +49,7 @@ class WorkloadRunner final : public PointRunner {
   const SweepFlags& flags_;
 };
 
-Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                                      std::optional<double> deadline, int64_t sweep_id) {
   auto parsed = workloads::config_from_json(point.config);
   if (!parsed) return parsed.error();
@@ -66,7 +66,7 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   req.label = point.label;
   req.sweep_id = sweep_id;
   req.sweep_point = point.label;
-  req.sweep_phase = phase;
+  req.sweep_phase = std::string(phase);
   auto outcome = execute_run(req, db, setup_.trace, setup_.machine_json);
   if (!outcome) return outcome.error();
   if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
@@ -113,7 +113,7 @@ Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<Sw
   SweepPoint probe = *base;
   probe.config["max_batches"] = base_cut;
   const auto started = std::chrono::steady_clock::now();
-  auto measured = run(db, probe, "probe", std::nullopt, sweep_id);
+  auto measured = run(db, probe, contract::sweep_phase::kProbe, std::nullopt, sweep_id);
   if (!measured) return measured.error();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (measured->failure || measured->samples.empty()) return BudgetFit{};
@@ -137,7 +137,7 @@ Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<Sw
     p.config["max_batches"] = cap;
     cuts += fmt::format("{}{} {}", cuts.empty() ? "" : ", ", p.label, cap);
   }
-  if (Status s = db.set_sweep_phase(measured->outcome.run_id, "measure"); !s) return s.error();
+  if (Status s = db.set_sweep_phase(measured->outcome.run_id, std::string(contract::sweep_phase::kMeasure)); !s) return s.error();
   BudgetFit result;
   result.note = fmt::format(
       "epochs are measured on their first batches and extended to whole ones at their steady pace (--max-batches: "
@@ -177,7 +177,7 @@ class Sweep {
   Result<int> repeat_undecided();
   Result<bool> measure(SweepPoint& point, int index, int total, const std::string& what);
   Status absorb(SweepPoint& point, const PointRun& outcome);
-  Result<PointRun> run(SweepPoint& point, const std::string& phase, std::optional<double> deadline);
+  Result<PointRun> run(SweepPoint& point, std::string_view phase, std::optional<double> deadline);
   void settle(SweepPoint& point);
   void learn_knobs(SweepPoint& point, const Knobs& knobs);
   std::optional<Best> best_except(const std::string& label) const;
@@ -218,7 +218,7 @@ class Sweep {
 std::optional<Best> Sweep::best_except(const std::string& label) const {
   std::vector<std::pair<std::string, const PointProgress*>> measured;
   for (const auto& p : points_)
-    if (p.state != "pruned" && p.state != "failed") measured.emplace_back(p.label, &p.progress);
+    if (p.state != contract::point_state::kPruned && p.state != contract::point_state::kFailed) measured.emplace_back(p.label, &p.progress);
   return best_point(measured, label, rules_);
 }
 
@@ -255,8 +255,8 @@ bool Sweep::over_budget(const SweepPoint& next) const {
 
 Status Sweep::stop_for_budget() {
   for (auto& p : points_)
-    if (p.state == "pending") {
-      p.state = p.progress.epochs.empty() ? "skipped" : "measured";
+    if (p.state == contract::point_state::kPending) {
+      p.state = p.progress.epochs.empty() ? contract::point_state::kSkipped : contract::point_state::kMeasured;
       p.reason = !p.progress.epochs.empty()
                      ? fmt::format("the budget of {} was reached after {} run{}", format_clock(flags_.budget_s),
                                    p.progress.runs, p.progress.runs == 1 ? "" : "s")
@@ -271,7 +271,7 @@ Status Sweep::stop_for_budget() {
   return {};
 }
 
-Result<PointRun> Sweep::run(SweepPoint& point, const std::string& phase, std::optional<double> deadline) {
+Result<PointRun> Sweep::run(SweepPoint& point, std::string_view phase, std::optional<double> deadline) {
   const auto started = std::chrono::steady_clock::now();
   auto result = runner_.run(db_, point, phase, deadline, id_);
   if (!result) return result.error();
@@ -295,9 +295,9 @@ void Sweep::settle(SweepPoint& point) {
     if (point.progress.runs < rules_.max_repeats && !point.progress.epochs.empty()) return;
     d = {PointDecision::done, "the baseline: kept although " + d.reason};
   }
-  point.state = d.what == PointDecision::prune ? "pruned" : "measured";
+  point.state = d.what == PointDecision::prune ? contract::point_state::kPruned : contract::point_state::kMeasured;
   point.reason = d.reason;
-  progress_.note(fmt::format("  {} {}: {}", point.label, point.state == "pruned" ? "dropped" : "measured", d.reason));
+  progress_.note(fmt::format("  {} {}: {}", point.label, point.state == contract::point_state::kPruned ? "dropped" : "measured", d.reason));
 }
 
 // A fresh budgeted sweep first makes its runs short enough for the budget (the runner decides).
@@ -375,14 +375,14 @@ Result<int> Sweep::search() {
   const size_t best = best_index();
   for (size_t i = 0; i < points_.size(); ++i) {
     SweepPoint& p = points_[i];
-    if (p.on_path || p.state != "pending") continue;
+    if (p.on_path || p.state != contract::point_state::kPending) continue;
     std::string differs;
     if (best < points_.size())
       for (const auto& [knob, v] : p.knobs) {
         auto theirs = points_[best].knobs.find(knob);
         if (theirs == points_[best].knobs.end() || theirs->second != v) differs += (differs.empty() ? "" : ", ") + knob;
       }
-    p.state = "skipped";
+    p.state = contract::point_state::kSkipped;
     p.reason = best < points_.size()
                    ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
                                  "no knob changed alone from a best point led to it",
@@ -399,14 +399,14 @@ void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
   point.knobs = knobs;
   point.config["knobs"] = nlohmann::json(knobs);
   for (auto& other : points_) {
-    if (&other == &point || other.state != "pending" || other.progress.runs > 0 || other.knobs.empty()) continue;
+    if (&other == &point || other.state != contract::point_state::kPending || other.progress.runs > 0 || other.knobs.empty()) continue;
     bool same = true;
     for (const auto& [knob, value] : other.knobs) {
       auto mine = knobs.find(knob);
       same &= value.empty() || (mine != knobs.end() && mine->second == value);
     }
     if (!same) continue;
-    other.state = "skipped";
+    other.state = contract::point_state::kSkipped;
     other.reason = fmt::format("the same knobs as {}, measured as that point", point.label);
     (void)store(other);
   }
@@ -421,7 +421,7 @@ Result<bool> Sweep::measure(SweepPoint& point, int index, int total, const std::
   const auto best = best_except(point.label);
   const double eta = runs_done_ > 0 ? run_seconds_ / runs_done_ * (total - index + 1) : 0;
   progress_.step(index, total, what, eta, best ? fmt::format("{} ({})", best->point, format_seconds(best->median_s)) : "");
-  auto outcome = run(point, "measure", point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
+  auto outcome = run(point, contract::sweep_phase::kMeasure, point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
   if (!outcome) return outcome.error();
   if (interrupted_) return false;
   if (Status s = absorb(point, *outcome); !s) return s.error();
@@ -433,7 +433,7 @@ Status Sweep::absorb(SweepPoint& point, const PointRun& outcome) {
   for (const auto& [key, value] : outcome.config_update.items()) point.config[key] = value;
   if (outcome.knobs && point.knobs.empty()) learn_knobs(point, *outcome.knobs);
   if (outcome.failure) {
-    point.state = "failed";
+    point.state = contract::point_state::kFailed;
     point.reason = *outcome.failure;
     ++failures_;
     progress_.note(fmt::format("  {} failed: {}", point.label, point.reason));
@@ -531,7 +531,7 @@ Result<int> Sweep::verify(std::optional<std::string>* recommended) {
       int& done = p == base ? verified_baseline_ : verified_recommended_;
       if (done > round) continue;  // made before a resume
       progress_.step(round + 1, rounds, "verify: " + p->label, 0, "");
-      auto outcome = run(*p, "verify", std::nullopt);
+      auto outcome = run(*p, contract::sweep_phase::kVerify, std::nullopt);
       if (!outcome) return outcome.error();
       if (interrupted_) return 0;
       if (outcome->outcome.status == contract::status::kOk && !outcome->failure) ++done;
@@ -629,7 +629,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   if (!stored_points) return stored_points.error();
   // A sweep its budget stopped is done, yet can be extended: its skipped points are measured then.
   const bool budget_skipped = std::any_of(stored_points->begin(), stored_points->end(), [](const auto& p) {
-    return p.state == "skipped" && p.reason.find("budget") != std::string::npos;
+    return p.state == contract::point_state::kSkipped && p.reason.find("budget") != std::string::npos;
   });
   if ((*sweep)->status == "done" && !budget_skipped)
     return Error::bad_input(fmt::format("sweep {} in {} is complete; nothing to resume", (*sweep)->sweep_id, db_path),
@@ -649,8 +649,8 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
     point.label = p.point;
     point.config = p.config;
     point.position = static_cast<int>(p.position);
-    const bool resumable = p.state == "skipped" && (!budget_skipped || p.reason.find("budget") != std::string::npos);
-    point.state = resumable ? "pending" : p.state;  // a stop: measure it now
+    const bool resumable = p.state == contract::point_state::kSkipped && (!budget_skipped || p.reason.find("budget") != std::string::npos);
+    point.state = resumable ? std::string(contract::point_state::kPending) : p.state;  // a stop: measure it now
     point.reason = resumable ? "" : p.reason;
     if (job) {
       point.knobs = p.config.value("knobs", Knobs{});
@@ -664,8 +664,10 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   auto runs = (*trace)->runs();
   if (!runs) return runs.error();
   for (const auto& run : *runs) {
-    if (run.sweep_id != spec.resume_id || run.status != contract::status::kOk || run.sweep_phase == "probe") continue;
-    if (run.sweep_phase == "verify") {
+    if (run.sweep_id != spec.resume_id || run.status != contract::status::kOk ||
+        run.sweep_phase == contract::sweep_phase::kProbe)
+      continue;
+    if (run.sweep_phase == contract::sweep_phase::kVerify) {
       (run.sweep_point == spec.baseline ? spec.verify_baseline : spec.verify_recommended)++;
       continue;
     }

@@ -9,11 +9,13 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "common/trace_contract.h"
 #include "harness/cli.h"
 #include "harness/run_executor.h"
 #include "harness/sweep_rules.h"
@@ -29,13 +31,13 @@ struct SweepPoint {
   nlohmann::json config;
   Knobs knobs;
   int position = 0;
-  std::string state = "pending";  // pending | measured | pruned | failed | skipped
+  std::string state{contract::point_state::kPending};  // contract::point_state
   std::string reason;
   PointProgress progress;
   double run_seconds = 0;  // the runs' wall time so far (the budget's estimate of the next run)
   int timed_runs = 0;
   bool on_path = true;  // the coordinate search has reached it
-  bool needs_run() const { return state == "pending" && on_path; }
+  bool needs_run() const { return state == contract::point_state::kPending && on_path; }
 };
 
 // What one run of a point measured.
@@ -61,7 +63,7 @@ class PointRunner {
  public:
   virtual ~PointRunner() = default;
   // deadline: stop a measurement this slow (seconds per sample); an Error stops the sweep.
-  virtual Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, const std::string& phase,
+  virtual Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                                std::optional<double> deadline, int64_t sweep_id) = 0;
   // Before a budgeted search: make the points' runs short enough that `runs` of them fit in
   // `seconds` (changing their configs), and say what was done; nothing by default.

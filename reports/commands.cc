@@ -81,7 +81,7 @@ std::optional<std::string> budget_hint(const SweepRecord& sweep, const Recommend
       ++n;
     }
   const bool budget_stop = std::any_of(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) {
-    return c.state == "skipped" && c.reason.find("budget") != std::string::npos;
+    return c.state == contract::point_state::kSkipped && c.reason.find("budget") != std::string::npos;
   });
   if (n == 0 || !budget_stop) return std::nullopt;
   const double needed = std::ceil(3 * seconds / n / 10) * 10;
@@ -189,10 +189,10 @@ Result<RecommendReport> make_recommend_report(const TraceFile& trace, const Reco
     for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason});
   }
   for (const auto& run : *runs) {
-    if ((in.sweep_id && run.sweep_id != in.sweep_id) || run.sweep_phase == "probe") continue;  // a budget's probe
+    if ((in.sweep_id && run.sweep_id != in.sweep_id) || run.sweep_phase == contract::sweep_phase::kProbe) continue;  // a budget's probe
     auto entry = config_run(trace, run);
     if (!entry) return entry.error();
-    (entry->run.sweep_phase == "verify" ? in.verify_runs : in.runs).push_back(std::move(*entry));
+    (entry->run.sweep_phase == contract::sweep_phase::kVerify ? in.verify_runs : in.runs).push_back(std::move(*entry));
   }
   auto report = recommend_configuration(in);
   if (!report) {

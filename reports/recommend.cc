@@ -73,9 +73,9 @@ std::vector<ConfigResult> group_configs(const RecommendInputs& in) {
     add_run(config_for(configs, by_key, key_of(entry.run), label, entry.run.config), entry);
   }
   for (auto& c : configs) {
-    if (in.points.empty() && !c.epoch_seconds.empty()) c.state = "measured";
+    if (in.points.empty() && !c.epoch_seconds.empty()) c.state = contract::point_state::kMeasured;
     if (c.epoch_seconds.empty()) {
-      if (c.state == "measured") c.state = "failed";
+      if (c.state == contract::point_state::kMeasured) c.state = contract::point_state::kFailed;
       continue;
     }
     c.median_s = median(c.epoch_seconds);
@@ -215,7 +215,7 @@ std::vector<std::string> not_measured_lines(const std::vector<ConfigResult>& con
   constexpr size_t kListedAlone = 3;
   std::vector<std::pair<std::string, std::vector<const ConfigResult*>>> skipped;  // first-seen order
   for (const auto& c : configs) {
-    if (c.measured() || c.state != "skipped") continue;
+    if (c.measured() || c.state != contract::point_state::kSkipped) continue;
     const std::string why = c.reason.substr(0, c.reason.find(':'));
     auto group = std::find_if(skipped.begin(), skipped.end(), [&](const auto& g) { return g.first == why; });
     if (group == skipped.end()) group = skipped.insert(skipped.end(), {why, {}});
@@ -226,7 +226,7 @@ std::vector<std::string> not_measured_lines(const std::vector<ConfigResult>& con
     return fmt::format("{}: {}{}", c.label, c.state, c.reason.empty() ? "" : " — " + c.reason);
   };
   for (const auto& c : configs)
-    if (!c.measured() && c.state != "skipped") lines.push_back(line_of(c));
+    if (!c.measured() && c.state != contract::point_state::kSkipped) lines.push_back(line_of(c));
   for (const auto& [why, points] : skipped) {
     if (points.size() <= kListedAlone) {
       for (const ConfigResult* c : points) lines.push_back(line_of(*c));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/trace_contract.h"
 #include "reports/run_analysis.h"
 #include "reports/significance.h"
 
@@ -28,14 +29,14 @@ struct ConfigResult {
   std::vector<double> epoch_seconds;
   double median_s = 0;
   Interval interval;                 // of the median
-  std::string state = "measured";    // measured | pruned | failed | skipped | pending (sweeps)
+  std::string state{contract::point_state::kMeasured};  // contract::point_state (sweeps: any)
   std::string reason;                // why pruned, skipped or failed
   std::optional<int> cores;
   std::optional<double> wait_fraction;
   std::optional<BucketBounds> runq_p99;
   std::vector<std::string> flags;    // oversubscribed, high run-queue latency, no shuffle
   bool loader_family = false;
-  bool measured() const { return state == "measured" && !epoch_seconds.empty(); }
+  bool measured() const { return state == contract::point_state::kMeasured && !epoch_seconds.empty(); }
 };
 
 // The re-runs that prove a recommendation: baseline and recommendation, interleaved.

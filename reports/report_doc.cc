@@ -96,7 +96,7 @@ Result<RecommendReport> recommend_given_runs(const TraceFile& trace, const std::
     auto context = trace.context(run);
     if (!context) return context.error();
     ConfigRun entry{run, run_histogram_quantile(*context, "runq_us", 0.99)};
-    (run.sweep_phase == "verify" ? in.verify_runs : in.runs).push_back(std::move(entry));
+    (run.sweep_phase == contract::sweep_phase::kVerify ? in.verify_runs : in.runs).push_back(std::move(entry));
   }
   return recommend_configuration(in);
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/trace_contract.h"
 #include "reports/format.h"
 #include "reports/input_errors.h"
 #include "reports/rank_text.h"
@@ -56,7 +57,7 @@ std::string vs_baseline(const ConfigRow& row) {
 // recommendation's reasons.
 std::string status_text(const ConfigRow& row) {
   std::vector<std::string> parts;
-  if (row.state != "measured") parts.push_back(row.reason.empty() ? row.state : row.state + ": " + row.reason);
+  if (row.state != contract::point_state::kMeasured) parts.push_back(row.reason.empty() ? row.state : row.state + ": " + row.reason);
   if (row.recommended) parts.push_back("recommended");
   if (row.baseline) parts.push_back("baseline");
   std::string text;

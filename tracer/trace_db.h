@@ -33,7 +33,7 @@ struct RunStart {
   std::optional<std::string> targets_json;  // attach: the pids asked for
   std::optional<int64_t> sweep_id;
   std::optional<std::string> sweep_point;
-  std::optional<std::string> sweep_phase;   // "measure" | "verify"
+  std::optional<std::string> sweep_phase;   // contract::sweep_phase
 };
 
 struct RunEnd {

@@ -26,6 +26,19 @@ std::string known_modes() {
 
 }  // namespace
 
+// Mode is tied to contract::kModes by position: each enumerator checks the name at its place, so
+// that a mode added, dropped or reordered on one side only fails to compile.
+constexpr bool mode_at(Mode mode, std::string_view name) {
+  return contract::kModes[static_cast<size_t>(mode)].name == name;
+}
+static_assert(std::size(contract::kModes) == static_cast<size_t>(Mode::kPythonDirect) + 1,
+              "workloads::Mode and contract::kModes list different modes");
+static_assert(mode_at(Mode::kDirect, "direct") && mode_at(Mode::kDirectShuffled, "direct-shuffled") &&
+                  mode_at(Mode::kResident, "resident") && mode_at(Mode::kLoader, "loader") &&
+                  mode_at(Mode::kLoaderBatched, "loader-batched") && mode_at(Mode::kTorchLoader, "torch-loader") &&
+                  mode_at(Mode::kPython, "python") && mode_at(Mode::kPythonDirect, "python-direct"),
+              "workloads::Mode is not in the order of contract::kModes");
+
 const std::vector<Mode>& all_modes() {
   static const std::vector<Mode> modes = [] {
     std::vector<Mode> v;

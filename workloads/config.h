@@ -15,7 +15,7 @@
 
 namespace ingero::workloads {
 
-// In the order of common/trace_contract.h's kModes, which names them.
+// In the order of common/trace_contract.h's kModes, which names them (config.cc checks it at compile time).
 enum class Mode {
   kDirect,          // contiguous slice -> device (the fast path)
   kDirectShuffled,  // randperm index, one gather per batch -> device

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/unique_fd.h"
 #include "common/wait_status.h"
 #include "workloads/ipc.h"
 #include "workloads/model.h"
@@ -103,7 +104,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
 struct Worker {
   int id = 0;
   pid_t pid = -1;
-  int sock = -1;
+  UniqueFd sock;  // the socket to its worker process
   uint64_t fork_ns = 0;
   bool reported_ready = false;
 };
@@ -203,20 +204,18 @@ class ProcessLoader final : public BatchSource {
       if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         throw WorkerFailure(fmt::format("socketpair for worker {}: {}", i, std::strerror(errno)));
       }
+      UniqueFd mine(sv[0]), theirs(sv[1]);
       const auto fork_ns = static_cast<uint64_t>(monotonic_ns());
       pid_t pid = fork();
-      if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        throw WorkerFailure(fmt::format("fork of worker {}: {}", i, std::strerror(errno)));
-      }
+      if (pid < 0) throw WorkerFailure(fmt::format("fork of worker {}: {}", i, std::strerror(errno)));
       if (pid == 0) {
-        for (const auto& w : workers_) close(w.sock);
-        close(sv[0]);
-        worker_main(i, sv[1], parent, dataset_, per_sample_);
+        // worker_main never returns: the owners here are never destroyed in the child.
+        for (const auto& w : workers_) close(w.sock.get());
+        close(mine.get());
+        worker_main(i, theirs.get(), parent, dataset_, per_sample_);
       }
-      close(sv[1]);
-      workers_.push_back(Worker{i, pid, sv[0], fork_ns, false});
+      theirs.reset();
+      workers_.push_back(Worker{i, pid, std::move(mine), fork_ns, false});
       ++stats_.worker_forks;
     }
   }
@@ -224,10 +223,10 @@ class ProcessLoader final : public BatchSource {
   void shutdown_workers() {
     for (auto& w : workers_) {
       ipc::TaskHeader bye{ipc::kShutdownBatch, 0};
-      ipc::send_task(w.sock, bye, nullptr);
+      ipc::send_task(w.sock.get(), bye, nullptr);
     }
     for (auto& w : workers_) {
-      close(w.sock);
+      w.sock.reset();
       reap(w.pid, std::chrono::milliseconds(2000));
     }
     workers_.clear();
@@ -241,7 +240,7 @@ class ProcessLoader final : public BatchSource {
       const BatchRange range = batch_range(config_, dispatched_);
       auto idx = order_.narrow(0, range.start, range.count).contiguous();
       ipc::TaskHeader task{dispatched_, range.count};
-      if (ipc::send_task(w.sock, task, idx.data_ptr<int64_t>()) != ipc::IoStatus::kOk) throw_worker_gone(w);
+      if (ipc::send_task(w.sock.get(), task, idx.data_ptr<int64_t>()) != ipc::IoStatus::kOk) throw_worker_gone(w);
       ++dispatched_;
       stats_.max_in_flight = std::max(stats_.max_in_flight, dispatched_ - yielded_);
     }
@@ -264,7 +263,7 @@ class ProcessLoader final : public BatchSource {
   // One reply from whichever worker is ready; a dead worker is reported by id and signal.
   Arrival receive_one() {
     std::vector<pollfd> fds;
-    for (const auto& w : workers_) fds.push_back(pollfd{w.sock, POLLIN, 0});
+    for (const auto& w : workers_) fds.push_back(pollfd{w.sock.get(), POLLIN, 0});
     for (;;) {
       if (stop_requested() || pin_stop_) throw Interrupted();
       int n = poll(fds.data(), fds.size(), 100);
@@ -273,7 +272,7 @@ class ProcessLoader final : public BatchSource {
         if (fds[i].revents == 0) continue;
         ipc::ReplyHeader reply;
         int fd = -1;
-        if (ipc::recv_reply(workers_[i].sock, &reply, &fd) != ipc::IoStatus::kOk) throw_worker_gone(workers_[i]);
+        if (ipc::recv_reply(workers_[i].sock.get(), &reply, &fd) != ipc::IoStatus::kOk) throw_worker_gone(workers_[i]);
         note_ready(workers_[i], reply.ready_ns);
         if (!reply.ok) {
           throw WorkerFailure(fmt::format("loader worker {} (pid {}) failed on batch {}: {}", workers_[i].id,
