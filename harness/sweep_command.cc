@@ -103,7 +103,8 @@ Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<Sw
                                              const std::string& baseline, int runs, double seconds,
                                              int64_t sweep_id) {
   auto base = std::find_if(points.begin(), points.end(), [&](const SweepPoint& p) { return p.label == baseline; });
-  if (base == points.end() || base->config.value("max_batches", int64_t{0}) > 0 || base->config.value("ranks", 1) != 1)
+  if (base == points.end() || base->config.value("max_batches", int64_t{0}) > 0 ||
+      base->config.value("ranks", 1) != 1)
     return BudgetFit{};
   auto full = workloads::config_from_json(base->config);
   if (!full) return full.error();
@@ -137,14 +138,15 @@ Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<Sw
     p.config["max_batches"] = cap;
     cuts += fmt::format("{}{} {}", cuts.empty() ? "" : ", ", p.label, cap);
   }
-  if (Status s = db.set_sweep_phase(measured->outcome.run_id, std::string(contract::sweep_phase::kMeasure)); !s) return s.error();
+  // Kept as the baseline's first measurement: the cut the search will measure it at.
+  Status kept = db.set_sweep_phase(measured->outcome.run_id, std::string(contract::sweep_phase::kMeasure));
+  if (!kept) return kept.error();
   BudgetFit result;
   result.note = fmt::format(
-      "epochs are measured on their first batches and extended to whole ones at their steady pace (--max-batches: "
-      "{} of {}): a run "
-      "of whole epochs takes ~{} (the baseline's fixed cost {} and {} a batch, from its first run), and {} of "
-      "them with one verification round would not fit the budget; a point keeps at least two batches per "
-      "worker, so that its workers' throughput is measured, not their start-up",
+      "epochs are measured on their first batches and extended to whole ones at their steady pace "
+      "(--max-batches: {} of {}): a run of whole epochs takes ~{} (the baseline's fixed cost {} and {} a batch, "
+      "from its first run), and {} of them with one verification round would not fit the budget; a point keeps "
+      "at least two batches per worker, so that its workers' throughput is measured, not their start-up",
       cuts, batches, format_clock(whole), format_clock(fixed), format_seconds(per_batch), runs);
   result.baseline_run = std::move(*measured);
   result.baseline_run_s = wall;
