@@ -144,11 +144,12 @@ TEST_F(Sweep, ABudgetTooShortForWholeEpochsCutsThemAndStillVerifiesAnAnswer) {
   EXPECT_TRUE(doc["verified"].get<bool>());
   EXPECT_NE(doc["headline"].get<std::string>().find("loader w0 on 2 of 64 batches"), std::string::npos)
       << doc["headline"];
-  // The baseline's epoch is a whole one's estimate: far longer than the two batches it ran.
+  // The baseline's epoch is a whole one's estimate: far longer than the two batches it ran (about
+  // 11x here; what an epoch pays once is not multiplied, so not 32x).
   const double raw = static_cast<double>(query_int(db(), "SELECT CAST(json_extract(result_json, "
                                                          "'$.epoch_median_s') * 1e6 AS INTEGER) FROM runs WHERE "
                                                          "sweep_point = 'loader w0' ORDER BY run_id LIMIT 1")) / 1e6;
-  EXPECT_GT(doc["baseline"]["median_s"].get<double>(), 10 * raw);
+  EXPECT_GT(doc["baseline"]["median_s"].get<double>(), 4 * raw) << sweep.text;
 }
 
 TEST_F(Sweep, BadRequestsAreRefusedBeforeAnyRun) {
