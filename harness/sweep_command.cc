@@ -180,6 +180,7 @@ class Sweep {
   Result<bool> measure(SweepPoint& point, int index, int total, const std::string& what);
   Status absorb(SweepPoint& point, const PointRun& outcome);
   Result<PointRun> run(SweepPoint& point, std::string_view phase, std::optional<double> deadline);
+  void count_run_time(SweepPoint& point, double seconds);
   void settle(SweepPoint& point);
   void learn_knobs(SweepPoint& point, const Knobs& knobs);
   std::optional<Best> best_except(const std::string& label) const;
@@ -220,7 +221,8 @@ class Sweep {
 std::optional<Best> Sweep::best_except(const std::string& label) const {
   std::vector<std::pair<std::string, const PointProgress*>> measured;
   for (const auto& p : points_)
-    if (p.state != contract::point_state::kPruned && p.state != contract::point_state::kFailed) measured.emplace_back(p.label, &p.progress);
+    if (p.state != contract::point_state::kPruned && p.state != contract::point_state::kFailed)
+      measured.emplace_back(p.label, &p.progress);
   return best_point(measured, label, rules_);
 }
 
@@ -273,15 +275,19 @@ Status Sweep::stop_for_budget() {
   return {};
 }
 
+// A run's wall time, in the sweep's and its point's: what the budget estimates the next runs from.
+void Sweep::count_run_time(SweepPoint& point, double seconds) {
+  run_seconds_ += seconds;
+  ++runs_done_;
+  point.run_seconds += seconds;
+  ++point.timed_runs;
+}
+
 Result<PointRun> Sweep::run(SweepPoint& point, std::string_view phase, std::optional<double> deadline) {
   const auto started = std::chrono::steady_clock::now();
   auto result = runner_.run(db_, point, phase, deadline, id_);
   if (!result) return result.error();
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  run_seconds_ += took;
-  ++runs_done_;
-  point.run_seconds += took;
-  ++point.timed_runs;
+  count_run_time(point, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   progress_.done();
   if (result->outcome.status == contract::status::kInterrupted) interrupted_ = true;
   return result;
@@ -299,7 +305,8 @@ void Sweep::settle(SweepPoint& point) {
   }
   point.state = d.what == PointDecision::prune ? contract::point_state::kPruned : contract::point_state::kMeasured;
   point.reason = d.reason;
-  progress_.note(fmt::format("  {} {}: {}", point.label, point.state == contract::point_state::kPruned ? "dropped" : "measured", d.reason));
+  const bool dropped = point.state == contract::point_state::kPruned;
+  progress_.note(fmt::format("  {} {}: {}", point.label, dropped ? "dropped" : "measured", d.reason));
 }
 
 // A fresh budgeted sweep first makes its runs short enough for the budget (the runner decides).
@@ -317,10 +324,7 @@ Status Sweep::fit_budget() {
     if (Status s = store(p); !s) return s;
   SweepPoint* base = find(baseline_);
   if (!fit->baseline_run || !base) return {};
-  run_seconds_ += fit->baseline_run_s;
-  ++runs_done_;
-  base->run_seconds += fit->baseline_run_s;
-  ++base->timed_runs;
+  count_run_time(*base, fit->baseline_run_s);
   return absorb(*base, *fit->baseline_run);
 }
 
@@ -401,7 +405,9 @@ void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
   point.knobs = knobs;
   point.config["knobs"] = nlohmann::json(knobs);
   for (auto& other : points_) {
-    if (&other == &point || other.state != contract::point_state::kPending || other.progress.runs > 0 || other.knobs.empty()) continue;
+    if (&other == &point || other.state != contract::point_state::kPending || other.progress.runs > 0 ||
+        other.knobs.empty())
+      continue;
     bool same = true;
     for (const auto& [knob, value] : other.knobs) {
       auto mine = knobs.find(knob);
@@ -423,7 +429,8 @@ Result<bool> Sweep::measure(SweepPoint& point, int index, int total, const std::
   const auto best = best_except(point.label);
   const double eta = runs_done_ > 0 ? run_seconds_ / runs_done_ * (total - index + 1) : 0;
   progress_.step(index, total, what, eta, best ? fmt::format("{} ({})", best->point, format_seconds(best->median_s)) : "");
-  auto outcome = run(point, contract::sweep_phase::kMeasure, point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
+  auto outcome = run(point, contract::sweep_phase::kMeasure,
+                     point.label == baseline_ ? std::nullopt : epoch_deadline(best, rules_));
   if (!outcome) return outcome.error();
   if (interrupted_) return false;
   if (Status s = absorb(point, *outcome); !s) return s.error();
@@ -651,7 +658,8 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
     point.label = p.point;
     point.config = p.config;
     point.position = static_cast<int>(p.position);
-    const bool resumable = p.state == contract::point_state::kSkipped && (!budget_skipped || p.reason.find("budget") != std::string::npos);
+    const bool resumable = p.state == contract::point_state::kSkipped &&
+                           (!budget_skipped || p.reason.find("budget") != std::string::npos);
     point.state = resumable ? std::string(contract::point_state::kPending) : p.state;  // a stop: measure it now
     point.reason = resumable ? "" : p.reason;
     if (job) {

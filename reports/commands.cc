@@ -189,7 +189,8 @@ Result<RecommendReport> make_recommend_report(const TraceFile& trace, const Reco
     for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason});
   }
   for (const auto& run : *runs) {
-    if ((in.sweep_id && run.sweep_id != in.sweep_id) || run.sweep_phase == contract::sweep_phase::kProbe) continue;  // a budget's probe
+    // A budget's sizing run that was not kept is no measurement.
+    if ((in.sweep_id && run.sweep_id != in.sweep_id) || run.sweep_phase == contract::sweep_phase::kProbe) continue;
     auto entry = config_run(trace, run);
     if (!entry) return entry.error();
     (entry->run.sweep_phase == contract::sweep_phase::kVerify ? in.verify_runs : in.runs).push_back(std::move(*entry));

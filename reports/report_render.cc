@@ -57,7 +57,8 @@ std::string vs_baseline(const ConfigRow& row) {
 // recommendation's reasons.
 std::string status_text(const ConfigRow& row) {
   std::vector<std::string> parts;
-  if (row.state != contract::point_state::kMeasured) parts.push_back(row.reason.empty() ? row.state : row.state + ": " + row.reason);
+  if (row.state != contract::point_state::kMeasured)
+    parts.push_back(row.reason.empty() ? row.state : row.state + ": " + row.reason);
   if (row.recommended) parts.push_back("recommended");
   if (row.baseline) parts.push_back("baseline");
   std::string text;

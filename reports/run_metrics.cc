@@ -207,26 +207,26 @@ namespace {
 // Per measured epoch, in order: the seconds from its first batch's end to its last's, over
 // the batches after the first; empty when the records do not cover every measured epoch.
 std::vector<double> steady_batch_seconds(const nlohmann::json& result, size_t epochs, int64_t measured) {
-  std::map<int64_t, std::pair<int64_t, int64_t>> ends;  // epoch -> (first batch end, last batch end)
-  std::map<int64_t, int64_t> counts;
+  struct Ends {
+    int64_t first = INT64_MAX, last = INT64_MIN;  // of its batches
+    int64_t batches = 0;
+  };
+  std::map<int64_t, Ends> by_epoch;
   if (!result.is_object() || result.value("batches_truncated", false) || !result.contains("batches")) return {};
   for (const auto& b : result["batches"]) {
     if (!b.is_object()) return {};
-    const int64_t epoch = b.value("epoch", int64_t{-1});
     const int64_t end = b.value("wait_start_ns", int64_t{0}) + b.value("wait_ns", int64_t{0}) +
                         b.value("compute_ns", int64_t{0});
-    auto [it, fresh] = ends.emplace(epoch, std::make_pair(end, end));
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, end);
-      it->second.second = std::max(it->second.second, end);
-    }
-    ++counts[epoch];
+    Ends& e = by_epoch[b.value("epoch", int64_t{-1})];
+    e.first = std::min(e.first, end);
+    e.last = std::max(e.last, end);
+    ++e.batches;
   }
-  if (ends.size() != epochs || measured < 2) return {};
+  if (by_epoch.size() != epochs || measured < 2) return {};
   std::vector<double> per_batch;
-  for (const auto& [epoch, span] : ends) {
-    if (counts[epoch] != measured) return {};
-    per_batch.push_back(static_cast<double>(span.second - span.first) / 1e9 / static_cast<double>(measured - 1));
+  for (const auto& [epoch, e] : by_epoch) {
+    if (e.batches != measured) return {};
+    per_batch.push_back(static_cast<double>(e.last - e.first) / 1e9 / static_cast<double>(measured - 1));
   }
   return per_batch;
 }

@@ -293,8 +293,9 @@ Status BpfTracer::load() {
 
 Status BpfTracer::attach_programs() {
   if (auto left = programs_left_unattached(skel_.get()); !left.empty())
-    return Error::failure(fmt::format("BPF program {} is in the object but not in attach_order (tracer.cc)", left.front()),
-                          "add it to attach_order, or give it a uprobe section");
+    return Error::failure(
+        fmt::format("BPF program {} is in the object but not in attach_order (tracer.cc)", left.front()),
+        "add it to attach_order, or give it a uprobe section");
   for (auto [program, link] : attach_order(skel_.get())) {
     if (!bpf_program__autoload(program)) continue;
     *link = bpf_program__attach(program);

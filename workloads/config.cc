@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/epoch_batches.h"
 #include "workloads/config.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "common/epoch_batches.h"
 #include "common/trace_contract.h"
 
 namespace ingero::workloads {
@@ -139,7 +139,7 @@ Status validate(const WorkloadConfig& c) {
                             "raise --samples or lower --batch-size");
   if (c.epoch_deadline_s < 0) return Error::bad_input("the epoch deadline must be >= 0 (0: none)");
   if (c.max_batches < 0) return Error::bad_input("--max-batches must be >= 1 (0: whole epochs)");
-  if (c.warmup_batches < 0) return Error::bad_input("warm-up batches must be >= 1 (0: as a measured epoch)");
+  if (c.warmup_batches < 0) return Error::bad_input("warm-up batches must be >= 1 (0: a measured epoch's cut, at least 4)");
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
   }
