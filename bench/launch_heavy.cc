@@ -11,7 +11,10 @@
 // calls it made and the seconds it ran; with --progress FILE it also rewrites FILE every
 // second with the same line, so a script can read the rate while it runs.
 //
-//   ingero_launch_heavy [--seconds S] [--launches-per-step K] [--records-per-step E] [--progress FILE]
+// --work-us W spins W us on the CPU after each launch and record, as a loop's own code would.
+//
+//   ingero_launch_heavy [--seconds S] [--launches-per-step K] [--records-per-step E] [--work-us W]
+//                       [--progress FILE]
 #include "tests/tracer/cuda_runtime_decls.h"
 #include <signal.h>
 #include <unistd.h>
@@ -31,6 +34,14 @@ void on_signal(int) { stop_requested = 1; }
 
 __attribute__((noinline)) void tiny_kernel() {}
 
+// The user work between calls a real loop does (W us on the CPU), so that a probe's trap is a
+// share of the loop's time rather than all of it.
+void spin(double us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(us * 1e3));
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 struct Counts {
   long long launches = 0, event_records = 0, syncs = 0;
 };
@@ -48,14 +59,16 @@ void write_line(FILE* out, const Counts& c, double seconds) {
 int main(int argc, char** argv) {
   double seconds = 0;
   int per_step = 100, records = 100;
+  double work_us = 0;
   const char* progress = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--launches-per-step")) per_step = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--records-per-step")) records = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--progress")) progress = argv[i + 1];
+    else if (!strcmp(argv[i], "--work-us")) work_us = atof(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: %s [--seconds S] [--launches-per-step K] [--records-per-step E] [--progress FILE]\n",
+      fprintf(stderr, "usage: %s [--seconds S] [--launches-per-step K] [--records-per-step E] [--work-us W] [--progress FILE]\n",
               argv[0]);
       return 2;
     }
@@ -79,6 +92,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < per_step || i < records; ++i) {
       if (i < per_step) cudaLaunchKernel(reinterpret_cast<const void*>(&tiny_kernel), grid, block, nullptr, 0, stream);
       if (i < records) cudaEventRecord(event, stream);
+      if (work_us > 0) spin(work_us);
     }
     c.launches += per_step;
     c.event_records += records;

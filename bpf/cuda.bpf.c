@@ -5,7 +5,9 @@
  * Every call is counted, and its latency histogrammed, in the kernel (runqlat's
  * model); a call travels to user space as an event unless it is a hot call (a kernel
  * launch) faster than call_stream_min_ns. Entry and return each touch one entry of
- * call_stats, which holds the thread's call in progress beside its totals. */
+ * call_stats, which holds the thread's call in progress beside its totals. A hot function
+ * may be probed per process and duty-cycled by user space (tracer/call_probes.h): these
+ * programs then only run while its probes are attached. */
 #include "common.bpf.h"
 
 /* Not every libbpf names the sixth argument register. */
@@ -33,6 +35,16 @@ struct {
   __type(key, struct ib_call_hist_key);
   __type(value, struct ib_call_hist);
 } call_hists SEC(".maps");
+
+/* Per op: 1 once user space probes the function per process (IB_CALL_SCOPED links) instead
+ * of once for every process. Each entry counts through one kind of link only, so that a
+ * call is counted once while user space replaces one kind by the other. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IB_OP_COUNT);
+  __type(key, __u32);
+  __type(value, __u8);
+} scoped_ops SEC(".maps");
 
 /* Where argument register `n` (1..6) sits in the saved registers. The register is then
  * read with a helper: a switch of direct ctx loads compiles to a computed ctx offset,
@@ -110,7 +122,11 @@ int cuda_call_entry(struct pt_regs *ctx)
   if (!is_traced_tgid(pid))
     return 0;
   __u64 cookie = bpf_get_attach_cookie(ctx);
-  struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
+  __u32 op = IB_COOKIE_OP(cookie);
+  __u8 *scoped = bpf_map_lookup_elem(&scoped_ops, &op);
+  if (scoped && (*scoped != 0) != ((IB_COOKIE_FLAGS(cookie) & IB_CALL_SCOPED) != 0))
+    return 0;
+  struct ib_call_key key = {.tid = (__u32)id, .op = op};
   static const struct ib_call_slot zero;
   struct ib_call_slot *slot = lookup_or_init(&call_stats, &key, &zero, IB_LOSS_CALL_STATS);
   if (!slot)

@@ -141,6 +141,8 @@ struct ib_event {
 #define IB_CALL_ENTRY_ONLY (1u << 1)
 /* The bytes argument counts elements of the NCCL datatype held in the arg source. */
 #define IB_CALL_NCCL_ELEMENTS (1u << 2)
+/* Attached for one process (duty cycling): counts only once scoped_ops[op] is set. */
+#define IB_CALL_SCOPED (1u << 3)
 
 /* Exact per-thread totals (thread_stats table). */
 struct ib_thread_stats {

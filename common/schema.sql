@@ -162,6 +162,28 @@ CREATE TABLE IF NOT EXISTS call_stats (
   PRIMARY KEY (run_id, tid, op)
 );
 
+-- Hot functions that were duty-cycled (schema version 4): in this process (pid 0: in every
+-- process, system-wide), from since_ns to until_ns, the function was probed only during
+-- `windows` windows adding up to attached_ns. call_stats and call_histograms of that process
+-- and op then hold only the probed calls (probed_calls: those before sampling began and in the
+-- windows); the whole count is estimated: estimated_calls with its 95 % interval
+-- [estimated_low, estimated_high] (estimated_high NULL: no upper bound, the probes' own traps
+-- took most of the windows). A process and op without a row here were counted exactly.
+CREATE TABLE IF NOT EXISTS call_sampling (
+  run_id           INTEGER NOT NULL,
+  pid              INTEGER NOT NULL,
+  op               INTEGER NOT NULL REFERENCES ops(op),
+  since_ns         INTEGER NOT NULL,
+  until_ns         INTEGER NOT NULL,
+  windows          INTEGER NOT NULL,
+  attached_ns      INTEGER NOT NULL,
+  probed_calls     INTEGER NOT NULL,
+  estimated_calls  INTEGER NOT NULL,
+  estimated_low    INTEGER NOT NULL,
+  estimated_high   INTEGER,
+  PRIMARY KEY (run_id, pid, op)
+);
+
 -- In-kernel log2 latency histograms of every probed call that returned, per process and op:
 -- slot k counts durations in [2^k, 2^(k+1)) nanoseconds (slot 0 also holds 0 and 1 ns).
 CREATE TABLE IF NOT EXISTS call_histograms (

@@ -15,7 +15,7 @@
 namespace ingero::contract {
 
 // PRAGMA user_version of a trace DB this build writes; readers also read older ones.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int kOldestReadableSchema = 1;
 
 // ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what
@@ -151,6 +151,21 @@ inline constexpr std::string_view kTracedUntilSetting = "traced_until_ns";
 // An attached or system-wide run's trainer: its command line as /proc showed it (JSON array), so
 // that advice can name the command that measures a change.
 inline constexpr std::string_view kTrainerCommandSetting = "trainer_command";
+
+// What tracing cost: the calibrated cost of a call probed at entry only and at entry + return
+// (ns, decimal), or, when the calibration could not probe, kProbeCostUnknownSetting says why.
+inline constexpr std::string_view kProbeEntryNsSetting = "probe_entry_ns";
+inline constexpr std::string_view kProbeCallNsSetting = "probe_call_ns";
+inline constexpr std::string_view kProbeCostUnknownSetting = "probe_cost_unknown";
+// The duty cycle of hot calls: "on" or "off" (--cuda-detail exact/full, or switched off), and
+// when on its window, period (ns) and the share of a thread's time above which a call is hot.
+inline constexpr std::string_view kCallSamplingSetting = "call_sampling";
+inline constexpr std::string_view kCallSamplingOn = "on";
+inline constexpr std::string_view kCallSamplingOff = "off";
+inline constexpr std::string_view kCallSamplingNoteSetting = "call_sampling_note";  // why it is off
+inline constexpr std::string_view kSampleWindowNsSetting = "sample_window_ns";
+inline constexpr std::string_view kSamplePeriodNsSetting = "sample_period_ns";
+inline constexpr std::string_view kHotShareSetting = "hot_share";
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {

@@ -107,7 +107,8 @@ Result<int> version_of(const sql::Connection& db) {
   return static_cast<int>(version->value_or(0));
 }
 
-// Version 2 -> 3 only added tables (loaders, gpus, gpu_samples), which the schema creates.
+// Versions 2 -> 3 and 3 -> 4 only added tables (loaders, gpus, gpu_samples; call_sampling),
+// which the schema creates.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();

@@ -22,8 +22,19 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
                   "Probe this CUDA runtime, driver or NCCL library file instead of the ones the processes map");
   app->add_option("--cuda-detail", f->cuda_detail,
                   "count: launches counted only; latency: every call timed, launches stored only when slow; "
-                  "full: both layers, every call stored (costs: results/gpu-h200-tracer-on-real-jobs.md)")
+                  "both duty-cycle a hot call (its count then estimated, and labelled so); exact: latency with every "
+                  "call trapped; full: both layers, every call stored (costs: results/gpu-h200-launch-sampling.md)")
       ->capture_default_str();
+  app->add_option("--hot-share-pct", f->hot_share_pct,
+                  "A call is hot, and duty-cycled, when its probes would cost a thread more than this % of its time")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 100.0));
+  app->add_option("--sample-window-ms", f->sample_window_ms, "A hot call's probes are attached this long ...")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 10000.0));
+  app->add_option("--sample-period-ms", f->sample_period_ms, "... once per this period (at a random place in it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 100000.0));
   app->add_option("--call-stream-min-us", f->call_stream_min_us,
                   "Store a kernel launch as an event when it lasts at least this long (all are counted)")
       ->capture_default_str()

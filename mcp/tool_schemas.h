@@ -34,6 +34,7 @@ json arguments(const Properties& properties, const std::vector<std::string>& req
 json run_header();
 json metrics();
 json call_row();
+json tracing_cost();  // as report_json.cc writes it
 json process_row();
 json causal_chain();
 json slow_interval_summary();

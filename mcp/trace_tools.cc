@@ -13,6 +13,7 @@
 #include "mcp/trace_resources.h"
 #include "reports/commands.h"
 #include "reports/format.h"
+#include "reports/tracing_cost_text.h"
 #include "reports/report_json.h"
 
 namespace ingero::mcp {
@@ -215,9 +216,11 @@ Result<json> recorded_losses(const TraceFile& trace, int64_t run_id, std::option
 }
 
 std::string call_line(const reports::CallLatencyRow& row) {
-  return fmt::format("  {}: {} calls, p50 {}, p99 {}, total {} ({})\n", row.function,
-                     reports::format_count(row.calls), reports::format_duration_ns(row.stats.p50_ns),
-                     reports::format_duration_ns(row.stats.p99_ns), reports::format_duration_ns(row.stats.total_ns),
+  return fmt::format("  {}: {} calls{}, p50 {}, p99 {}, total {} ({})\n", row.function,
+                     reports::format_calls(row.calls, row.estimate),
+                     row.estimate ? " (estimated: " + reports::sampled_share_text(row.estimate) + ")" : "",
+                     reports::format_duration_ns(row.stats.p50_ns), reports::format_duration_ns(row.stats.p99_ns),
+                     reports::format_duration_ns(row.stats.total_ns),
                      row.exact ? "exact percentiles" : "percentiles are log2 bucket upper bounds");
 }
 
@@ -228,6 +231,7 @@ std::string stats_text(const reports::ExplainReport& report, const json& losses)
   text += fmt::format(".\n{} probed CUDA/NCCL functions, most total time first:\n", report.calls.size());
   for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += call_line(report.calls[i]);
   text += limited_list_end(std::min(report.calls.size(), kTextRows), report.calls.size());
+  for (const std::string& line : reports::tracing_cost_lines(report.tracing_cost)) text += line + "\n";
   text += "losses: " + losses["meaning"].get<std::string>() + "\n";
   return text;
 }
@@ -236,9 +240,10 @@ ToolSpec trace_stats_tool(Trace trace) {
   return make_tool(
       "get_trace_stats", "Trace statistics of a run",
       "The run's timings and input-bound verdict, and per probed CUDA runtime / driver and NCCL function its "
-      "exact call count, errors, bytes and latency percentiles as explain computes them ('percentiles' says "
-      "whether they are exact or log2 bucket upper bounds). Also the losses per source (unknown when the run "
-      "never recorded them) and notes on the data.",
+      "call count (exact, or estimated with its interval where the function was duty-cycled: 'estimated'), "
+      "errors, bytes and latency percentiles as explain computes them ('percentiles' says whether they are exact "
+      "or log2 bucket upper bounds). Also what tracing cost each thread (probe hits x the calibrated cost), the "
+      "losses per source (unknown when the run never recorded them) and notes on the data.",
       s::arguments({{"run", run_id_schema()}}, {"run"}),
       s::object({{"run", s::run_header()},
                  {"metrics", s::metrics()},
@@ -247,6 +252,7 @@ ToolSpec trace_stats_tool(Trace trace) {
                                        {"by_source", s::nullable(s::object({}, "dropped records per source"))},
                                        {"events_lost", s::nullable(s::integer())},
                                        {"meaning", s::string()}})},
+                 {"tracing_cost", s::tracing_cost()},
                  {"notes", s::array_of(s::string(), "what to know about the data behind the numbers")}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
@@ -258,6 +264,7 @@ ToolSpec trace_stats_tool(Trace trace) {
                                {"metrics", doc["metrics"]},
                                {"calls", doc["call_latency"]},
                                {"losses", *losses},
+                               {"tracing_cost", doc["tracing_cost"]},
                                {"notes", doc["notes"]}},
                           stats_text(*report, *losses)};
       });

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reports/run_analysis.h"
+#include "reports/tracing_cost.h"
 
 namespace ingero::reports {
 
@@ -32,6 +33,7 @@ struct ExplainReport {
   std::optional<RankAnalysis> ranks;  // a DDP job
   std::vector<LoaderRecord> loaders;  // the DataLoaders the observer saw (a user's job)
   std::string gpu_sampler;            // run setting: "nvml", or why the GPU was not sampled
+  TracingCost tracing_cost;           // what the tracer cost the job, and what it sampled
   std::vector<std::string> notes;
 };
 

@@ -28,6 +28,18 @@ std::string format_count(int64_t count) {
   return count < 0 ? "-" + out : out;
 }
 
+std::string format_calls(int64_t calls, const std::optional<CountEstimate>& estimate, bool with_interval) {
+  if (!estimate) return format_count(calls);
+  if (!with_interval) return "≈ " + format_count(estimate->calls);
+  return "≈ " + format_count(estimate->calls) + " [" + format_count(estimate->low) + ", " +
+         (estimate->high ? format_count(*estimate->high) : std::string("—")) + "]";
+}
+
+std::string sampled_share_text(const std::optional<CountEstimate>& estimate) {
+  if (!estimate) return {};
+  return "sampled " + format_percent(estimate->duty_share) + " of the time";
+}
+
 std::string format_bytes(double bytes) {
   static const char* const units[] = {"B", "kB", "MB", "GB", "TB"};
   int unit = 0;

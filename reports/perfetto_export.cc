@@ -13,6 +13,8 @@
 
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
+#include "reports/report_json.h"
+#include "reports/tracing_cost.h"
 #include "reports/format.h"
 #include "reports/input_errors.h"
 
@@ -211,7 +213,7 @@ struct PhaseCounts {
 };
 
 json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline& timeline, int64_t events_in_run,
-                    const PerfettoOptions& options, const PhaseCounts& counts) {
+                    const PerfettoOptions& options, const PhaseCounts& counts, const TracingCost& cost) {
   json meta = {{"tool", "ingero-bench export"}, {"format", "perfetto"},
                {"source_db", trace.path()},
                {"run_id", run.run_id},
@@ -230,7 +232,8 @@ json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline
                {"max_events", static_cast<int64_t>(options.max_events)},
                {"truncated", timeline.truncated},
                {"trace_events", {{"M", counts.metadata}, {"X", counts.slices}, {"i", counts.instants},
-                                 {"C", counts.counters}}}};
+                                 {"C", counts.counters}}},
+               {"tracing_cost", to_json(cost)}};
   if (timeline.truncated) {
     const int64_t last = timeline.events.empty() ? run.start_ns : timeline.events.back().ts_ns;
     meta["truncation_note"] =
@@ -287,7 +290,7 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
   emit_gpu_counters(
       *context, origin, [&](json&& e) { emit(std::move(e), counts.metadata); },
       [&](json&& e) { emit(std::move(e), counts.counters); });
-  return trace_metadata(trace, *run, *timeline, events_in_run, options, counts);
+  return trace_metadata(trace, *run, *timeline, events_in_run, options, counts, tracing_cost(*context));
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ std::vector<NcclCallRow> nccl_rows(const std::vector<ProcessCallTotals>& calls, 
     if (!pids.count(c.pid)) continue;
     NcclCallRow& row = by_op[c.totals.op];
     row.op = c.totals.op;
-    row.calls += c.totals.calls;
+    row.calls += c.totals.count();
+    row.estimated |= c.totals.estimate.has_value();
     row.errors += c.totals.errors;
     row.bytes += c.totals.bytes;
     row.total_ns += c.totals.total_ns;

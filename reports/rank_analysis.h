@@ -23,10 +23,12 @@
 
 namespace ingero::reports {
 
-// One NCCL function's calls made by one rank's processes (call_stats: exact counts).
+// One NCCL function's calls made by one rank's processes (call_stats: exact counts, unless the
+// function was duty-cycled in one of them: then estimated).
 struct NcclCallRow {
   std::string op;
   int64_t calls = 0;     // entered the function
+  bool estimated = false;
   int64_t errors = 0;    // returned non-zero
   int64_t bytes = 0;
   int64_t total_ns = 0;  // over the calls that returned while probed

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/tracing_cost_text.h"
+
 namespace ingero::reports {
 namespace {
 
@@ -103,7 +105,12 @@ json to_json(const CallLatencyRow& row) {
   json entry = to_json(row.stats);
   entry["function"] = row.function;
   entry["category"] = row.category;
-  entry["calls"] = row.calls;
+  entry["calls"] = row.count();
+  entry["estimated"] = row.estimate.has_value();
+  entry["probed_calls"] = row.calls;
+  entry["calls_low"] = row.estimate ? json(row.estimate->low) : json(row.calls);
+  entry["calls_high"] = row.estimate ? (row.estimate->high ? json(*row.estimate->high) : json(nullptr)) : json(row.calls);
+  entry["duty_share"] = row.estimate ? json(row.estimate->duty_share) : json(nullptr);
   entry["errors"] = row.errors;
   entry["bytes"] = row.bytes;
   entry["percentiles"] = row.exact ? "exact" : "log2_bucket_upper_bound";
@@ -194,7 +201,7 @@ json to_json(const CausalChain& c) {
 namespace {
 
 json to_json(const NcclCallRow& c) {
-  return {{"function", c.op},     {"calls", c.calls},   {"errors", c.errors},
+  return {{"function", c.op},     {"calls", c.calls},   {"estimated", c.estimated}, {"errors", c.errors},
           {"bytes", c.bytes},     {"total_ns", c.total_ns}, {"mean_ns", optional_json(c.mean_ns)},
           {"max_ns", c.max_ns}};
 }
@@ -260,6 +267,31 @@ json to_json(const RankAnalysis& r) {
   return out;
 }
 
+json to_json(const TracingCost& c) {
+  auto thread = [](const ThreadTracingCost& t) {
+    return json{{"tid", t.tid}, {"pid", t.pid},         {"role", t.role},     {"comm", t.comm},
+                {"hits", t.hits}, {"cost_ns", t.cost_ns}, {"time_ns", t.time_ns}, {"share", t.share}};
+  };
+  json threads = json::array();
+  for (const auto& t : c.threads) threads.push_back(thread(t));
+  json sampled = json::array();
+  for (const auto& f : c.sampled)
+    sampled.push_back({{"function", f.function}, {"pid", f.pid}, {"windows", f.windows}, {"duty_share", f.duty_share},
+                       {"calls", f.estimate.calls}, {"calls_low", f.estimate.low},
+                       {"calls_high", f.estimate.high ? json(*f.estimate.high) : json(nullptr)}});
+  return {{"known", c.known()},
+          {"probe_entry_ns", c.entry_ns ? json(*c.entry_ns) : json(nullptr)},
+          {"probe_call_ns", c.call_ns ? json(*c.call_ns) : json(nullptr)},
+          {"unknown_because", c.known() ? json(nullptr) : json(c.unknown_because)},
+          {"main_thread_share", c.main && c.known() ? json(c.main->share) : json(nullptr)},
+          {"max_thread_share", !c.threads.empty() && c.known() ? json(c.threads.front().share) : json(nullptr)},
+          {"sampling", c.sampling_on ? "on" : "off"},
+          {"hot_share", c.hot_share ? json(*c.hot_share) : json(nullptr)},
+          {"threads", threads},
+          {"sampled", sampled},
+          {"lines", tracing_cost_lines(c)}};
+}
+
 json to_json(const ExplainReport& r) {
   json calls = json::array();
   for (const auto& row : r.calls) calls.push_back(to_json(row));
@@ -277,6 +309,7 @@ json to_json(const ExplainReport& r) {
                        {"epochs", l.epochs}, {"batches", l.batches}, {"wait_ns", l.wait_ns}, {"workers", l.workers}});
   return {{"schema", "ingero-bench/explain"}, {"version", 1}, {"run", to_json(r.run)},
           {"metrics", to_json(r.metrics)}, {"loaders", loaders}, {"gpu_sampler", r.gpu_sampler},
+          {"tracing_cost", to_json(r.tracing_cost)},
           {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
           {"chain_thresholds", to_json(r.chains.thresholds)},

@@ -18,6 +18,7 @@ nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const ProcessRow& row);
 nlohmann::json to_json(const RunMetrics& metrics);
 nlohmann::json to_json(const RunHeader& header);
+nlohmann::json to_json(const TracingCost& cost);
 nlohmann::json to_json(const ExplainReport& report);
 nlohmann::json to_json(const CompareReport& report);
 nlohmann::json to_json(const RecommendReport& report);

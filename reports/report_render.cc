@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/report_render.h"
 
+#include <cctype>
+
 #include <cmath>
 #include <filesystem>
 #include <system_error>
@@ -9,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
+#include "reports/tracing_cost_text.h"
 #include "reports/format.h"
 #include "reports/input_errors.h"
 #include "reports/rank_text.h"
@@ -217,10 +220,11 @@ Table calls_table(const ExplainReport& report) {
   for (const auto& row : report.calls) {
     if (t.rows.size() == kMaxRows) break;
     const auto d = [](int64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
-    t.rows.push_back({row.function, format_count(row.calls), d(row.stats.p50_ns) + (row.exact ? "" : " ≤"),
+    t.rows.push_back({row.function, format_calls(row.calls, row.estimate, false), d(row.stats.p50_ns) + (row.exact ? "" : " ≤"),
                       d(row.stats.p99_ns) + (row.exact ? "" : " ≤"), d(row.stats.max_ns), d(row.stats.total_ns)});
   }
-  t.caption = "The slowest library calls by total time; ≤: an upper bound from the kernel's log2 buckets.";
+  t.caption = "The slowest library calls by total time; ≤: an upper bound from the kernel's log2 buckets; ≈: a "
+              "count estimated from duty-cycled probes, with its 95 % interval.";
   return t;
 }
 
@@ -253,9 +257,10 @@ Table nccl_table(const RankAnalysis& r) {
   const auto ns = [](int64_t v) { return format_duration_ns(static_cast<double>(v)); };
   for (const RankRow& row : r.ranks)
     for (const NcclCallRow& call : row.nccl)
-      t.rows.push_back({rank_name(r, row), call.op, format_count(call.calls), format_bytes(static_cast<double>(call.bytes)),
+      t.rows.push_back({rank_name(r, row), call.op, (call.estimated ? "≈ " : "") + format_count(call.calls), format_bytes(static_cast<double>(call.bytes)),
                         ns(call.total_ns), call.mean_ns ? ns(*call.mean_ns) : kDash, ns(call.max_ns)});
-  t.caption = "NCCL calls per rank: counts exact; mean and max over the calls that returned while probed.";
+  t.caption = "NCCL calls per rank: counts exact, ≈ where estimated from duty-cycled probes; mean and max over the "
+              "calls that returned while probed.";
   return t;
 }
 
@@ -284,6 +289,10 @@ std::vector<std::string> diagnosis_lines(const ExplainReport& r) {
     timing += fmt::format("{}waited for data {} of the time: {}", timing.empty() ? "" : "; ",
                           format_percent(*m.wait_fraction), input_bound_name(m.verdict));
   if (!timing.empty()) lines.push_back(fmt::format("Run {} ({}): {}.", r.run.run_id, r.run.label, timing));
+  for (std::string line : tracing_cost_lines(r.tracing_cost)) {
+    line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
+    lines.push_back(line + ".");
+  }
   if (r.chains.chains.empty()) lines.push_back("No causal chain stood out in this run's trace.");
   for (const auto& chain : r.chains.chains) {
     lines.push_back(

@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "reports/format.h"
+#include "reports/tracing_cost_text.h"
 #include "reports/verdict_text.h"
 #include "reports/rank_text.h"
 
@@ -79,12 +80,12 @@ void render_loaders(const std::vector<LoaderRecord>& loaders, std::ostream& out)
 
 void render_calls(const std::vector<CallLatencyRow>& rows, std::ostream& out) {
   if (rows.empty()) return;
-  heading(out, "CUDA / NCCL call latency (counts exact; ≤: log2 bucket upper bound)");
+  heading(out, "CUDA / NCCL call latency (counts exact, ≈ estimated from duty-cycled probes; ≤: log2 bucket upper bound)");
   fmt::print(out, "{:<26} {:>10} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "function", "calls", "errors", "p50", "p90",
              "p99", "max", "total");
   for (const auto& r : rows) {
     auto pct = [&](int64_t ns) { return (r.exact ? "" : "≤") + ns_text(ns); };
-    fmt::print(out, "{:<26} {:>10} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", r.function, format_count(r.calls),
+    fmt::print(out, "{:<26} {:>10} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", r.function, format_calls(r.calls, r.estimate, false),
                format_count(r.errors), pct(r.stats.p50_ns), pct(r.stats.p90_ns), pct(r.stats.p99_ns),
                ns_text(r.stats.max_ns), ns_text(r.stats.total_ns));
   }
@@ -152,13 +153,14 @@ void render_node_cores(const RankAnalysis& r, const NodeCores& n, std::ostream& 
 
 void render_nccl(const RankAnalysis& r, std::ostream& out) {
   if (!r.any_nccl()) return;
-  fmt::print(out, "NCCL calls per rank (counts exact; mean and max over the calls that returned while probed)\n");
+  fmt::print(out, "NCCL calls per rank (counts exact, ≈ where estimated from duty-cycled probes; mean and max over "
+                  "the calls that returned while probed)\n");
   fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", "rank", "function", "calls", "errors",
              "bytes", "total", "mean", "max");
   for (const RankRow& row : r.ranks)
     for (const NcclCallRow& call : row.nccl)
       fmt::print(out, "{:<18} {:<20} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10}\n", rank_name(r, row), call.op,
-                 format_count(call.calls), format_count(call.errors), format_bytes(static_cast<double>(call.bytes)),
+                 (call.estimated ? "≈ " : "") + format_count(call.calls), format_count(call.errors), format_bytes(static_cast<double>(call.bytes)),
                  ns_text(call.total_ns), call.mean_ns ? ns_text(*call.mean_ns) : "—", ns_text(call.max_ns));
 }
 
@@ -232,6 +234,7 @@ void render_compare_rows(const std::vector<CompareRow>& rows, const std::string&
 void render_text(const ExplainReport& r, std::ostream& out) {
   render_header(r.run, out);
   render_metrics(r.metrics, r.gpu_sampler, out);
+  for (const std::string& line : tracing_cost_lines(r.tracing_cost)) fmt::print(out, "{}\n", line);
   render_loaders(r.loaders, out);
   render_calls(r.calls, out);
   render_process_rows(r.roles, "Per role", out);

@@ -267,6 +267,15 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
                                 key, it->second));
   }
   for (const CallLatencyRow& row : a.calls) {
+    if (row.estimate) {
+      notes.push_back(fmt::format(
+          "{}: {} calls, estimated: {} (a duty cycle, because probing every call would cost its thread more than "
+          "the run's hot share); the kernel counted the {} calls it probed, and its percentiles are log2 bucket "
+          "upper bounds over them",
+          row.function, format_calls(row.calls, row.estimate), sampled_share_text(row.estimate),
+          format_count(row.calls)));
+      continue;
+    }
     if (row.exact) continue;
     notes.push_back(fmt::format("{}: {} calls counted exactly in the kernel; its percentiles are log2 bucket upper "
                                 "bounds over the whole run (only calls of at least {} ns were stored one by one)",

@@ -140,7 +140,8 @@ struct RunMetrics {
 RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batches, const TimeWindow& window,
                                int64_t events_in_window);
 
-// One probed function (CUDA runtime/driver, NCCL): exact counts over the whole run; latency
+// One probed function (CUDA runtime/driver, NCCL): counts over the whole run (exact, or
+// estimated where the function was duty-cycled); latency
 // percentiles exact over the window when every call was stored as an event, else the upper
 // bounds of the kernel's log2 buckets over the whole run.
 struct CallLatencyRow {
@@ -152,6 +153,8 @@ struct CallLatencyRow {
   LatencyStats stats;    // over the timed calls (count = how many)
   bool exact = true;     // false: p50/p90/p99 are log2 bucket upper bounds
   bool whole_run = true; // the numbers cover the whole run (not only the window)
+  std::optional<CountEstimate> estimate;  // duty-cycled: calls are the probed ones, this the whole count
+  int64_t count() const { return estimate ? estimate->calls : calls; }
 };
 // durations[op] = every stored duration of op in the window (asked only for ops stored in full).
 std::vector<CallLatencyRow> call_latency_table(const RunContext& context,

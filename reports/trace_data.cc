@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -289,14 +290,67 @@ Result<std::map<std::string, int64_t>> TraceFile::op_codes() const {
 
 namespace {
 
+// The duty-cycled functions, each function's count estimate (its sampled processes' estimates
+// plus the others' exact counts), and the probe hits per thread.
+Status read_sampling_rows(const sql::Connection& db, int64_t run_id, RunContext& context) {
+  Status read = read_run_rows(
+      db, "call_sampling",
+      "SELECT s.pid, o.name, s.since_ns, s.until_ns, s.windows, s.attached_ns, s.probed_calls, s.estimated_calls, "
+      "s.estimated_low, s.estimated_high FROM call_sampling s JOIN ops o ON o.op = s.op WHERE s.run_id = ? "
+      "ORDER BY s.pid, o.name",
+      run_id, [&](const sql::Statement& row) {
+        context.sampled.push_back({row.column_int(0), row.column_text(1), row.column_int(2), row.column_int(3),
+                                   row.column_int(4), row.column_int(5), row.column_int(6), row.column_int(7),
+                                   row.column_int(8), row.column_optional_int(9)});
+      });
+  if (!read) return read;
+  for (CallTotals& call : context.calls) {
+    CountEstimate e{call.calls, call.calls, call.calls, 0};
+    int64_t attached = 0, span = 0;
+    bool sampled = false;
+    for (const SampledCallRecord& r : context.sampled) {
+      if (r.op != call.op) continue;
+      sampled = true;
+      e.calls += r.estimated_calls - r.probed_calls;
+      e.low += r.estimated_low - r.probed_calls;
+      e.high = r.estimated_high && e.high ? std::optional(*e.high + *r.estimated_high - r.probed_calls) : std::nullopt;
+      attached += r.attached_ns;
+      span += r.until_ns - r.since_ns;
+    }
+    if (!sampled) continue;
+    e.duty_share = span > 0 ? static_cast<double>(attached) / static_cast<double>(span) : 1.0;
+    call.estimate = e;
+  }
+  return read_run_rows(db, "call_stats",
+                       "SELECT tid, pid, sum(calls), sum(returns) FROM call_stats WHERE run_id = ? GROUP BY tid, pid "
+                       "ORDER BY pid, tid",
+                       run_id, [&](const sql::Statement& row) {
+                         context.thread_hits.push_back(
+                             {row.column_int(0), row.column_int(1), row.column_int(2), row.column_int(3)});
+                       });
+}
+
+// The probed calls of a duty-cycled function in a process stand for estimated / probed as many.
+double sampled_scale(const RunContext& context, int64_t pid, const std::string& op) {
+  for (const SampledCallRecord& r : context.sampled)
+    if ((r.pid == pid || r.pid == 0) && r.op == op && r.probed_calls > 0)
+      return static_cast<double>(r.estimated_calls) / static_cast<double>(r.probed_calls);
+  return 1.0;
+}
+
 // What a user's job adds: the observer's DataLoaders, the GPUs' samples, and the time each
-// thread spent in CUDA calls (what is not CPU work of its own).
+// thread spent in CUDA calls (what is not CPU work of its own; a duty-cycled function's time
+// scaled up as its count is).
 Status read_user_job_rows(const sql::Connection& db, int64_t run_id, RunContext& context) {
   Status read = read_run_rows(
       db, "call_stats",
-      "SELECT c.tid, sum(c.total_ns) FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
-      "AND o.category IN ('cuda_runtime', 'cuda_driver') GROUP BY c.tid",
-      run_id, [&](const sql::Statement& row) { context.cuda_ns_by_tid[row.column_int(0)] = row.column_int(1); });
+      "SELECT c.tid, c.pid, o.name, c.total_ns FROM call_stats c JOIN ops o ON o.op = c.op WHERE c.run_id = ? "
+      "AND o.category IN ('cuda_runtime', 'cuda_driver')",
+      run_id, [&](const sql::Statement& row) {
+        const double scale = sampled_scale(context, row.column_int(1), row.column_text(2));
+        context.cuda_ns_by_tid[row.column_int(0)] +=
+            static_cast<int64_t>(std::llround(static_cast<double>(row.column_int(3)) * scale));
+      });
   if (!read) return read;
   read = read_run_rows(
       db, "loaders",
@@ -398,6 +452,7 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
         }
       });
   if (!read) return read.error();
+  if (Status s = read_sampling_rows(db_, run.run_id, context); !s) return s.error();
   if (Status s = read_user_job_rows(db_, run.run_id, context); !s) return s.error();
   if (auto trainer = context.settings.find(std::string(contract::kTrainerCommandSetting));
       context.run.command.empty() && trainer != context.settings.end()) {
@@ -407,15 +462,24 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
 }
 
 Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
-  auto stmt = db_.prepare(fmt::format("SELECT c.pid, {} FROM call_stats c JOIN ops o ON o.op = c.op "
-                                      "WHERE c.run_id = ?1 AND o.category = ?2 GROUP BY c.pid, c.op "
-                                      "ORDER BY c.pid, sum(c.total_ns) DESC, o.name",
-                                      kCallSums));
+  auto stmt = db_.prepare(fmt::format(
+      "SELECT c.pid, {}, max(s.estimated_calls), max(s.estimated_low), max(s.estimated_high), max(s.attached_ns), "
+      "max(s.until_ns - s.since_ns), count(s.pid) FROM call_stats c JOIN ops o ON o.op = c.op "
+      "LEFT JOIN call_sampling s ON s.run_id = c.run_id AND s.pid = c.pid AND s.op = c.op "
+      "WHERE c.run_id = ?1 AND o.category = ?2 GROUP BY c.pid, c.op ORDER BY c.pid, sum(c.total_ns) DESC, o.name",
+      kCallSums));
   if (!stmt) return query_failed(db_, "call_stats");
   stmt->bind(1, run_id).bind(2, category);
   std::vector<ProcessCallTotals> rows;
-  Status read = stmt->for_each_row(
-      [&](const sql::Statement& row) { rows.push_back({row.column_int(0), read_call_sums(row, 1)}); });
+  Status read = stmt->for_each_row([&](const sql::Statement& row) {
+    ProcessCallTotals p{row.column_int(0), read_call_sums(row, 1)};
+    if (row.column_int(15) > 0) {
+      const int64_t span = row.column_int(14);
+      p.totals.estimate = CountEstimate{row.column_int(10), row.column_int(11), row.column_optional_int(12),
+                                        span > 0 ? static_cast<double>(row.column_int(13)) / span : 1.0};
+    }
+    rows.push_back(std::move(p));
+  });
   if (!read) return query_failed(db_, "call_stats");
   return rows;
 }

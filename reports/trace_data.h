@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "reports/count_estimate.h"
 #include "common/sqlite.h"
 
 namespace ingero::reports {
@@ -88,8 +89,27 @@ struct ThreadStatsRecord {
 
 ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats);
 
-// One probed function's exact totals over the run (call_stats summed over threads) and its
-// log2 nanosecond latency histogram (call_histograms summed over processes).
+// One function duty-cycled in one process (pid 0: every process), as call_sampling holds it.
+struct SampledCallRecord {
+  int64_t pid = 0;
+  std::string op;
+  int64_t since_ns = 0;
+  int64_t until_ns = 0;
+  int64_t windows = 0;
+  int64_t attached_ns = 0;
+  int64_t probed_calls = 0;
+  int64_t estimated_calls = 0;
+  int64_t estimated_low = 0;
+  std::optional<int64_t> estimated_high;
+  double duty_share() const {
+    return until_ns > since_ns ? static_cast<double>(attached_ns) / static_cast<double>(until_ns - since_ns) : 1.0;
+  }
+};
+
+// One probed function's totals over the run (call_stats summed over threads) and its log2
+// nanosecond latency histogram (call_histograms summed over processes). The counters hold the
+// calls that were probed: every call, unless the function was duty-cycled somewhere, when
+// `estimate` holds the whole count.
 struct CallTotals {
   std::string op;
   std::string category;
@@ -101,8 +121,18 @@ struct CallTotals {
   int64_t bytes = 0;
   int64_t streamed = 0;
   std::vector<int64_t> histogram;
+  std::optional<CountEstimate> estimate;
   // Every timed call is also an event: percentiles can be exact.
-  bool every_call_stored() const { return streamed == returns; }
+  bool every_call_stored() const { return streamed == returns && !estimate; }
+  int64_t count() const { return estimate ? estimate->calls : calls; }  // best figure for the calls made
+};
+
+// Probe hits on one thread: calls entered while probed, and of them those whose return was probed too.
+struct ThreadHits {
+  int64_t tid = 0;
+  int64_t pid = 0;
+  int64_t calls = 0;
+  int64_t returns = 0;
 };
 
 // One process's exact totals of one probed function (call_stats summed over its threads).
@@ -154,6 +184,8 @@ struct RunContext {
   // Per source; empty optional when the run never recorded them (its harness died).
   std::optional<std::map<std::string, int64_t>> losses;
   std::vector<CallTotals> calls;  // most total time first
+  std::vector<SampledCallRecord> sampled;  // duty-cycled functions (empty: every count exact)
+  std::vector<ThreadHits> thread_hits;     // probe hits per thread (the tracing cost)
   std::map<int64_t, int64_t> cuda_ns_by_tid;  // time inside probed CUDA calls, per thread
   std::vector<LoaderRecord> loaders;          // most batches first
   std::vector<GpuRecord> gpus;

@@ -20,7 +20,8 @@ struct DetailName {
   std::string_view name;
 };
 constexpr DetailName kDetailNames[] = {
-    {CudaDetail::count, "count"}, {CudaDetail::latency, "latency"}, {CudaDetail::full, "full"}};
+    {CudaDetail::count, "count"}, {CudaDetail::latency, "latency"}, {CudaDetail::full, "full"},
+    {CudaDetail::exact, "exact"}};
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 }  // namespace
@@ -37,8 +38,10 @@ std::string_view library_kind_name(CallLibrary library) {
 Result<CudaDetail> parse_cuda_detail(std::string_view name) {
   for (const DetailName& d : kDetailNames)
     if (d.name == name) return d.detail;
-  return Error::bad_input(fmt::format("unknown --cuda-detail '{}'", name), "use count, latency or full");
+  return Error::bad_input(fmt::format("unknown --cuda-detail '{}'", name), "use count, latency, exact or full");
 }
+
+bool samples_hot_calls(CudaDetail detail) { return detail == CudaDetail::count || detail == CudaDetail::latency; }
 
 std::string_view cuda_detail_name(CudaDetail detail) {
   for (const DetailName& d : kDetailNames)

@@ -25,7 +25,10 @@ enum class CudaDetail {
   count,    // kernel launches counted at entry only (no latency); other calls timed and stored
   latency,  // every call timed; launches counted and histogrammed in the kernel, stored only when slow
   full,     // every function at both the runtime and the driver layer, every call stored
+  exact,    // as latency, but a hot function is never duty-cycled: every call trapped and counted
 };
+// count and latency duty-cycle hot functions (call_probes.h); exact and full trap every call.
+bool samples_hot_calls(CudaDetail detail);
 Result<CudaDetail> parse_cuda_detail(std::string_view name);  // bad input naming the choices
 std::string_view cuda_detail_name(CudaDetail detail);
 

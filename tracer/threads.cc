@@ -15,6 +15,11 @@ namespace {
 std::string comm_of(const ib_event& e) { return std::string(e.comm, strnlen(e.comm, sizeof(e.comm))); }
 }  // namespace
 
+const ThreadInfo* ThreadTable::find(pid_t tid) const {
+  auto it = threads_.find(tid);
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
 ThreadInfo& ThreadTable::ensure(pid_t tid, pid_t pid) {
   auto [it, inserted] = threads_.try_emplace(tid);
   if (inserted) {

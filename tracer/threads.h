@@ -22,6 +22,8 @@ class ThreadTable {
   void apply(const ib_event& event);
   // Adds a thread seen elsewhere (enrolment, counters) if not yet known.
   ThreadInfo& ensure(pid_t tid, pid_t pid);
+  // A thread known so far, or null.
+  const ThreadInfo* find(pid_t tid) const;
   // A launched or attached process: its main thread plays the 'main' role.
   void add_root(pid_t pid);
   // A process with a torch.distributed rank (and the WORLD_SIZE it was started with, when

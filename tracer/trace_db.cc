@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tracer/trace_db.h"
 
+#include <cmath>
 #include <unistd.h>
 
 #include <cstring>
@@ -362,6 +363,25 @@ Status insert_call_stats(const sql::Connection& db, int64_t run_id, const TraceT
       });
 }
 
+// A duty-cycled function's windows and estimate per process (pid 0: every process).
+Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto insert = db.prepare(
+      "INSERT OR REPLACE INTO call_sampling(run_id, pid, op, since_ns, until_ns, windows, attached_ns, "
+      "probed_calls, estimated_calls, estimated_low, estimated_high) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  for (const SampledFunction& f : totals.sampled) {
+    const SampledCalls& c = f.calls;
+    insert->bind(1, run_id).bind(2, int64_t{f.pid}).bind(3, int64_t{f.op});
+    insert->bind(4, int64_t(c.since_ns)).bind(5, int64_t(c.until_ns)).bind(6, int64_t(c.windows.size()));
+    insert->bind(7, int64_t(c.attached_ns())).bind(8, int64_t(c.probed_calls()));
+    insert->bind(9, int64_t(std::llround(f.estimate.calls))).bind(10, int64_t(std::llround(f.estimate.low)));
+    insert->bind(11, std::isfinite(f.estimate.high) ? std::optional<int64_t>(int64_t(std::llround(f.estimate.high)))
+                                                    : std::nullopt);
+    if (Status st = insert->run(); !st) return st;
+  }
+  return {};
+}
+
 Status insert_metric_histograms(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
   auto insert = db.prepare("INSERT OR REPLACE INTO histograms(run_id, pid, metric, slot, count) VALUES(?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
@@ -410,6 +430,7 @@ Status TraceDb::write_totals(int64_t run_id, const TraceTotals& totals) {
   if (s) s = insert_threads(db_, run_id, totals.threads);
   if (s) s = insert_thread_stats(db_, run_id, totals);
   if (s) s = insert_call_stats(db_, run_id, totals);
+  if (s) s = insert_call_sampling(db_, run_id, totals);
   if (s) s = insert_metric_histograms(db_, run_id, totals);
   if (s) s = insert_losses_and_settings(db_, run_id, totals);
   if (s) s = insert_gpu_samples(db_, run_id, totals.gpus, totals.gpu_samples);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "tracer/duty_cycle.h"
 #include "tracer/nvml_sampler.h"
 
 namespace ingero::tracer {
@@ -48,6 +49,24 @@ struct ProbedLibrary {
   std::vector<std::string> missing;  // symbols the library does not export
 };
 
+// A hot function duty-cycled in one process (pid 0: in every process, system-wide): its
+// windows and the count estimated from them (call_sampling table).
+struct SampledFunction {
+  uint32_t pid = 0;
+  uint16_t op = 0;
+  SampledCalls calls;
+  CallEstimate estimate;
+};
+
+// What a probe hit cost on this machine (calibrated at start-up), or why it is unknown, and
+// the duty cycle the run used.
+struct TracingCost {
+  std::optional<ProbeCost> measured;
+  std::string unknown_because;  // when not measured
+  SamplingPolicy policy;
+  std::string sampling_off_because;  // when the policy is off
+};
+
 struct TraceTotals {
   std::vector<ThreadInfo> threads;
   std::vector<std::pair<uint32_t, ib_thread_stats>> thread_stats;  // by tid
@@ -60,6 +79,8 @@ struct TraceTotals {
   std::vector<GpuInfo> gpus;           // NVML's view of the GPUs while tracing
   std::vector<GpuSample> gpu_samples;
   std::string cuda_detail;            // the --cuda-detail level used
+  std::vector<SampledFunction> sampled;
+  TracingCost tracing_cost;
   std::vector<std::string> problems;  // what went wrong while tracing, in words
   uint64_t events_written = 0;
 

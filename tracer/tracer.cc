@@ -27,7 +27,10 @@
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "ingero.skel.h"
+#include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
+#include "tracer/probe_calibration.h"
+#include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
 
 namespace ingero::tracer {
@@ -63,11 +66,6 @@ struct SkeletonDestroyer {
   void operator()(ingero_bpf* skel) const { ingero_bpf::destroy(skel); }
 };
 using SkeletonPtr = std::unique_ptr<ingero_bpf, SkeletonDestroyer>;
-
-struct LinkDestroyer {
-  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
-};
-using LinkPtr = std::unique_ptr<bpf_link, LinkDestroyer>;
 
 struct RingBufferFree {
   void operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
@@ -211,10 +209,13 @@ class BpfTracer final : public Tracer {
 
  private:
   Status load();
+  TracingCost calibrate();
   Status attach_programs();
   Status open_rings();
   Status add_to_filter(pid_t pid);
   Status probe_library(const std::string& path, bool requested);
+  void track_traced_processes();
+  std::vector<SampledFunction> stop_sampling();
   void scan_for_cuda_processes();
   void read_ranks(const std::set<pid_t>& pids);
   static int on_ring_event(void* ctx, void* data, size_t size);
@@ -232,7 +233,9 @@ class BpfTracer final : public Tracer {
   const int64_t run_id_;
   std::unique_ptr<EventWriter> writer_;
   SkeletonPtr skel_;
-  std::vector<LinkPtr> uprobe_links_;
+  std::unique_ptr<CallProbes> call_probes_;
+  TracingCost tracing_cost_;
+  bool multi_ = false;  // the CUDA probes are uprobe_multi links (uprobe_link.h)
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
   std::unique_ptr<NvmlSampler> gpu_sampler_;
 
@@ -257,10 +260,17 @@ Status BpfTracer::init(const std::string& db_path) {
   if (!writer) return writer.error();
   writer_ = std::move(writer).value();
   if (Status s = load(); !s) return s;
+  tracing_cost_ = calibrate();
+  const CallProbePrograms programs{skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return,
+                                   bpf_map__fd(skel_->maps.scoped_ops), bpf_map__fd(skel_->maps.call_stats), multi_};
+  call_probes_ = std::make_unique<CallProbes>(programs, opts_.cuda_detail, tracing_cost_.policy,
+                                              tracing_cost_.measured.value_or(kFallbackProbeCost),
+                                              opts_.system_wide && !opts_.cuda_processes_only);
   if (Status s = attach_programs(); !s) return s;
   if (Status s = open_rings(); !s) return s;
   for (const std::string& path : opts_.library_paths)
     if (Status s = probe_library(path, true); !s) return s;
+  call_probes_->start();
   consuming_ = true;
   consumer_ = std::thread([this] { consume(); });
   if (opts_.gpu_samples) gpu_sampler_ = NvmlSampler::start();
@@ -282,6 +292,9 @@ Status BpfTracer::load() {
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
+  multi_ = kernel_has_uprobe_multi();
+  if (multi_)
+    for (bpf_program* probe : {skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return}) use_uprobe_multi(probe);
   for (bpf_map* ring : {skel_->maps.cuda_ring, skel_->maps.sched_ring, skel_->maps.proc_ring})
     if (bpf_map__set_max_entries(ring, opts_.ringbuf_bytes) != 0)
       return Error::failure(fmt::format("sizing ring buffer {}: {}", bpf_map__name(ring), strerror(errno)));
@@ -289,6 +302,94 @@ Status BpfTracer::load() {
     return Error::failure(fmt::format("loading the BPF programs: {} ({})", strerror(-err), last_libbpf_warning()),
                           "pass --no-trace to run without tracing");
   return {};
+}
+
+// The tracer's CUDA probe programs on calibration_target, in this process, which is in the
+// filter only while the calibration runs (before any other program is attached).
+class SelfProbes final : public CalibrationProbes {
+ public:
+  SelfProbes(ingero_bpf* skel, CodeLocation where, bool multi) : skel_(skel), where_(std::move(where)), multi_(multi) {}
+  Status attach(bool return_probe) override {
+    const uint64_t flags = IB_CALL_HOT | (return_probe ? 0 : IB_CALL_ENTRY_ONLY);
+    UprobeSpec spec{where_.path, where_.offset, uint64_t{IB_OP_NONE} | flags << 40, true, getpid()};
+    if (return_probe) {
+      auto exit = UprobeLink::attach(skel_->progs.cuda_call_return, spec, multi_);
+      if (!exit) return exit.error();
+      exit_ = std::move(exit).value();
+    }
+    spec.retprobe = false;
+    auto entry = UprobeLink::attach(skel_->progs.cuda_call_entry, spec, multi_);
+    if (!entry) return entry.error();
+    entry_ = std::move(entry).value();
+    return {};
+  }
+  // The probes stop firing as the close begins (and a moment after, on another CPU); the
+  // closes themselves, which wait for grace periods, need not be waited for.
+  void detach() override {
+    auto began = closer_.close(links());
+    while (began->load() == 0) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+
+ private:
+  std::vector<UprobeLink> links() {
+    std::vector<UprobeLink> v;
+    v.push_back(std::move(entry_));
+    v.push_back(std::move(exit_));
+    return v;
+  }
+  ingero_bpf* skel_;
+  CodeLocation where_;
+  bool multi_;
+  UprobeLink entry_, exit_;
+  LinkCloser closer_;
+};
+
+// Removes what the calibration left in the counters (op none) and the filter.
+void forget_calibration(ingero_bpf* skel, uint32_t self) {
+  const int filter = bpf_map__fd(skel->maps.tgid_filter);
+  bpf_map_delete_elem(filter, &self);
+  std::vector<ib_call_key> keys;
+  for_each_key<ib_call_key>(bpf_map__fd(skel->maps.call_stats), [&](const ib_call_key& k) {
+    if (k.op == IB_OP_NONE) keys.push_back(k);
+  });
+  for (const ib_call_key& k : keys) bpf_map_delete_elem(bpf_map__fd(skel->maps.call_stats), &k);
+  const ib_call_hist_key hist{self, IB_OP_NONE};
+  bpf_map_delete_elem(bpf_map__fd(skel->maps.call_hists), &hist);
+}
+
+TracingCost BpfTracer::calibrate() {
+  TracingCost cost;
+  cost.policy = opts_.sampling;
+  cost.policy.enabled = opts_.sampling.enabled && samples_hot_calls(opts_.cuda_detail) && multi_;
+  if (!multi_ && samples_hot_calls(opts_.cuda_detail))
+    cost.sampling_off_because = "this kernel has no uprobe_multi links (Linux 6.6+): every call is trapped";
+  else if (!samples_hot_calls(opts_.cuda_detail))
+    cost.sampling_off_because = fmt::format("--cuda-detail {} traps every call", cuda_detail_name(opts_.cuda_detail));
+  if (!opts_.calibrate) {
+    cost.unknown_because = "not calibrated (--no-probe-calibration)";
+    return cost;
+  }
+  auto where = calibration_target_location();
+  if (!where) {
+    cost.unknown_because = where.error().message;
+    return cost;
+  }
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  if (Status s = add_to_filter(static_cast<pid_t>(self)); !s) {
+    cost.unknown_because = s.error().message;
+    return cost;
+  }
+  std::optional<Result<ProbeCost>> measured;
+  {
+    SelfProbes probes(skel_.get(), *where, multi_);
+    measured.emplace(calibrate_probe_cost(probes));
+    probes.detach();
+  }  // every close has returned: the counters stand still
+  forget_calibration(skel_.get(), self);
+  if (*measured) cost.measured = **measured;
+  else cost.unknown_because = measured->error().message;
+  return cost;
 }
 
 Status BpfTracer::attach_programs() {
@@ -323,32 +424,9 @@ Status BpfTracer::probe_library(const std::string& path, bool requested) {
     return {};
   }
   if (!probed_files_.insert({st.st_dev, st.st_ino}).second) return {};
-  const CallLibrary kind = classify_library(path).value_or(CallLibrary::cuda_runtime);
-  ProbedLibrary library{path, std::string(library_kind_name(kind)), {}, {}};
-  for (const PlannedProbe& probe : plan_probes(kind, opts_.cuda_detail)) {
-    const std::string symbol(contract::op_name(probe.spec->op));
-    auto attach = [&](bpf_program* prog, bool retprobe) {
-      bpf_uprobe_opts uprobe{};
-      uprobe.sz = sizeof(uprobe);
-      uprobe.func_name = symbol.c_str();
-      uprobe.bpf_cookie = probe.cookie;
-      uprobe.retprobe = retprobe;
-      return LinkPtr(bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), 0, &uprobe));
-    };
-    LinkPtr entry = attach(skel_->progs.cuda_call_entry, false);
-    LinkPtr exit = entry && probe.return_probe ? attach(skel_->progs.cuda_call_return, true) : nullptr;
-    if (!entry || (probe.return_probe && !exit)) {
-      library.missing.push_back(symbol);
-      continue;
-    }
-    uprobe_links_.push_back(std::move(entry));
-    if (exit) uprobe_links_.push_back(std::move(exit));
-    library.attached.push_back(symbol);
-  }
-  if (requested && library.attached.empty())
-    return Error::bad_input(fmt::format("no CUDA or NCCL function could be probed in {} ({})", path,
-                                        last_libbpf_warning()));
-  libraries_.push_back(std::move(library));
+  auto library = call_probes_->probe_library(path, requested);
+  if (!library) return library.error();
+  libraries_.push_back(std::move(library).value());
   return {};
 }
 
@@ -455,11 +533,36 @@ void BpfTracer::poll() {
   }
   read_ranks(execed);
   if (opts_.cuda_processes_only) scan_for_cuda_processes();
-  if (!opts_.library_paths.empty()) return;
+  track_traced_processes();
+}
+
+// Discovers the libraries the traced processes map (unless they were named), and tells the
+// call probes which process maps which (per-process probes follow the processes).
+void BpfTracer::track_traced_processes() {
   std::vector<uint32_t> pids;
   for_each_key<uint32_t>(bpf_map__fd(skel_->maps.tgid_filter), [&](uint32_t pid) { pids.push_back(pid); });
-  for (uint32_t pid : pids)
-    for (const std::string& path : mapped_call_libraries(static_cast<pid_t>(pid))) (void)probe_library(path, false);
+  std::map<pid_t, std::vector<std::string>> mapped;
+  for (uint32_t pid : pids) {
+    auto paths = mapped_call_libraries(static_cast<pid_t>(pid));
+    if (opts_.library_paths.empty())
+      for (const std::string& path : paths) (void)probe_library(path, false);
+    if (!paths.empty()) mapped[static_cast<pid_t>(pid)] = std::move(paths);
+  }
+  call_probes_->track_processes(mapped);
+}
+
+// Stops the duty cycle; a sampled process that exited is estimated up to its exit only.
+std::vector<SampledFunction> BpfTracer::stop_sampling() {
+  auto sampled = call_probes_->stop(static_cast<uint64_t>(monotonic_ns()));
+  std::lock_guard lock(mutex_);
+  for (SampledFunction& f : sampled) {
+    if (f.pid == 0) continue;
+    const ThreadInfo* main = threads_.find(static_cast<pid_t>(f.pid));
+    if (main && main->exit_ns && *main->exit_ns > f.calls.since_ns)
+      f.calls.until_ns = std::min(f.calls.until_ns, *main->exit_ns);
+    f.estimate = estimate_calls(f.calls);
+  }
+  return sampled;
 }
 
 int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
@@ -515,7 +618,7 @@ void BpfTracer::consume() {
 }
 
 void BpfTracer::detach_all() {
-  uprobe_links_.clear();
+  if (call_probes_) (void)call_probes_->stop(static_cast<uint64_t>(monotonic_ns()));
   if (skel_) ingero_bpf::detach(skel_.get());
 }
 
@@ -594,8 +697,30 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
   };
 }
 
+// The calibrated probe cost (or why it is unknown) and the duty cycle, as run settings.
+std::vector<std::pair<std::string, std::string>> tracing_cost_settings(const TracingCost& cost) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (cost.measured) {
+    rows.emplace_back(contract::kProbeEntryNsSetting, fmt::format("{:.1f}", cost.measured->entry_ns));
+    rows.emplace_back(contract::kProbeCallNsSetting, fmt::format("{:.1f}", cost.measured->call_ns));
+  } else {
+    rows.emplace_back(contract::kProbeCostUnknownSetting, cost.unknown_because);
+  }
+  const SamplingPolicy& p = cost.policy;
+  rows.emplace_back(contract::kCallSamplingSetting, p.enabled ? contract::kCallSamplingOn : contract::kCallSamplingOff);
+  if (!cost.sampling_off_because.empty())
+    rows.emplace_back(contract::kCallSamplingNoteSetting, cost.sampling_off_because);
+  if (p.enabled) {
+    rows.emplace_back(contract::kSampleWindowNsSetting, std::to_string(p.window_ns));
+    rows.emplace_back(contract::kSamplePeriodNsSetting, std::to_string(p.period_ns));
+    rows.emplace_back(contract::kHotShareSetting, fmt::format("{}", p.hot_share));
+  }
+  return rows;
+}
+
 Result<TraceTotals> BpfTracer::stop() {
   if (stopped_ || !skel_) return Error::failure("the tracer was already stopped");
+  std::vector<SampledFunction> sampled = stop_sampling();
   detach_all();
   stop_consumer();
   flush_memory_bursts();
@@ -608,8 +733,11 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(skel_->maps.call_hists);
   totals.losses = collect_losses();
   totals.settings = settings();
+  for (auto& row : tracing_cost_settings(tracing_cost_)) totals.settings.push_back(std::move(row));
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
+  totals.sampled = std::move(sampled);
+  totals.tracing_cost = tracing_cost_;
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
   {
@@ -635,6 +763,13 @@ Status validate(const TraceOptions& opts) {
                                         page),
                             "pass --ringbuf-mb 1, 2, 4, 8, 16, 32, 64, ...");
   if (opts.mem_burst_pages == 0) return Error::bad_input("memory bursts of 0 pages", "pass a positive count");
+  const SamplingPolicy& p = opts.sampling;
+  if (p.window_ns == 0 || p.period_ns < p.window_ns)
+    return Error::bad_input(fmt::format("a sample window of {} ms in a period of {} ms", p.window_ns / 1e6,
+                                        p.period_ns / 1e6),
+                            "pass a --sample-window-ms above 0 and no longer than --sample-period-ms");
+  if (!(p.hot_share > 0 && p.hot_share <= 1))
+    return Error::bad_input(fmt::format("a hot share of {} %", p.hot_share * 100), "pass --hot-share-pct in (0, 100]");
   return {};
 }
 

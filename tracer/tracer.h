@@ -21,6 +21,7 @@
 
 #include "common/result.h"
 #include "tracer/cuda_probes.h"
+#include "tracer/duty_cycle.h"
 #include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
@@ -39,6 +40,8 @@ struct TraceOptions {
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
   bool gpu_samples = true;                   // sample the GPUs' utilisation through NVML while tracing
   bool wakers = true;                        // record the thread that woke each blocked interval
+  SamplingPolicy sampling;                   // duty cycle of hot calls (on at count and latency only)
+  bool calibrate = true;                     // measure a probe hit's cost at start-up
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/tracing_cost.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "common/trace_contract.h"
+
+namespace ingero::reports {
+
+namespace {
+
+std::optional<double> setting_number(const RunContext& context, std::string_view key) {
+  auto it = context.settings.find(std::string(key));
+  if (it == context.settings.end()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !(v >= 0)) return std::nullopt;
+  return v;
+}
+
+std::string setting_text(const RunContext& context, std::string_view key) {
+  auto it = context.settings.find(std::string(key));
+  return it == context.settings.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+TracingCost tracing_cost(const RunContext& context) {
+  TracingCost cost;
+  cost.calls_probed = !context.calls.empty() || !context.thread_hits.empty();
+  cost.entry_ns = setting_number(context, contract::kProbeEntryNsSetting);
+  cost.call_ns = setting_number(context, contract::kProbeCallNsSetting);
+  cost.unknown_because = setting_text(context, contract::kProbeCostUnknownSetting);
+  if (!cost.known() && cost.unknown_because.empty())
+    cost.unknown_because = context.run.traced ? "this run predates the probe calibration" : "the run was not traced";
+  cost.sampling_on = setting_text(context, contract::kCallSamplingSetting) == contract::kCallSamplingOn;
+  cost.sampling_note = setting_text(context, contract::kCallSamplingNoteSetting);
+  cost.hot_share = setting_number(context, contract::kHotShareSetting);
+
+  std::map<int64_t, const ThreadRecord*> threads;
+  for (const ThreadRecord& t : context.threads) threads[t.tid] = &t;
+  std::map<int64_t, int64_t> time_by_tid;
+  for (const ThreadStatsRecord& s : context.thread_stats)
+    time_by_tid[s.tid] = s.counters.oncpu_ns + s.counters.offcpu_ns;
+  auto row_for = [&](int64_t tid, int64_t pid) {
+    ThreadTracingCost row{tid, pid, {}, {}, 0, 0, time_by_tid.count(tid) ? time_by_tid[tid] : 0, 0};
+    if (auto it = threads.find(tid); it != threads.end()) {
+      row.role = it->second->role;
+      row.comm = it->second->comm;
+    }
+    return row;
+  };
+  for (const ThreadHits& h : context.thread_hits) {
+    ThreadTracingCost row = row_for(h.tid, h.pid);
+    row.hits = h.calls;
+    if (cost.known()) {
+      const int64_t returned = std::min(h.returns, h.calls);
+      row.cost_ns = static_cast<double>(h.calls - returned) * *cost.entry_ns + static_cast<double>(returned) * *cost.call_ns;
+      if (row.time_ns > 0) row.share = row.cost_ns / static_cast<double>(row.time_ns);
+    }
+    cost.threads.push_back(row);
+  }
+  std::stable_sort(cost.threads.begin(), cost.threads.end(),
+                   [](const ThreadTracingCost& a, const ThreadTracingCost& b) { return a.share > b.share; });
+  for (const ThreadTracingCost& t : cost.threads)
+    if (t.role == contract::kRoleMain && (!cost.main || t.hits > cost.main->hits)) cost.main = t;
+  if (!cost.main)
+    for (const ThreadRecord& t : context.threads)
+      if (t.role == contract::kRoleMain) {
+        cost.main = row_for(t.tid, t.pid);
+        break;
+      }
+  for (const SampledCallRecord& r : context.sampled)
+    cost.sampled.push_back({r.op, r.pid, r.windows, r.duty_share(),
+                            {r.estimated_calls, r.estimated_low, r.estimated_high, r.duty_share()}});
+  return cost;
+}
+
+}  // namespace ingero::reports

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// What tracing cost a run's job, from what the run recorded: each thread's probe hits
+// (call_stats) x the per-call cost calibrated at start-up (run_settings), as a share of the
+// thread's traced time; and which functions were duty-cycled instead of trapped on every call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/count_estimate.h"
+#include "reports/trace_data.h"
+
+namespace ingero::reports {
+
+struct ThreadTracingCost {
+  int64_t tid = 0;
+  int64_t pid = 0;
+  std::string role;
+  std::string comm;
+  int64_t hits = 0;      // calls probed (entry + return counts as one call)
+  double cost_ns = 0;    // their calibrated cost
+  int64_t time_ns = 0;   // the thread's traced time (on + off CPU)
+  double share = 0;      // cost / time
+};
+
+struct SampledFunction {
+  std::string function;
+  int64_t pid = 0;       // 0: every process
+  int64_t windows = 0;
+  double duty_share = 1;
+  CountEstimate estimate;  // in that process
+};
+
+struct TracingCost {
+  bool calls_probed = false;           // some CUDA or NCCL function was probed
+  std::optional<double> entry_ns;      // calibrated: a call probed at entry only
+  std::optional<double> call_ns;       // ... at entry and return
+  std::string unknown_because;         // when not calibrated
+  bool sampling_on = false;
+  std::string sampling_note;           // why it is off, when the tracer said
+  std::optional<double> hot_share;     // a call is hot past this share of its thread's time
+  std::vector<ThreadTracingCost> threads;  // threads with probe hits, most costly share first
+  std::optional<ThreadTracingCost> main;   // the main thread's (also in threads when it had hits)
+  std::vector<SampledFunction> sampled;
+  bool known() const { return entry_ns && call_ns; }
+};
+
+TracingCost tracing_cost(const RunContext& context);
+
+}  // namespace ingero::reports

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// The duty cycle of hot calls against the real kernel, and what the readers make of it:
+// tests/tracer/cuda_calls calls cudaEventRecord in /usr/local/cuda's libcudart a known number
+// of times at a chosen rate. Needs root (CAP_BPF); skips without the library.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+
+#include "common/trace_contract.h"
+#include "reports/commands.h"
+#include "reports/report_json.h"
+#include "reports/tracing_cost_text.h"
+#include "tests/tracer/trace_run.h"
+
+namespace ingero::tracer::testing {
+namespace {
+
+#define REQUIRE_ROOT_AND_CUDART()                                                                  \
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for eBPF: run the tracer tests as root (sudo ctest)"; \
+  if (access(INGERO_CUDART, R_OK) != 0 || access(INGERO_CUDA_CALLS, X_OK) != 0)                     \
+    GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"; \
+  if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "a GPU is present: cuda_calls is meant for machines without one"
+
+#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
+
+// cudaEventRecord `records` times, one every `every_us` of CPU work.
+Result<TracedRun> trace_records(const TempDir& dir, const TraceOptions& opts, long records, int every_us) {
+  const std::string n = std::to_string(records), us = std::to_string(every_us);
+  return run_traced(dir, opts, [&] {
+    execl(INGERO_CUDA_CALLS, INGERO_CUDA_CALLS, "--records", n.c_str(), "--every-us", us.c_str(),
+          static_cast<char*>(nullptr));
+    return 127;
+  });
+}
+
+TraceOptions explicit_library() {
+  TraceOptions opts;
+  opts.library_paths = {INGERO_CUDART};
+  return opts;
+}
+
+int64_t records_counted(const TracedRun& run) {
+  return run.query_int("SELECT coalesce(sum(calls), 0) FROM call_stats WHERE" + run.where() +
+                       "AND op = (SELECT op FROM ops WHERE name = 'cudaEventRecord')");
+}
+
+int64_t sampled_rows(const TracedRun& run) {
+  return run.query_int("SELECT count(*) FROM call_sampling WHERE" + run.where());
+}
+
+std::string setting(const TracedRun& run, std::string_view key) {
+  auto stmt = run.db.prepare("SELECT value FROM run_settings WHERE run_id = ? AND key = ?");
+  if (!stmt) return {};
+  stmt->bind(1, run.run_id).bind(2, key);
+  auto row = stmt->step();
+  return row && *row ? stmt->column_text(0) : std::string();
+}
+
+reports::ExplainReport explain(const std::string& db, int64_t run_id) {
+  auto trace = reports::TraceFile::open(db);
+  EXPECT_TRUE(trace.ok());
+  reports::ExplainOptions options;
+  options.db = db;
+  options.run = run_id;
+  auto report = reports::make_explain_report(**trace, options);
+  EXPECT_TRUE(report.ok()) << report.error().message;
+  return std::move(report).value();
+}
+
+// 400 calls a second cost a thread well under the 1 % hot share: every call is trapped and counted.
+TEST(CallSampling, ACallAtALowRateIsCountedExactlyAtTheDefault) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  auto run = trace_records(dir, explicit_library(), 300, 2500);
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  EXPECT_EQ(records_counted(*run), 300);
+  EXPECT_EQ(sampled_rows(*run), 0);
+  EXPECT_EQ(setting(*run, contract::kCallSamplingSetting), "on");
+  // The calibration ran and is stored: a hit costs something, and less than a millisecond.
+  const double entry = std::stod(setting(*run, contract::kProbeEntryNsSetting));
+  const double call = std::stod(setting(*run, contract::kProbeCallNsSetting));
+  EXPECT_GT(entry, 0);
+  EXPECT_GT(call, 0);
+  EXPECT_LT(call, 1e6);
+  const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
+  ASSERT_TRUE(report.tracing_cost.known());
+  EXPECT_TRUE(report.tracing_cost.sampled.empty());
+  ASSERT_TRUE(report.tracing_cost.main);
+  EXPECT_EQ(report.tracing_cost.main->hits, 301);  // and the sync
+  EXPECT_LT(report.tracing_cost.main->share, 0.01);
+  const auto lines = reports::tracing_cost_lines(report.tracing_cost);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("exact counts for all functions"), std::string::npos) << lines[0];
+  for (const auto& row : report.calls) EXPECT_FALSE(row.estimate) << row.function;
+}
+
+// 50,000 calls a second: the function is duty-cycled in that process, its count estimated, and the
+// readers say so.
+TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  constexpr long kRecords = 60'000;
+  auto run = trace_records(dir, explicit_library(), kRecords, 20);
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  ASSERT_EQ(sampled_rows(*run), 1);
+  const std::string row = " FROM call_sampling WHERE" + run->where();
+  EXPECT_EQ(run->query_int("SELECT pid" + row), run->root_pid);
+  EXPECT_GE(run->query_int("SELECT windows" + row), 10);
+  const int64_t probed = records_counted(*run);
+  EXPECT_EQ(run->query_int("SELECT probed_calls" + row), probed);
+  EXPECT_LT(probed, kRecords / 2);  // most calls were not trapped
+  const int64_t estimate = run->query_int("SELECT estimated_calls" + row);
+  EXPECT_LE(run->query_int("SELECT estimated_low" + row), kRecords);
+  EXPECT_TRUE(run->query_int("SELECT estimated_high IS NULL OR estimated_high >= " + std::to_string(kRecords) + row));
+  EXPECT_NEAR(static_cast<double>(estimate), kRecords, 0.25 * kRecords);
+
+  const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
+  const reports::CallLatencyRow* records = nullptr;
+  for (const auto& r : report.calls)
+    if (r.function == "cudaEventRecord") records = &r;
+  ASSERT_NE(records, nullptr);
+  ASSERT_TRUE(records->estimate);
+  EXPECT_EQ(records->count(), estimate);
+  ASSERT_EQ(report.tracing_cost.sampled.size(), 1u);
+  const auto lines = reports::tracing_cost_lines(report.tracing_cost);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];
+  const auto json = reports::to_json(report);
+  bool estimated = false;
+  for (const auto& c : json["call_latency"])
+    if (c["function"] == "cudaEventRecord") estimated = c["estimated"].get<bool>();
+  EXPECT_TRUE(estimated);
+  EXPECT_EQ(json["tracing_cost"]["sampled"].size(), 1u);
+  std::ostringstream text;
+  reports::ExplainOptions options;
+  options.db = dir.file("trace.db");
+  options.run = run->run_id;
+  ASSERT_TRUE(reports::explain(options, text).ok());
+  EXPECT_NE(text.str().find("≈ " ), std::string::npos);
+  EXPECT_NE(text.str().find("estimated: sampled"), std::string::npos) << text.str();
+}
+
+// --cuda-detail exact traps every call at any rate: exact counts, nothing sampled, and the run
+// says why.
+TEST(CallSampling, ExactDetailCountsEveryCallAtAHighRate) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  TraceOptions opts = explicit_library();
+  opts.cuda_detail = CudaDetail::exact;
+  constexpr long kRecords = 20'000;
+  auto run = trace_records(dir, opts, kRecords, 20);
+  ASSERT_RUN(run);
+  EXPECT_EQ(records_counted(*run), kRecords);
+  EXPECT_EQ(sampled_rows(*run), 0);
+  EXPECT_EQ(setting(*run, contract::kCallSamplingSetting), "off");
+  EXPECT_NE(setting(*run, contract::kCallSamplingNoteSetting).find("--cuda-detail exact"), std::string::npos);
+}
+
+// Without a calibration the run says its tracing cost is unknown, and why; hot calls are still
+// found (with the documented fallback cost).
+TEST(CallSampling, AnUncalibratedRunSaysItsTracingCostIsUnknown) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  TraceOptions opts = explicit_library();
+  opts.calibrate = false;
+  auto run = trace_records(dir, opts, 300, 2500);
+  ASSERT_RUN(run);
+  EXPECT_EQ(setting(*run, contract::kProbeEntryNsSetting), "");
+  EXPECT_NE(setting(*run, contract::kProbeCostUnknownSetting), "");
+  const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
+  EXPECT_FALSE(report.tracing_cost.known());
+  const auto lines = reports::tracing_cost_lines(report.tracing_cost);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("tracing cost unknown: ", 0), 0u) << lines[0];
+}
+
+}  // namespace
+}  // namespace ingero::tracer::testing

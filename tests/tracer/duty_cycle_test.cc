@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// The duty cycle's arithmetic: what is hot, where windows go, and how a count is estimated
+// from them, on synthetic call streams whose true count is known.
+#include "tracer/duty_cycle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+
+namespace ingero::tracer {
+namespace {
+
+constexpr ProbeCost kCost{800, 1200};
+
+TEST(TrapShare, AFunctionIsHotWhenItsTrapsWouldCostMoreThanTheShare) {
+  SamplingPolicy policy;  // 1 %
+  EXPECT_NEAR(trap_share(10'000, true, kCost), 0.012, 1e-9);
+  EXPECT_TRUE(is_hot(10'000, true, kCost, policy));
+  EXPECT_TRUE(is_hot(10'000, false, {2000, 0}, policy));  // entry-only: its own cost
+  EXPECT_FALSE(is_hot(1'000, true, kCost, policy));    // 0.12 %
+  EXPECT_FALSE(is_hot(100, true, kCost, policy));      // a #154318 epoch's launches
+  policy.enabled = false;
+  EXPECT_FALSE(is_hot(1e6, true, kCost, policy));
+}
+
+// Calls at `rate(t)` per second (t in seconds from 0), except in the windows, as the schedule
+// places them, where the probes' traps slow the caller to (1 - trapped) of that pace. *truth:
+// the calls made so.
+SampledCalls sample(const std::function<double(double)>& rate, double seconds, double trapped, uint64_t seed,
+                    double* truth) {
+  SamplingPolicy policy;
+  SampledCalls s;
+  s.since_ns = 0;
+  s.until_ns = static_cast<uint64_t>(seconds * 1e9);
+  WindowSchedule schedule(policy, 0, seed);
+  *truth = 0;
+  for (double t = 0; t < seconds; t += 1e-4) *truth += rate(t) * 1e-4;
+  for (uint64_t start = schedule.next_start(0); start + policy.window_ns <= s.until_ns;
+       start = schedule.next_start(start + policy.window_ns + 1'000'000)) {
+    double calls = 0;
+    const uint64_t end = start + policy.window_ns;
+    for (uint64_t t = start; t < end; t += 100'000) calls += rate(t * 1e-9) * 1e-4 * (1 - trapped);
+    s.windows.push_back({start, end, static_cast<uint64_t>(std::llround(calls)), trapped});
+    *truth -= calls * trapped / (1 - trapped);  // the calls the traps cost
+  }
+  return s;
+}
+
+TEST(EstimateCalls, ASteadyRateIsRecoveredFromTenPercentWindows) {
+  double truth = 0;
+  const SampledCalls s = sample([](double) { return 100'000.0; }, 2.0, 0, 1, &truth);
+  EXPECT_NEAR(s.duty_share(), 0.1, 0.01);
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_NEAR(e.calls, truth, 0.01 * truth);
+  EXPECT_LE(e.low, truth);
+  EXPECT_GE(e.high, truth);
+  EXPECT_GE(e.low, static_cast<double>(s.probed_calls()));
+}
+
+TEST(EstimateCalls, WindowsSlowedByTheirOwnTrapsAreCorrected) {
+  double truth = 0;
+  const SampledCalls s = sample([](double) { return 120'000.0; }, 2.0, 0.2, 2, &truth);
+  SampledCalls uncorrected = s;
+  for (auto& w : uncorrected.windows) w.trapped_share = 0;
+  EXPECT_LT(estimate_calls(uncorrected).calls, 0.85 * truth);  // what ignoring the traps would say
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_NEAR(e.calls, truth, 0.01 * truth);
+  EXPECT_LE(e.low, truth);
+  EXPECT_GE(e.high, truth);
+}
+
+TEST(EstimateCalls, ALoopThatStopsMidTraceIsNotExtrapolatedPastItsEnd) {
+  double truth = 0;
+  const SampledCalls s = sample([](double t) { return t < 1.3 ? 150'000.0 : 0.0; }, 3.0, 0, 3, &truth);
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_NEAR(e.calls, truth, 0.05 * truth);
+  EXPECT_LE(e.low, truth);
+  EXPECT_GE(e.high, truth);
+}
+
+TEST(EstimateCalls, StepsThatRepeatAtThePeriodAreNotSeenAtOnePhaseOnly) {
+  // 40 ms of launches, then 10 ms without, every 50 ms: a window at a fixed offset would see one
+  // phase only (all or nothing). At random offsets the estimate is off by at most ~11 % in this
+  // worst case (the period of the steps is the sampling period), and its interval still covers.
+  double truth = 0;
+  const SampledCalls s = sample([](double t) { return std::fmod(t, 0.05) < 0.04 ? 100'000.0 : 0.0; }, 4.0, 0, 4, &truth);
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_NEAR(e.calls, truth, 0.15 * truth);
+  EXPECT_LE(e.low, truth);
+  EXPECT_GE(e.high, truth);
+}
+
+TEST(EstimateCalls, WindowsMostlyTrappedGiveNoUpperBound) {
+  double truth = 0;
+  const SampledCalls s = sample([](double) { return 100'000.0; }, 1.0, 0.6, 5, &truth);
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_TRUE(std::isinf(e.high));
+  EXPECT_LE(e.low, truth);
+}
+
+TEST(EstimateCalls, FewWindowsGiveAnIntervalAsWideAsTheEstimate) {
+  SampledCalls s;
+  s.since_ns = 0;
+  s.until_ns = 100'000'000;
+  s.calls_before = 10;
+  s.windows = {{0, 5'000'000, 500, 0}, {50'000'000, 55'000'000, 500, 0}};
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_NEAR(e.calls, 10 + 100'000 * 0.1, 1);  // 100 K/s over the 100 ms
+  EXPECT_EQ(e.low, 1010);                       // what was counted
+  EXPECT_NEAR(e.high, 1010 + 2 * (e.calls - 1010), 1);
+  EXPECT_EQ(estimate_calls(SampledCalls{0, 10, 7, {}}).calls, 7);  // no window: the exact count
+}
+
+TEST(WindowSchedule, OneWindowAPeriodAtRandomPlaces) {
+  SamplingPolicy policy;
+  WindowSchedule schedule(policy, 1'000'000'000, 7);
+  std::set<uint64_t> offsets;
+  uint64_t at = 1'000'000'000;
+  for (uint64_t period = 0; period < 20; ++period) {
+    const uint64_t start = schedule.next_start(at);
+    const uint64_t period_start = 1'000'000'000 + period * policy.period_ns;
+    EXPECT_GE(start, period_start);
+    EXPECT_LE(start + policy.window_ns, period_start + policy.period_ns);
+    offsets.insert(start - period_start);
+    at = start + policy.window_ns;
+  }
+  EXPECT_GT(offsets.size(), 10u);
+  // Late by a period and a half: the next window is in the period that is still open.
+  const uint64_t late = at + policy.period_ns + policy.period_ns / 2;
+  EXPECT_GE(schedule.next_start(late), late);
+}
+
+}  // namespace
+}  // namespace ingero::tracer

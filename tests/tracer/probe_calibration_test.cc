@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The probe calibration with fake probes (no root), and the two ways a probe's place in a file is
+// found agreeing with each other.
+#include "tracer/probe_calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tracer/elf_symbols.h"
+
+namespace ingero::tracer {
+namespace {
+
+class FakeProbes final : public CalibrationProbes {
+ public:
+  explicit FakeProbes(bool fail) : fail_(fail) {}
+  Status attach(bool return_probe) override {
+    ++attaches;
+    if (fail_) return Error::failure("probing calibration_target: operation not permitted");
+    return {};
+  }
+  void detach() override { ++detaches; }
+  int attaches = 0, detaches = 0;
+
+ private:
+  bool fail_;
+};
+
+TEST(ProbeCalibration, ProbesThatCostNothingMeasureNearZeroInAlternatingRounds) {
+  FakeProbes probes(false);
+  auto cost = calibrate_probe_cost(probes, {3, 2000});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  EXPECT_EQ(probes.attaches, 6);  // entry-only and entry + return, each round
+  EXPECT_EQ(probes.detaches, 6);
+  EXPECT_GE(cost->entry_ns, 0);
+  EXPECT_LT(cost->entry_ns, 500);  // no trap: only the loop's noise
+  EXPECT_LT(cost->call_ns, 500);
+}
+
+TEST(ProbeCalibration, AProbeThatCannotBeAttachedIsAnErrorNamingWhy) {
+  FakeProbes probes(true);
+  auto cost = calibrate_probe_cost(probes);
+  ASSERT_FALSE(cost.ok());
+  EXPECT_NE(cost.error().message.find("not permitted"), std::string::npos);
+  EXPECT_FALSE(calibrate_probe_cost(probes, {0, 10}).ok());
+}
+
+// /proc/self/maps (the calibration) and the ELF symbol table (the duty cycle) agree on where
+// calibration_target is in this test's own file.
+TEST(ElfSymbols, TheCalibrationTargetIsWhereTheSymbolTableSaysItIs) {
+  auto where = calibration_target_location();
+  ASSERT_TRUE(where.ok()) << where.error().message;
+  auto offsets = function_file_offsets(where->path, {"ingero_calibration_target", "no_such_function_here"});
+  ASSERT_TRUE(offsets.ok()) << offsets.error().message;
+  ASSERT_EQ(offsets->count("ingero_calibration_target"), 1u);
+  EXPECT_EQ(offsets->at("ingero_calibration_target"), where->offset);
+  EXPECT_EQ(offsets->count("no_such_function_here"), 0u);
+}
+
+TEST(ElfSymbols, TheCudaRuntimesFunctionsAreFoundAndANonElfFileIsBadInput) {
+  if (access(INGERO_CUDART, R_OK) != 0) GTEST_SKIP() << INGERO_CUDART << " is absent";
+  auto offsets = function_file_offsets(INGERO_CUDART, {"cudaEventRecord", "cudaStreamSynchronize"});
+  ASSERT_TRUE(offsets.ok());
+  EXPECT_EQ(offsets->size(), 2u);
+  for (const auto& [name, offset] : *offsets) EXPECT_GT(offset, 0u) << name;
+  auto bad = function_file_offsets("/etc/hostname", {"cudaEventRecord"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().exit_code, kExitBadInput);
+  EXPECT_NE(bad.error().message.find("/etc/hostname"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ingero::tracer

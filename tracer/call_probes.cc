@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tracer/call_probes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/trace_contract.h"
+#include "tracer/elf_symbols.h"
+
+namespace ingero::tracer {
+
+namespace {
+
+uint64_t now_ns() { return static_cast<uint64_t>(monotonic_ns()); }
+
+constexpr uint64_t kScopedCookie = uint64_t{IB_CALL_SCOPED} << 40;
+
+}  // namespace
+
+CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPolicy policy, ProbeCost cost,
+                       bool every_process)
+    : programs_(programs), detail_(detail), policy_(policy), cost_(cost), every_process_(every_process) {}
+
+CallProbes::~CallProbes() { (void)stop(now_ns()); }
+
+// The return probe first, so that every counted entry has its return timed.
+Status CallProbes::attach(const Target& target, pid_t pid, bool scoped, Links& into) const {
+  UprobeSpec spec{target.path, target.offset, target.cookie | (scoped ? kScopedCookie : 0), true, pid};
+  if (target.return_probe) {
+    auto exit = UprobeLink::attach(programs_.exit, spec, programs_.multi);
+    if (!exit) return exit.error();
+    into.push_back(std::move(exit).value());
+  }
+  spec.retprobe = false;
+  auto entry = UprobeLink::attach(programs_.entry, spec, programs_.multi);
+  if (!entry) return entry.error();
+  into.push_back(std::move(entry).value());
+  return {};
+}
+
+// The function's probes in one process (pid 0: every process): one pair per target it maps.
+CallProbes::Links CallProbes::attach_in(const Function& function, pid_t pid, bool scoped, Status& status) const {
+  Links links;
+  auto mapped = process_libraries_.find(pid);
+  for (const Target& target : function.targets) {
+    if (pid > 0 && (mapped == process_libraries_.end() || !mapped->second.count(target.match_path))) continue;
+    if (Status s = attach(target, pid > 0 ? pid : -1, scoped, links); !s) status = s;
+  }
+  return links;
+}
+
+Result<ProbedLibrary> CallProbes::probe_library(const std::string& path, bool requested) {
+  const CallLibrary kind = classify_library(path).value_or(CallLibrary::cuda_runtime);
+  ProbedLibrary library{path, std::string(library_kind_name(kind)), {}, {}};
+  const std::vector<PlannedProbe> plan = plan_probes(kind, detail_);
+  std::vector<std::string> names;
+  for (const PlannedProbe& probe : plan) names.emplace_back(contract::op_name(probe.spec->op));
+  auto offsets = function_file_offsets(path, names);
+  if (!offsets) {
+    if (requested) return offsets.error();
+    library.missing = names;
+    return library;
+  }
+  std::error_code ignored;
+  const std::string match_path = std::filesystem::weakly_canonical(path, ignored).string();
+  std::lock_guard lock(mutex_);
+  for (const PlannedProbe& probe : plan) {
+    const std::string symbol(contract::op_name(probe.spec->op));
+    auto offset = offsets->find(symbol);
+    if (offset == offsets->end()) {
+      library.missing.push_back(symbol);
+      continue;
+    }
+    Target target{path, match_path, offset->second, probe.cookie, probe.return_probe};
+    Function& function = functions_[probe.spec->op];
+    if (function.per_process) {
+      // Already per process: probe the processes that map this library.
+      function.targets.push_back(target);
+      for (auto& [pid, links] : function.processes)
+        if (!sampling(pid, probe.spec->op) && process_libraries_[pid].count(match_path))
+          (void)attach(target, pid, true, links);
+      library.attached.push_back(symbol);
+      continue;
+    }
+    Links links;
+    if (!attach(target, -1, false, links)) {
+      library.missing.push_back(symbol);
+      continue;
+    }
+    function.targets.push_back(target);
+    for (UprobeLink& link : links) function.every_process.push_back(std::move(link));
+    library.attached.push_back(symbol);
+  }
+  if (requested && library.attached.empty())
+    return Error::bad_input(fmt::format("no CUDA or NCCL function could be probed in {}", path));
+  return library;
+}
+
+bool CallProbes::sampling(pid_t pid, uint16_t op) const {
+  return std::any_of(sampled_.begin(), sampled_.end(),
+                     [&](const Sampling& s) { return s.pid == pid && s.op == op && !s.ended; });
+}
+
+void CallProbes::track_processes(const std::map<pid_t, std::vector<std::string>>& mapped) {
+  std::lock_guard lock(mutex_);
+  for (auto it = process_libraries_.begin(); it != process_libraries_.end();)
+    it = mapped.count(it->first) ? std::next(it) : process_libraries_.erase(it);
+  for (const auto& [pid, paths] : mapped) process_libraries_[pid].insert(paths.begin(), paths.end());
+  for (auto& [op, function] : functions_) {
+    if (!function.per_process) continue;
+    for (auto it = function.processes.begin(); it != function.processes.end();) {
+      if (mapped.count(it->first) || sampling(it->first, op)) {
+        ++it;
+        continue;
+      }
+      closer_.close(std::move(it->second));
+      it = function.processes.erase(it);
+    }
+    for (const auto& [pid, paths] : mapped) {
+      if (function.processes.count(pid) || sampling(pid, op)) continue;
+      Status ignored;  // a process that exits meanwhile has nothing to probe
+      function.processes[pid] = attach_in(function, pid, true, ignored);
+    }
+  }
+}
+
+// Every thread's exact counters.
+CallProbes::Counters CallProbes::read_counters() const {
+  Counters counters;
+  ib_call_key key{}, next{};
+  const ib_call_key* prev = nullptr;
+  while (bpf_map_get_next_key(programs_.call_stats_fd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    ib_call_slot slot{};
+    if (bpf_map_lookup_elem(programs_.call_stats_fd, &key, &slot) == 0)
+      counters[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
+  }
+  return counters;
+}
+
+// One function's calls over a process's threads (pid 0: every process).
+uint64_t CallProbes::calls_of(const Counters& counters, pid_t pid, uint16_t op) {
+  uint64_t calls = 0;
+  for (const auto& [key, c] : counters)
+    if (key.second == op && (pid == 0 || c.pid == static_cast<uint32_t>(pid))) calls += c.calls;
+  return calls;
+}
+
+// What a call of op costs its thread when probed; 0 for what this does not probe.
+double CallProbes::cost_ns(uint32_t op) const {
+  auto it = functions_.find(static_cast<uint16_t>(op));
+  if (it == functions_.end() || it->second.targets.empty()) return 0;
+  return cost_.per_call_ns(it->second.targets.front().return_probe);
+}
+
+// Every traced process mapping the function's libraries gets exact probes of its own, then
+// the kernel counts through those (scoped_ops), then the every-process probes go.
+void CallProbes::make_per_process(uint16_t op, Function& function) {
+  for (const auto& [pid, paths] : process_libraries_) {
+    Status ignored;
+    function.processes[pid] = attach_in(function, pid, true, ignored);
+  }
+  const uint32_t key = op;
+  const uint8_t one = 1;
+  bpf_map_update_elem(programs_.scoped_ops_fd, &key, &one, BPF_ANY);
+  closer_.close(std::move(function.every_process));
+  function.per_process = true;
+}
+
+void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
+  auto it = functions_.find(op);
+  if (it == functions_.end() || sampling(pid, op)) return;
+  Function& function = it->second;
+  std::shared_ptr<std::atomic<uint64_t>> stopped;  // when this process's calls stopped being counted
+  if (pid == 0) {
+    stopped = closer_.close(std::move(function.every_process));
+  } else {
+    if (!process_libraries_.count(pid)) {
+      const auto paths = mapped_call_libraries(pid);
+      process_libraries_[pid].insert(paths.begin(), paths.end());
+    }
+    if (!function.per_process) make_per_process(op, function);
+    stopped = closer_.close(std::move(function.processes[pid]));
+  }
+  closer_.wait();  // the counters stand still from here until the first window
+  Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op))};
+  // Sampling begins where counting stopped, not after the wait: the wait is detached time too.
+  s.calls.since_ns = stopped->load();
+  s.calls.calls_before = calls_of(read_counters(), pid, op);
+  s.next_ns = s.schedule.next_start(s.calls.since_ns);
+  sampled_.push_back(std::move(s));
+}
+
+void CallProbes::decide(uint64_t now) {
+  const double seconds = (now - last_decision_ns_) * 1e-9;
+  last_decision_ns_ = now;
+  Counters counts;
+  std::set<std::pair<pid_t, uint16_t>> hot;
+  ib_call_key key{}, next{};
+  const ib_call_key* prev = nullptr;
+  while (bpf_map_get_next_key(programs_.call_stats_fd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    ib_call_slot slot{};
+    if (bpf_map_lookup_elem(programs_.call_stats_fd, &key, &slot) != 0) continue;
+    counts[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
+    auto function = functions_.find(static_cast<uint16_t>(key.op));
+    if (function == functions_.end() || function->second.targets.empty() || seconds <= 0) continue;
+    auto last = last_counts_.find({key.tid, key.op});
+    const uint64_t before = last == last_counts_.end() ? 0 : last->second.calls;
+    const uint64_t now_calls = slot.stats.calls;
+    const double rate = static_cast<double>(now_calls - std::min(before, now_calls)) / seconds;
+    if (is_hot(rate, function->second.targets.front().return_probe, cost_, policy_))
+      hot.insert({every_process_ ? 0 : static_cast<pid_t>(slot.stats.pid), static_cast<uint16_t>(key.op)});
+  }
+  last_counts_ = std::move(counts);
+  for (const auto& [pid, op] : hot) begin_sampling(pid, op, now);
+}
+
+// Hands the window's probes to the closer; its calls are counted before the next window.
+void CallProbes::end_window(Sampling& s) {
+  Function& function = functions_[s.op];
+  s.closing = closer_.close(std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]));
+  s.attached = false;
+}
+
+// The last window's calls, read while no probe of it fires (its counters stand still), and
+// the share of their threads' time every probe hit on them took meanwhile.
+void CallProbes::count_window(Sampling& s) {
+  if (!s.closing) return;
+  uint64_t end = s.closing->load();
+  if (end == 0) {  // its close has not begun yet: wait for every close
+    closer_.wait();
+    end = s.closing->load();
+  }
+  end = std::max(end, s.window_start);
+  const Counters now = read_counters();
+  auto delta = [&](const std::pair<uint32_t, uint32_t>& key, uint64_t calls) {
+    auto before = s.at_start.find(key);
+    const uint64_t was = before == s.at_start.end() ? 0 : before->second.calls;
+    return calls - std::min(was, calls);
+  };
+  std::map<uint32_t, double> trapped_ns;  // by thread
+  std::map<uint32_t, uint64_t> calls;     // of the sampled function, by thread
+  for (const auto& [key, c] : now) {
+    if (s.pid != 0 && c.pid != static_cast<uint32_t>(s.pid)) continue;
+    const uint64_t d = delta(key, c.calls);
+    if (d == 0) continue;
+    trapped_ns[key.first] += static_cast<double>(d) * cost_ns(key.second);
+    if (key.second == s.op) calls[key.first] += d;
+  }
+  SampleWindow window{s.window_start, end, 0, 0};
+  const double length = static_cast<double>(end - s.window_start);
+  double weighted = 0;
+  for (const auto& [tid, n] : calls) {
+    window.calls += n;
+    weighted += static_cast<double>(n) * (length > 0 ? trapped_ns[tid] / length : 0.0);
+  }
+  if (window.calls) window.trapped_share = weighted / static_cast<double>(window.calls);
+  s.calls.windows.push_back(window);
+  s.closing.reset();
+}
+
+void CallProbes::step(Sampling& s, uint64_t now) {
+  if (s.ended || now < s.next_ns) return;
+  if (s.attached) {
+    end_window(s);
+    // At least a millisecond between windows: the close removes the probes within it.
+    s.next_ns = s.schedule.next_start(now_ns() + 1'000'000);
+    return;
+  }
+  count_window(s);
+  Function& function = functions_[s.op];
+  s.at_start = read_counters();
+  Status status;
+  Links links = attach_in(function, s.pid, s.pid != 0, status);
+  if (!status || links.empty()) {  // the process is gone (or its library): no more windows
+    closer_.close(std::move(links));
+    s.ended = true;
+    s.calls.until_ns = now;
+    return;
+  }
+  (s.pid == 0 ? function.every_process : function.processes[s.pid]) = std::move(links);
+  s.window_start = now_ns();
+  s.attached = true;
+  s.next_ns = s.window_start + s.schedule.window_ns();
+}
+
+void CallProbes::run() {
+  std::unique_lock lock(mutex_);
+  last_decision_ns_ = now_ns();
+  uint64_t next_decision = last_decision_ns_ + policy_.decide_every_ns;
+  while (!stopping_) {
+    uint64_t now = now_ns();
+    if (now >= next_decision) {
+      decide(now);
+      next_decision = now + policy_.decide_every_ns;
+    }
+    uint64_t wake = next_decision;
+    for (Sampling& s : sampled_) {
+      step(s, now_ns());
+      if (!s.ended) wake = std::min(wake, s.next_ns);
+    }
+    now = now_ns();
+    if (wake > now) wake_.wait_for(lock, std::chrono::nanoseconds(wake - now));
+  }
+}
+
+void CallProbes::start() {
+  if (!policy_.enabled || thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+std::vector<SampledFunction> CallProbes::stop(uint64_t end_ns) {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  std::vector<SampledFunction> sampled;
+  for (Sampling& s : sampled_) {
+    if (s.attached) end_window(s);
+    closer_.wait();
+    count_window(s);
+    if (!s.ended) s.calls.until_ns = std::max(end_ns, s.calls.since_ns);
+    sampled.push_back({static_cast<uint32_t>(s.pid), s.op, s.calls, estimate_calls(s.calls)});
+  }
+  sampled_.clear();
+  functions_.clear();
+  closer_.wait();
+  return sampled;
+}
+
+}  // namespace ingero::tracer

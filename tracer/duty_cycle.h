@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Duty-cycled probes for hot calls, as values: when a function's traps cost a thread too
+// much (is_hot), its probes in that process are attached for a window and detached for the
+// rest of each period (a detached uprobe is the only one that costs nothing), and its count
+// is estimated from the windows (estimate_calls). No BPF here: the tracer drives it, the
+// tests replay it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace ingero::tracer {
+
+// The cost of probing one call, calibrated on this machine at start-up.
+struct ProbeCost {
+  double entry_ns = 0;  // a call probed at entry only (one trap)
+  double call_ns = 0;   // a call probed at entry and return (two traps)
+  double per_call_ns(bool return_probe) const { return return_probe ? call_ns : entry_ns; }
+};
+// What a run assumes when the calibration could not probe: the H200's per-hit cost
+// (results/gpu-h200-tracer-on-real-jobs.md), so hot calls are still found.
+inline constexpr ProbeCost kFallbackProbeCost{0.84e3, 1.15e3};
+
+struct SamplingPolicy {
+  bool enabled = true;                  // false: every call trapped (--cuda-detail exact, full)
+  double hot_share = 0.01;              // hot: traps would cost a thread more than this share of its time
+  uint64_t window_ns = 5'000'000;       // probes attached this long ...
+  uint64_t period_ns = 50'000'000;      // ... once every period, at a random place within it
+  uint64_t decide_every_ns = 100'000'000;  // how often the rates are looked at
+  double duty() const { return period_ns ? static_cast<double>(window_ns) / static_cast<double>(period_ns) : 1.0; }
+};
+
+// The share of a thread's time its traps on one function take at calls_per_s.
+double trap_share(double calls_per_s, bool return_probe, const ProbeCost& cost);
+bool is_hot(double calls_per_s, bool return_probe, const ProbeCost& cost, const SamplingPolicy& policy);
+
+// One attached window: from the end of the attach to the start of the detach, the calls it
+// counted (read while detached, so exact), and the share of the calling threads' time their
+// probe hits took meanwhile (calls of every probed function x the calibrated cost, weighted by
+// the function's calls per thread). A thread trapped that much ran its own code only the rest
+// of the window, so its unprobed rate is the window's rate / (1 - that share).
+struct SampleWindow {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t calls = 0;
+  double trapped_share = 0;
+};
+// Past this share a window says little about the unprobed rate: the share is capped here.
+inline constexpr double kMaxTrappedShare = 0.9;
+
+// One function in one process (or every process, system-wide) since it became hot.
+struct SampledCalls {
+  uint64_t since_ns = 0;       // when sampling began
+  uint64_t until_ns = 0;       // where the estimate ends: the trace's end, or the process's exit
+  uint64_t calls_before = 0;   // counted exactly before sampling began
+  std::vector<SampleWindow> windows;
+
+  uint64_t probed_calls() const;   // calls_before + every window's calls: what was trapped
+  uint64_t attached_ns() const;
+  double duty_share() const;       // attached / (until - since)
+};
+
+// The count over the whole trace, with a 95 % interval: the calls before, the windows', and
+// each detached gap at the mean unprobed rate of the windows on either side of it (trapezoid;
+// the gap after the last window at that window's rate). The interval takes the rates'
+// variation from one window to the next (successive differences, as for a systematic sample),
+// at least their counting noise, and the cost of a hit from half to twice the calibrated one
+// (what a hit costs inside a real loop was measured up to twice the calibration's); with fewer
+// than three windows it is as wide as the estimate.
+struct CallEstimate {
+  double calls = 0;
+  double low = 0;
+  double high = 0;  // infinite when a window was trapped past kMaxTrappedShare (at twice the cost)
+};
+CallEstimate estimate_calls(const SampledCalls& sampled);
+
+// Where each window of a duty cycle goes: one per period, at a uniformly random offset
+// within it, so that a job whose steps repeat at the period is not seen at one phase only.
+class WindowSchedule {
+ public:
+  WindowSchedule(const SamplingPolicy& policy, uint64_t start_ns, uint64_t seed);
+  // The start of the next window, at or after `now`; advances to the following period.
+  uint64_t next_start(uint64_t now_ns);
+  uint64_t window_ns() const { return window_ns_; }
+
+ private:
+  uint64_t window_ns_;
+  uint64_t period_ns_;
+  uint64_t period_start_;
+  std::mt19937_64 random_;
+};
+
+}  // namespace ingero::tracer

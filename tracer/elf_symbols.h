@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// File offsets of a shared library's functions, read once with libelf, so that a probe
+// can be detached and attached again many times a second (duty cycling) without libbpf
+// opening and searching the library's symbol table on every attach.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace ingero::tracer {
+
+// The file offset (what a uprobe is placed at) of each named function the library defines,
+// from .dynsym, then .symtab. Names it does not define are left out. An unreadable or
+// non-ELF file is an error naming it.
+Result<std::map<std::string, uint64_t>> function_file_offsets(const std::string& path,
+                                                             const std::vector<std::string>& names);
+
+}  // namespace ingero::tracer
