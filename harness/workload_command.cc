@@ -130,7 +130,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   if (Status v = tracer::validate(s.options); !v) return v.error();
   if (s.enabled)
     if (Status can = tracer::check_can_trace(); !can) return can.error();
-  if (Status db = check_writable_path("--db", flags.db); !db) return db.error();
+  if (Status db = check_writable_db("--db", flags.db); !db) return db.error();
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
@@ -73,6 +74,9 @@ Status create_parent_directory(const std::string& path) {
 // again if it cannot be made a trace DB (a full disk would otherwise leave 0 bytes behind).
 Result<sql::Connection> open_for_writing(const std::string& path) {
   if (path.empty()) return Error::bad_input("the trace DB path is empty", "pass --db FILE");
+  // Only a regular file or a new path: a device reports size 0 and would be overwritten as a
+  // new DB, and SQLite would create its journal beside it (/dev/null-journal).
+  if (Status s = check_writable_db("--db", path); !s) return s.error();
   if (Status s = create_parent_directory(path); !s) return s.error();
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
