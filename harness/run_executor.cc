@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.h"
 #include "common/clock.h"
+#include "common/json_text.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/wait_status.h"
@@ -146,7 +147,7 @@ void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_i
 std::optional<nlohmann::json> read_record(const std::string& path) {
   auto text = proc::read_file(path);
   if (!text) return std::nullopt;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
+  auto j = parse_json_or_discarded(*text);
   if (j.is_discarded()) return std::nullopt;
   return j;
 }

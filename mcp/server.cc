@@ -174,7 +174,8 @@ Server::Outcome Server::dispatch(const Message& request) {
   if (!request.params.is_null() && !request.params.is_object()) {
     return invalid_params(fmt::format("{}: 'params' must be an object", request.method));
   }
-  const json params = request.params.is_null() ? json::object() : request.params;
+  static const json kNoParams = json::object();
+  const json& params = request.params.is_null() ? kNoParams : request.params;
   try {
     return (this->*(entry->method))(params);
   } catch (const std::exception& e) {

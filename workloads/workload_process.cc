@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/json_text.h"
 #include "workloads/batch_source.h"
 #include "workloads/runner.h"
 
@@ -64,7 +65,7 @@ int fail(const Error& e) {
 
 int workload_process_main(const std::string& config_json, const std::string& result_path) {
   install_stop_handlers();
-  nlohmann::json parsed = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json parsed = parse_json_or_discarded(config_json);
   if (parsed.is_discarded()) return fail(Error::bad_input("the workload configuration is not JSON"));
   auto config = config_from_json(parsed);
   if (!config) return fail(config.error());
