@@ -52,7 +52,7 @@ Result<std::pair<int, bool>> supervise_child(pid_t pid, tracer::Tracer* tracer, 
       kill_at = Clock::now() + kGraceAfterSignal;
     }
     if (interrupt_requested() && !forwarded) {
-      kill(target, interrupt_signal());
+      kill(target, interrupt_forward_signal());
       forwarded = true;
       kill_at = Clock::now() + kGraceAfterSignal;
     }

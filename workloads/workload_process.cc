@@ -29,8 +29,9 @@ void install_stop_handlers() {
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: blocking calls return EINTR and see the flag
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // Ctrl-C, SIGTERM, and the signals that would otherwise end the run with its epochs unsaved
+  // (SIGHUP when the terminal goes, SIGQUIT, SIGUSR1, SIGALRM): each stops the run cleanly.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM}) sigaction(sig, &sa, nullptr);
 }
 
 // Keeps the first n CPUs this process may use; intra-op threads follow.
