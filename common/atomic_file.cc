@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,85 @@ namespace ingero {
 
 namespace fs = std::filesystem;
 
-Status write_file_atomically(const std::string& path, std::string_view contents) {
+namespace {
+
+// Where a write to path goes: the kind of file, and for a replacement the path renamed over
+// (a symlink's target, so that the link stays a link).
+struct Target {
+  OutputTarget kind;
+  std::string file;
+};
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The message names the path only; callers that know the flag put it in front.
+Result<Target> classify(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};  // new (or unreachable: said later)
+  std::string file = path;
+  if (S_ISLNK(st.st_mode)) {
+    // A dangling link is replaced itself: nothing is created where it points.
+    if (stat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};
+    if (S_ISREG(st.st_mode)) {
+      char real[PATH_MAX];
+      if (realpath(path.c_str(), real) != nullptr) file = real;
+    }
+  }
+  if (S_ISREG(st.st_mode)) return Target{OutputTarget::replace, file};
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Target{OutputTarget::in_place, path};
+  return Error::bad_input(fmt::format("{} is {}; output goes to a regular file, a FIFO or a character device", path,
+                                      file_kind(st.st_mode)),
+                          "name a new or regular file (or /dev/stdout)");
+}
+
+Status write_all(int fd, std::string_view contents) {
+  const char* p = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::failure(std::strerror(errno));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// A FIFO or a character device: opened without creating or truncating anything, written, closed.
+Status write_in_place(const std::string& path, std::string_view contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Error::failure(fmt::format("cannot open {} for writing: {}", path, std::strerror(errno)));
+  struct stat st {};
+  Status written;
+  if (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+    written = Error::failure(fmt::format("{} changed while it was opened; nothing was written", path));
+  else if (Status s = write_all(fd, contents); !s)
+    written = Error::failure(fmt::format("cannot write {}: {}", path, s.error().message));
+  if (close(fd) != 0 && written)
+    written = Error::failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  return written;
+}
+
+}  // namespace
+
+Result<OutputTarget> output_target(const std::string& path) {
+  auto target = classify(path);
+  if (!target) return target.error();
+  return target->kind;
+}
+
+Status write_file_atomically(const std::string& requested, std::string_view contents) {
+  auto classified = classify(requested);
+  if (!classified) return classified.error();
+  if (classified->kind == OutputTarget::in_place) return write_in_place(requested, contents);
+  const std::string& path = classified->file;
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) {
@@ -40,17 +119,7 @@ Status write_file_atomically(const std::string& path, std::string_view contents)
     unlink(tmp.c_str());
     return Error::failure(std::string(what) + " " + path + ": " + std::strerror(err));
   };
-  const char* p = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write");
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  if (Status s = write_all(fd, contents); !s) return fail("cannot write");
   if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) return fail("cannot sync");
   if (close(fd) != 0) {
     unlink(tmp.c_str());
@@ -94,9 +163,39 @@ Status check_writable_path(const std::string& flag, const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return Error::bad_input(fmt::format("{} {} is a directory, not a file", flag, path), "name a file");
+  auto target = classify(path);
+  if (!target) return Error::bad_input(fmt::format("{} {}", flag, target.error().message), target.error().hint);
+  if (target->kind == OutputTarget::in_place) {
+    if (access(path.c_str(), W_OK) != 0)
+      return Error::bad_input(fmt::format("{} {} cannot be written by this user", flag, path), "choose another file");
+    return {};
+  }
   if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)
     return Error::bad_input(fmt::format("{} {} cannot be written by this user", flag, path), "choose another file");
-  return check_dir_writable(flag, fs::path(path).parent_path(), path);
+  return check_dir_writable(flag, fs::path(target->file).parent_path(), path);
+}
+
+Status check_writable_db(const std::string& flag, const std::string& path) {
+  if (path.empty()) return Error::bad_input(fmt::format("{} is empty", flag), fmt::format("pass {} FILE", flag));
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      char real[PATH_MAX];
+      const bool resolved = realpath(path.c_str(), real) != nullptr;
+      return Error::bad_input(
+          fmt::format("{} {} is a symbolic link; a trace DB is written only to a regular file or a new path", flag,
+                      path),
+          resolved ? fmt::format("pass the file it points to: {} {}", flag, real)
+                   : std::string("it points to a missing file: pass a new path instead"));
+    }
+    if (!S_ISREG(st.st_mode))
+      return Error::bad_input(fmt::format("{} {} is {}; a trace DB is written only to a regular file or a new path",
+                                          flag, path, S_ISCHR(st.st_mode)    ? "a character device"
+                                                      : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                                             : file_kind(st.st_mode)),
+                              fmt::format("pass a file name, e.g. {} results/trace.db", flag));
+  }
+  return check_writable_path(flag, path);
 }
 
 Status check_writable_dir(const std::string& flag, const std::string& dir) {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Whole-file writes that never leave a half-written file behind: write to a
-// temporary file in the same directory, fsync, then rename over the target.
+// temporary file in the same directory, fsync, then rename over the target. Only a
+// regular file (or a new path) is replaced that way; a FIFO or a character device
+// (/dev/stdout, /dev/null, a named pipe) is opened and written in place, and any other
+// kind of file is refused.
 #pragma once
 
 #include <string>
@@ -10,15 +13,29 @@
 
 namespace ingero {
 
+// What an output path names, for the writes below.
+enum class OutputTarget {
+  replace,   // a new path, or a regular file (through a symlink: the file it names): temp file + rename
+  in_place,  // a FIFO or a character device: opened and written as it is
+};
+// The kind of path is bad input when it is a directory, a block device, a socket or a symlink
+// to one, naming the path and what to pass instead.
+Result<OutputTarget> output_target(const std::string& path);
+
 // Creates missing parent directories. The temporary file is removed on failure.
 Status write_file_atomically(const std::string& path, std::string_view contents);
 
 // Reads a whole file; a missing or unreadable file is bad input naming the path.
 Result<std::string> read_file(const std::string& path);
 
-// Checks, before any work, that a file can later be written at path: its directory exists
-// or can be created, and is writable. Bad input naming the flag otherwise.
+// Checks, before any work, that a file can later be written at path: a FIFO or character
+// device this user can write, or a new or regular file whose directory exists or can be
+// created, and is writable. Bad input naming the flag otherwise.
 Status check_writable_path(const std::string& flag, const std::string& path);
+// The same for a SQLite file a writer opens: only a new path or a regular file, never a
+// symlink (root must not create or overwrite the file a link points at), a device, a FIFO
+// or a directory; SQLite would write its journal beside any of them.
+Status check_writable_db(const std::string& flag, const std::string& path);
 // The same for a folder that files will be written into.
 Status check_writable_dir(const std::string& flag, const std::string& dir);
 

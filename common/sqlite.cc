@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/sqlite.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 namespace ingero::sql {
@@ -156,7 +159,8 @@ std::string immutable_uri(const std::string& path) {
 }  // namespace
 
 Result<Connection> open(const std::string& path, Mode mode, int busy_timeout_ms) {
-  const int access = mode == Mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+  // A writer never follows a symlink: root must not create or overwrite the file a link names.
+  const int access = mode == Mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
                      : mode == Mode::immutable ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
                                                : SQLITE_OPEN_READONLY;
   const std::string name = mode == Mode::immutable ? immutable_uri(path) : path;
@@ -164,6 +168,14 @@ Result<Connection> open(const std::string& path, Mode mode, int busy_timeout_ms)
   const int rc = sqlite3_open_v2(name.c_str(), &raw, access | SQLITE_OPEN_NOMUTEX, nullptr);
   // A failed open may still allocate a handle, which must be closed.
   Connection db(raw, path);
+  if (rc != SQLITE_OK && raw && sqlite3_extended_errcode(raw) == SQLITE_CANTOPEN_SYMLINK) {
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
+    return Error::bad_input(
+        fmt::format("cannot open '{}' for writing: the path goes through a symbolic link", path),
+        !ec ? fmt::format("pass the path without links: {}", real.string())
+            : std::string("pass a path whose folders are real directories, not links"));
+  }
   if (rc != SQLITE_OK)
     return Error::bad_input(fmt::format("cannot open '{}': {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   sqlite3_busy_timeout(db.get(), busy_timeout_ms);

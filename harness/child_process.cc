@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/signals.h"
+
 namespace ingero::harness {
 
 namespace {
@@ -65,8 +67,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    for (int sig : kStopSignals) signal(sig, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     close(go->write.get());
     close(err->read.get());

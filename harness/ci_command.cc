@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/json_text.h"
 #include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
@@ -36,9 +38,10 @@ struct Suite {
 Result<json> read_json_file(const std::string& flag, const std::string& path, const std::string& fix) {
   std::ifstream in(path);
   if (!in) return Error::bad_input(fmt::format("{} {} cannot be read", flag, path), fix);
-  json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded()) return Error::bad_input(fmt::format("{} {} is not valid JSON", flag, path), fix);
-  return doc;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto doc = parse_json(text);
+  if (!doc) return Error::bad_input(fmt::format("{} {} is not usable JSON: {}", flag, path, doc.error().message), fix);
+  return std::move(*doc);
 }
 
 // One entry's flags, checked as the main job checks them; it must plan exactly one run.

@@ -45,7 +45,11 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
     case Command::runs: return finish(h::run_runs_command(c.runs));
     case Command::merge: return finish(h::run_merge_command(c.merge));
     case Command::ci: return finish(h::run_ci_command(c.ci));
-    case Command::mcp: return ingero::mcp::serve_trace_db(c.mcp.db, std::cin, std::cout, std::cerr);
+    case Command::mcp: {
+      ingero::mcp::TraceServerOptions options;
+      options.stop_signal = h::interrupt_signal;  // SIGINT, SIGTERM, SIGHUP...: stop after the message
+      return ingero::mcp::serve_trace_db(c.mcp.db, std::cin, std::cout, std::cerr, options);
+    }
     case Command::report:
       return finish(r::write_report({c.report.db, c.report.sweep, c.report.runs, c.report.format, c.report.out}));
     case Command::export_trace:

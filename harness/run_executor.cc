@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.h"
 #include "common/clock.h"
+#include "common/json_text.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/wait_status.h"
@@ -51,7 +52,7 @@ Result<std::pair<int, bool>> supervise_child(pid_t pid, tracer::Tracer* tracer, 
       kill_at = Clock::now() + kGraceAfterSignal;
     }
     if (interrupt_requested() && !forwarded) {
-      kill(target, interrupt_signal());
+      kill(target, interrupt_forward_signal());
       forwarded = true;
       kill_at = Clock::now() + kGraceAfterSignal;
     }
@@ -146,7 +147,7 @@ void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_i
 std::optional<nlohmann::json> read_record(const std::string& path) {
   auto text = proc::read_file(path);
   if (!text) return std::nullopt;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
+  auto j = parse_json_or_discarded(*text);
   if (j.is_discarded()) return std::nullopt;
   return j;
 }
@@ -329,6 +330,10 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   // The record survives first in --out, then in the DB; when both fail it stays where the
   // workload wrote it.
   outcome.result = read_result(request);
+  // A workload that exits 0 without its record measured nothing (a --python that is not
+  // python, a script that returned early): a failed run, not an ok one with no numbers.
+  const bool record_missing = request.result_path && !outcome.result && !request.argv.empty() && outcome.exit_code == 0;
+  if (record_missing) outcome.child_exit += " without writing its result record";
   if (outcome.result && request.record_dir) {
     const std::string path = run_file_path(*request.record_dir, guard->id(), request.label, "json");
     if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {
@@ -348,7 +353,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
     }
   }
   outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
-                   : outcome.exit_code == 0 || (outcome.ended_by_harness && outcome.result)
+                   : (outcome.exit_code == 0 && !record_missing) || (outcome.ended_by_harness && outcome.result)
                        ? std::string(contract::status::kOk)
                        : std::string(contract::status::kFailed);
   if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// The harness's own Ctrl-C / SIGTERM handling: remember the request, let the run loop
-// forward it to the traced processes, drain the tracer and close the DB, then exit with
-// the shell's code for the signal (130 for SIGINT, 143 for SIGTERM).
+// The harness's own stop handling: Ctrl-C, SIGTERM, and the other signals that would
+// otherwise end it with no cleanup (SIGHUP from a dropped SSH session, SIGQUIT, SIGUSR1,
+// SIGALRM). Each only remembers the request; the run loop forwards it to the traced
+// processes, drains the tracer and closes the DB, then exits with the shell's code for the
+// signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
 #pragma once
+
+#include <array>
+#include <csignal>
 
 namespace ingero::harness {
 
+// Every signal install_interrupt_handlers() catches; a child starts with each at its default.
+inline constexpr std::array<int, 6> kStopSignals{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM};
+
 void install_interrupt_handlers();
 bool interrupt_requested();
-int interrupt_signal();     // the signal received (SIGINT or SIGTERM), 0 if none
+int interrupt_signal();     // the signal received (one of kStopSignals), 0 if none
 int interrupt_exit_code();  // 128 + the signal
+// What to send the launched processes: SIGINT for Ctrl-C, SIGTERM for every other stop
+// signal (a workload or a job handles those two; SIGQUIT would dump its core).
+int interrupt_forward_signal();
 
 }  // namespace ingero::harness

@@ -649,6 +649,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
                             "wait for it, or stop it first");
   SweepSpec spec;
   spec.resume_id = (*sweep)->sweep_id;
+  spec.resume_status = (*sweep)->status;
   spec.rules = rules_from_json((*sweep)->rules);
   spec.baseline = (*sweep)->baseline_point;
   spec.request = (*sweep)->request;
@@ -704,7 +705,7 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
   int64_t id;
   if (spec.resume_id) {
     id = *spec.resume_id;
-    if (Status s = db->resume_sweep(id); !s) return s.error();
+    if (Status s = db->resume_sweep(id, spec.resume_status); !s) return s.error();
     const auto done = std::count_if(spec.points.begin(), spec.points.end(),
                                     [](const SweepPoint& p) { return !p.needs_run(); });
     std::printf("resuming sweep %lld: %zu of %zu points already decided\n", static_cast<long long>(id),

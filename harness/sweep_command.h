@@ -80,6 +80,7 @@ struct SweepSpec {
   std::string baseline;
   nlohmann::json request;             // stored with a new sweep
   std::optional<int64_t> resume_id;
+  std::string resume_status;          // the stored sweep's status when it was loaded, claimed from
   int verify_baseline = 0;            // verification runs a resumed sweep already made
   int verify_recommended = 0;
 };

@@ -57,9 +57,13 @@ std::string set_workload_allocator_policy() {
   return std::getenv("GLIBC_TUNABLES");
 }
 
-// Runs `python -c 'import torch'` without a shell (the path is not interpreted).
+// Runs `python -c 'import torch; print(...)'` without a shell (the path is not interpreted) and
+// checks the answer: a line only a Python that imported torch prints (the product is computed,
+// so a program that echoes its arguments does not pass, and /bin/true prints nothing).
 bool python_has_torch(const std::string& python) {
-  return run_and_capture({python, "-c", "import torch"}).exit_code == 0;
+  const CommandOutput out =
+      run_and_capture({python, "-c", "import torch; print('ingero-bench-torch-probe', 6 * 7, torch.__version__)"});
+  return out.exit_code == 0 && out.stdout_text.find("ingero-bench-torch-probe 42 ") != std::string::npos;
 }
 
 // --python exactly when given (or bad input), else the first of $INGERO_PYTHON, python3
@@ -67,7 +71,8 @@ bool python_has_torch(const std::string& python) {
 Result<std::string> find_python(const std::string& requested) {
   if (!requested.empty()) {
     if (python_has_torch(requested)) return requested;
-    return Error::bad_input(fmt::format("--python {} cannot run 'import torch'", requested),
+    return Error::bad_input(fmt::format("--python {} cannot run 'import torch' (or did not print the probe's answer)",
+                                        requested),
                             "pass a python3 that has PyTorch installed, or drop the python modes");
   }
   std::vector<std::string> candidates;
@@ -133,7 +138,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   if (Status v = tracer::validate(s.options); !v) return v.error();
   if (s.enabled)
     if (Status can = tracer::check_can_trace(); !can) return can.error();
-  if (Status db = check_writable_path("--db", flags.db); !db) return db.error();
+  if (Status db = check_writable_db("--db", flags.db); !db) return db.error();
   return s;
 }
 

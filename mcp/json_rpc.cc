@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace ingero::mcp {
 namespace {
 
@@ -15,13 +17,14 @@ BadMessage invalid_request(json id, std::string message) {
 // MCP narrows JSON-RPC ids to strings and integers (no null, no fractions).
 bool valid_id(const json& id) { return id.is_string() || id.is_number_integer(); }
 
-std::variant<Message, BadMessage> parse_object(const json& object) {
+// Takes the parsed object apart: its params are moved into the message, never copied.
+std::variant<Message, BadMessage> parse_object(json&& object) {
   const auto id_it = object.find("id");
   const bool has_id = id_it != object.end();
   if (has_id && !valid_id(*id_it)) {
     return invalid_request(nullptr, "'id' must be a string or an integer");
   }
-  const json id = has_id ? *id_it : json(nullptr);
+  const json id = has_id ? *id_it : json(nullptr);  // a string or an integer: flat
 
   const auto version = object.find("jsonrpc");
   if (version == object.end() || *version != "2.0") {
@@ -47,24 +50,24 @@ std::variant<Message, BadMessage> parse_object(const json& object) {
   message.kind = has_id ? Message::Kind::kRequest : Message::Kind::kNotification;
   message.id = id;
   message.method = method->get<std::string>();
-  message.params = params != object.end() ? *params : json(nullptr);
+  if (params != object.end()) message.params = std::move(*params);
   return message;
 }
 
 }  // namespace
 
 std::variant<Message, BadMessage> parse_message(std::string_view line) {
-  json parsed;
-  try {
-    parsed = json::parse(line);
-  } catch (const json::parse_error& e) {
-    return BadMessage{nullptr, RpcError{rpc_code::kParseError, fmt::format("parse error: {}", e.what()), nullptr}};
+  // Capped nesting: the value is walked recursively later (schema checks, dumps).
+  auto parsed = parse_json(line);
+  if (!parsed) {
+    return BadMessage{nullptr,
+                      RpcError{rpc_code::kParseError, fmt::format("parse error: {}", parsed.error().message), nullptr}};
   }
-  if (parsed.is_array()) {
+  if (parsed->is_array()) {
     return invalid_request(nullptr, "batches (JSON arrays) are not supported: send one message per line");
   }
-  if (!parsed.is_object()) return invalid_request(nullptr, "a message must be a JSON object");
-  return parse_object(parsed);
+  if (!parsed->is_object()) return invalid_request(nullptr, "a message must be a JSON object");
+  return parse_object(std::move(*parsed));
 }
 
 json result_response(const json& id, json result) {

@@ -174,7 +174,8 @@ Server::Outcome Server::dispatch(const Message& request) {
   if (!request.params.is_null() && !request.params.is_object()) {
     return invalid_params(fmt::format("{}: 'params' must be an object", request.method));
   }
-  const json params = request.params.is_null() ? json::object() : request.params;
+  static const json kNoParams = json::object();
+  const json& params = request.params.is_null() ? kNoParams : request.params;
   try {
     return (this->*(entry->method))(params);
   } catch (const std::exception& e) {
@@ -280,10 +281,21 @@ Server::Outcome Server::read_resource(const json& params) {
   return wire::read_result(**read);
 }
 
-int Server::serve(std::istream& in, std::ostream& out, std::ostream& log) {
+int Server::serve(std::istream& in, std::ostream& out, std::ostream& log, const std::function<int()>& stop_signal) {
   log << fmt::format("mcp: {} {} serving on stdio (protocol {})\n", info_.name, info_.version, kLatestProtocolVersion);
+  // A signal that arrived during a message (or interrupted the read) ends the session after it.
+  const auto stopped = [&]() -> int {
+    const int sig = stop_signal ? stop_signal() : 0;
+    if (sig != 0) {
+      log << fmt::format("mcp: stopping on signal {}\n", sig);
+      log.flush();
+    }
+    return sig;
+  };
   std::string line;
-  while (std::getline(in, line)) {
+  for (;;) {
+    if (const int sig = stopped()) return 128 + sig;
+    if (!std::getline(in, line)) break;
     const bool was_initialized = initialized_;
     const auto response = handle(line);
     if (!was_initialized && initialized_) {
@@ -300,6 +312,7 @@ int Server::serve(std::istream& in, std::ostream& out, std::ostream& log) {
       return 1;
     }
   }
+  if (const int sig = stopped()) return 128 + sig;
   log << "mcp: end of input; stopping\n";
   log.flush();
   return 0;

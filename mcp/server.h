@@ -4,6 +4,7 @@
 // what a Registry offers.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -41,8 +42,10 @@ class Server {
   std::optional<nlohmann::json> handle(const std::string& line);
 
   // Answers each line of `in` on `out`, one line per response, flushed;
-  // diagnostics go to `log` only. Returns 0 at end of input, 1 when `out` fails.
-  int serve(std::istream& in, std::ostream& out, std::ostream& log);
+  // diagnostics go to `log` only. stop_signal (when given) is asked before each read and
+  // after each message: a signal number stops the session there. Returns 0 at end of input,
+  // 1 when `out` fails, 128 + the signal when stopped by one.
+  int serve(std::istream& in, std::ostream& out, std::ostream& log, const std::function<int()>& stop_signal = {});
 
   bool initialized() const { return initialized_; }
   const std::string& protocol_version() const { return protocol_version_; }  // empty before initialize

@@ -18,8 +18,12 @@ using nlohmann::json;
 // The longest string or blob a query may build or read; stops e.g. randomblob(1e9) from
 // taking the server's memory.
 constexpr int kMaxValueBytes = 1 << 20;
-// About how much an answer may hold before later rows are left out.
+// The most an answer's cells may hold, counted cell by cell as each row is built: the rows
+// after the cap are left out, and a first row past it alone is refused.
 constexpr size_t kMaxAnswerBytes = 4u << 20;
+// The most columns a query may return (SQLite's default is 2000): SQLite builds every cell of
+// a row in one step, so the columns times kMaxValueBytes bound what one row costs.
+constexpr int kMaxColumns = 64;
 // VM instructions between deadline checks: frequent enough to stop within milliseconds.
 constexpr int kProgressSteps = 10000;
 
@@ -109,7 +113,9 @@ int check_deadline(void* user) {
 class Restrictions {
  public:
   Restrictions(sqlite3* db, QueryWatch& watch)
-      : db_(db), previous_length_(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes)) {
+      : db_(db),
+        previous_length_(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes)),
+        previous_columns_(sqlite3_limit(db, SQLITE_LIMIT_COLUMN, kMaxColumns)) {
     sqlite3_set_authorizer(db_, authorize, &watch);
     sqlite3_progress_handler(db_, kProgressSteps, check_deadline, &watch);
   }
@@ -117,6 +123,7 @@ class Restrictions {
     sqlite3_set_authorizer(db_, nullptr, nullptr);
     sqlite3_progress_handler(db_, 0, nullptr, nullptr);
     sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, previous_length_);
+    sqlite3_limit(db_, SQLITE_LIMIT_COLUMN, previous_columns_);
   }
   Restrictions(const Restrictions&) = delete;
   Restrictions& operator=(const Restrictions&) = delete;
@@ -124,6 +131,7 @@ class Restrictions {
  private:
   sqlite3* db_;
   int previous_length_;
+  int previous_columns_;
 };
 
 // Whether only blanks, semicolons and comments follow the first statement.
@@ -159,7 +167,11 @@ json cell(sqlite3_stmt* stmt, int column) {
   }
 }
 
-size_t cell_size(const json& value) { return value.is_string() ? value.get_ref<const std::string&>().size() + 8 : 16; }
+// What a cell adds to the answer, known before the cell is copied out of SQLite.
+size_t cell_size(sqlite3_stmt* stmt, int column) {
+  return sqlite3_column_type(stmt, column) == SQLITE_TEXT ? static_cast<size_t>(sqlite3_column_bytes(stmt, column)) + 8
+                                                          : 16;
+}
 
 struct StatementCloser {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
@@ -175,7 +187,11 @@ Error sql_error(sqlite3* db, const QueryWatch& watch, std::chrono::milliseconds 
         fmt::format("run_sql stopped the query at its time limit of {:g} s", limit.count() / 1000.0),
         "narrow it: filter on run_id (and op, tid, ts_ns: events is indexed on (run_id, op, ts_ns) and "
         "(run_id, tid, ts_ns)), aggregate, or add a LIMIT");
-  return Error::bad_input(fmt::format("SQL error: {}", sqlite3_errmsg(db)), kHint);
+  const std::string message = sqlite3_errmsg(db);
+  if (message.find("too many columns") != std::string::npos)
+    return Error::bad_input(fmt::format("run_sql returns at most {} columns: {}", kMaxColumns, message),
+                            "select the columns you need, or split the query");
+  return Error::bad_input(fmt::format("SQL error: {}", message), kHint);
 }
 
 // The statement at the start of `sql`, checked to be one statement that only reads.
@@ -242,16 +258,31 @@ Result<SqlAnswer> ReadOnlySql::query(const std::string& sql, int64_t max_rows) c
     const int rc = sqlite3_step(stmt->get());
     if (rc == SQLITE_DONE) break;
     if (rc != SQLITE_ROW) return sql_error(db_, watch, time_limit_);
-    const bool full = static_cast<int64_t>(answer.rows.size()) >= max_rows;
-    if (full || bytes > kMaxAnswerBytes) {
+    if (static_cast<int64_t>(answer.rows.size()) >= max_rows) {
       answer.truncated = true;  // this row is one more than the answer holds
-      answer.truncated_by = full ? "max_rows" : "answer size";
+      answer.truncated_by = "max_rows";
       break;
     }
     json row = json::array();
-    for (int c = 0; c < columns; ++c) {
-      row.push_back(cell(stmt->get(), c));
-      bytes += cell_size(row.back());
+    int over = -1;  // the column whose cell would pass the cap
+    for (int c = 0; c < columns && over < 0; ++c) {
+      const size_t size = cell_size(stmt->get(), c);
+      if (bytes + size > kMaxAnswerBytes) {
+        over = c;
+      } else {
+        row.push_back(cell(stmt->get(), c));
+        bytes += size;
+      }
+    }
+    if (over >= 0) {
+      if (answer.rows.empty())
+        return Error::bad_input(
+            fmt::format("run_sql's answer is too large: its first row passes the {} MB cap at column '{}'",
+                        kMaxAnswerBytes >> 20, answer.columns[static_cast<size_t>(over)]),
+            "select fewer or shorter values: substr(column, 1, N) or length(column) instead of the whole text");
+      answer.truncated = true;  // the rows so far fit; this one and the rest are left out
+      answer.truncated_by = "answer size";
+      break;
     }
     answer.rows.push_back(std::move(row));
   }

@@ -23,7 +23,7 @@ int serve_trace_db(const std::string& db_path, std::istream& in, std::ostream& o
     return registry.error().exit_code;
   }
   Server server(trace_server_info(*trace, options.version), std::move(*registry));
-  return server.serve(in, out, log);
+  return server.serve(in, out, log, options.stop_signal);
 }
 
 }  // namespace ingero::mcp

@@ -43,20 +43,29 @@ GateResult judge(const std::string& label, std::vector<double> base, std::vector
       fmt::format("{:.3f}x the baseline ({} vs {}), {:g} % interval {:.3f}-{:.3f}, Mann-Whitney p = {:.3g}", ratio,
                   format_seconds(median(r.current)), format_seconds(median(r.baseline)), rule.confidence * 100,
                   in.low, in.high, r.test->p_value);
-  if (ratio > 1 + rule.threshold && in.low > 1) {
-    r.verdict = "regression";
-    r.reason = fmt::format("slower by more than {:g} % beyond noise: {}", rule.threshold * 100, numbers);
-  } else if (ratio < 1 / (1 + rule.threshold) && in.high < 1) {
-    r.verdict = "improvement";
-    r.reason = fmt::format("faster by more than {:g} % beyond noise: {}", rule.threshold * 100, numbers);
+  r.verdict = gate_verdict(*r.slowdown, rule);
+  if (r.verdict == "regression") {
+    r.reason = fmt::format("slower by more than {:g} % beyond noise (the whole interval above {:.3f}): {}",
+                           rule.threshold * 100, 1 + rule.threshold, numbers);
+  } else if (r.verdict == "improvement") {
+    r.reason = fmt::format("faster by more than {:g} % beyond noise (the whole interval below {:.3f}): {}",
+                           rule.threshold * 100, 1 / (1 + rule.threshold), numbers);
   } else {
-    r.verdict = "unchanged";
-    r.reason = fmt::format("within the {:g} % threshold or the noise: {}", rule.threshold * 100, numbers);
+    r.reason = fmt::format("within the {:g} % threshold or the noise (a regression needs the whole interval above "
+                           "{:.3f}): {}",
+                           rule.threshold * 100, 1 + rule.threshold, numbers);
   }
   return r;
 }
 
 }  // namespace
+
+std::string gate_verdict(const RatioEstimate& slowdown, const GateRule& rule) {
+  const Interval& in = slowdown.interval;
+  if (in.low > 1 + rule.threshold) return "regression";
+  if (in.high < 1 / (1 + rule.threshold)) return "improvement";
+  return "unchanged";
+}
 
 Result<CiBaseline> ci_baseline_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object() || doc.value("schema", "") != kBaselineSchema)
@@ -140,9 +149,10 @@ std::string render_junit(const GateReport& report) {
 
 std::string render_markdown(const GateReport& report) {
   std::string md = fmt::format("# ingero-bench ci: {}\n\n**{}**: a configuration regresses when it is more than "
-                               "{:g} % slower and the {:g} % interval of the ratio lies wholly above 1.\n\n",
+                               "{:g} % slower beyond noise: the {:g} % interval of the ratio lies wholly above "
+                               "{:.3g}.\n\n",
                                report.suite, report.failed() ? "FAILED" : "passed",
-                               report.rule.threshold * 100, report.rule.confidence * 100);
+                               report.rule.threshold * 100, report.rule.confidence * 100, 1 + report.rule.threshold);
   for (const auto& w : report.warnings) md += "> warning: " + w + "\n\n";
   md += "| configuration | baseline median | this run | ratio | interval | Mann-Whitney p | verdict |\n"
         "| --- | --- | --- | --- | --- | --- | --- |\n";

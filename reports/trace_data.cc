@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/trace_schema.h"
@@ -25,8 +26,8 @@ const EventList kNoEvents;
 
 nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
   if (!text) return nullptr;
-  auto parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return parsed.is_discarded() ? nlohmann::json(nullptr) : parsed;
+  auto parsed = parse_json_or_discarded(*text);  // capped nesting: a deep value would overflow the stack later
+  return parsed.is_discarded() ? nlohmann::json(nullptr) : std::move(parsed);
 }
 
 Error query_failed(const sql::Connection& db, const char* what) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/proc_files.h"
 
 namespace ingero::tracer {
@@ -132,7 +133,7 @@ void read_file(const fs::path& path, Reading& r, ObservedJob& job) {
   int bad = 0;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+    json j = parse_json_or_discarded(line);
     if (j.is_discarded() || !j.is_object()) {
       ++bad;
       continue;
@@ -229,7 +230,7 @@ void ObserverTail::poll() {
 }
 
 void ObserverTail::read_line(const std::string& line) {
-  const json j = json::parse(line, nullptr, false);
+  const json j = parse_json_or_discarded(line);
   if (j.is_discarded() || !j.is_object()) return;
   const std::string type = field<std::string>(j, "type", "");
   if (type != "loader" && type != "batches") return;

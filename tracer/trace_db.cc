@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
@@ -74,6 +75,9 @@ Status create_parent_directory(const std::string& path) {
 // again if it cannot be made a trace DB (a full disk would otherwise leave 0 bytes behind).
 Result<sql::Connection> open_for_writing(const std::string& path) {
   if (path.empty()) return Error::bad_input("the trace DB path is empty", "pass --db FILE");
+  // Only a regular file or a new path: a device reports size 0 and would be overwritten as a
+  // new DB, and SQLite would create its journal beside it (/dev/null-journal).
+  if (Status s = check_writable_db("--db", path); !s) return s.error();
   if (Status s = create_parent_directory(path); !s) return s.error();
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
@@ -487,13 +491,38 @@ Status TraceDb::finish_sweep(int64_t sweep_id, const std::string& status, const 
   return {};
 }
 
-Status TraceDb::resume_sweep(int64_t sweep_id) {
+Status TraceDb::resume_sweep(int64_t sweep_id, const std::string& expected_status) {
   const Harness harness = this_harness();
+  auto tx = sql::Transaction::begin(db_.get());  // BEGIN IMMEDIATE: one claimant at a time
+  if (!tx) return storing(tx.error(), fmt::format("the resumption of sweep {}", sweep_id));
   Status s = run_statement(db_,
                            "UPDATE sweeps SET status = 'running', ended_unix = NULL, harness_pid = ?, "
-                           "harness_start = ? WHERE sweep_id = ?",
-                           [&](sql::Statement& st) { st.bind(1, harness.pid).bind(2, harness.start).bind(3, sweep_id); });
+                           "harness_start = ? WHERE sweep_id = ? AND status = ?",
+                           [&](sql::Statement& st) {
+                             st.bind(1, harness.pid).bind(2, harness.start).bind(3, sweep_id).bind(4, expected_status);
+                           });
   if (!s) return storing(s, fmt::format("the resumption of sweep {}", sweep_id));
+  if (sqlite3_changes(db_.get()) == 0) {
+    std::string now = "gone";
+    std::optional<int64_t> owner;
+    if (auto row = db_.prepare("SELECT status, harness_pid FROM sweeps WHERE sweep_id = ?"); row) {
+      row->bind(1, sweep_id);
+      if (auto found = row->step(); found && *found) {
+        now = row->column_text(0);
+        owner = row->column_optional_int(1);
+      }
+    }
+    if (now == "running")
+      return Error::bad_input(
+          fmt::format("sweep {} in {} is already being resumed by another ingero-bench process{}", sweep_id,
+                      db_.path(), owner ? fmt::format(" (pid {})", *owner) : ""),
+          "wait for that one to finish, or stop it first; one sweep is resumed by one process at a time");
+    return Error::bad_input(
+        fmt::format("sweep {} in {} changed while this resume started (its status is now '{}', not '{}')", sweep_id,
+                    db_.path(), now, expected_status),
+        fmt::format("run ingero-bench sweep --resume {} --db {} again", sweep_id, db_.path()));
+  }
+  if (Status c = tx->commit(); !c) return storing(c, fmt::format("the resumption of sweep {}", sweep_id));
   return {};
 }
 

@@ -110,7 +110,9 @@ class TraceDb {
   Status finish_sweep(int64_t sweep_id, const std::string& status, const std::optional<std::string>& baseline,
                       const std::optional<std::string>& recommended);
   // Re-owns an interrupted sweep for --resume: status 'running', this process as its harness.
-  Status resume_sweep(int64_t sweep_id);
+  // Atomic: the sweep is claimed only while its status is still `expected_status` (what the
+  // resume read); a second resume that lost the race gets bad input naming the sweep.
+  Status resume_sweep(int64_t sweep_id, const std::string& expected_status);
 
   // Copies every run and sweep of another trace DB (a connection at this schema version,
   // e.g. a reader's upgraded copy) into this one under new run and sweep ids, in one

@@ -62,8 +62,11 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
   prctl(PR_SET_NAME, fmt::format("ib-worker-{}", id).c_str());
-  // The main process owns Ctrl-C handling and shuts workers down itself.
+  // The main process owns Ctrl-C handling (and the terminal's SIGQUIT and SIGHUP, which reach
+  // the whole process group) and shuts workers down itself.
   signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
   signal(SIGTERM, SIG_DFL);
   // As PyTorch does in every worker: one intra-op thread. The parent's OpenMP pool does
   // not exist in a forked child; a single-threaded region never touches it.

@@ -238,7 +238,10 @@ def main():
     cfg = json.loads(args.config)
     if cfg.get("ranks", 1) > 1 and "RANK" not in os.environ:
         return launch_ranks(cfg["ranks"])
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # SIGTERM and the signals that would otherwise lose the finished epochs (SIGHUP when the
+    # terminal goes, SIGQUIT, SIGUSR1, SIGALRM) stop the run as Ctrl-C does.
+    for stop in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM):
+        signal.signal(stop, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     if cfg["cpus"]:
         cpus = sorted(os.sched_getaffinity(0))[:cfg["cpus"]]

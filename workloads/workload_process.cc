@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/json_text.h"
 #include "workloads/batch_source.h"
 #include "workloads/runner.h"
 
@@ -28,8 +29,9 @@ void install_stop_handlers() {
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: blocking calls return EINTR and see the flag
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // Ctrl-C, SIGTERM, and the signals that would otherwise end the run with its epochs unsaved
+  // (SIGHUP when the terminal goes, SIGQUIT, SIGUSR1, SIGALRM): each stops the run cleanly.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM}) sigaction(sig, &sa, nullptr);
 }
 
 // Keeps the first n CPUs this process may use; intra-op threads follow.
@@ -64,7 +66,7 @@ int fail(const Error& e) {
 
 int workload_process_main(const std::string& config_json, const std::string& result_path) {
   install_stop_handlers();
-  nlohmann::json parsed = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json parsed = parse_json_or_discarded(config_json);
   if (parsed.is_discarded()) return fail(Error::bad_input("the workload configuration is not JSON"));
   auto config = config_from_json(parsed);
   if (!config) return fail(config.error());

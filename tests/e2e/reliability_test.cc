@@ -75,6 +75,24 @@ bool wait_for_process(const std::string& prefix, std::chrono::seconds limit) {
   return false;
 }
 
+// Waits until a process whose name starts with prefix catches sig (SigCgt in /proc/PID/status):
+// a signal sent before the workload installed its handlers would kill it with the default action.
+bool wait_for_handler(const std::string& prefix, int sig, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::ifstream comm(entry.path() / "comm");
+      std::string name;
+      if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
+      std::ifstream status(entry.path() / "status");
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1) return true;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
 int count_processes(const std::string& prefix) {
   int n = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
@@ -113,6 +131,10 @@ TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
         workload("--mode loader --num-workers 0 --prefetch-factor 4 --db " + db),
         workload("--mode python --python /bin/false --db " + db), workload("--mode nope --db " + db),
         workload("--mode loader --db ''"), workload("--mode loader --out /proc/version --db " + db),
+        // /bin/true exits 0 with no answer: not a python that imports torch.
+        workload("--mode python --python /bin/true --db " + db),
+        // A device is not a trace DB (as root, /dev/null once got a world-writable /dev/null-journal).
+        workload("--mode direct --db /dev/null"),
         std::string("explain --db ") + path("missing.db"), std::string("trace --db ") + db + " -- /no/such/program",
         std::string("trace --db ") + db + " --pid 999999999"}) {
     auto r = capture(kBinary + " " + args);
@@ -122,6 +144,88 @@ TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
     EXPECT_FALSE(fs::exists(db)) << args;
   }
   EXPECT_EQ(count_processes("ib-worker"), 0);
+}
+
+// A "python" that answers the torch probe but writes no result record: a failed run, exit 1,
+// not an ok run with every metric "-".
+TEST_F(Reliability, AWorkloadThatExitsWithoutItsRecordIsAFailedRun) {
+  const std::string fake = path("python");
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\necho 'ingero-bench-torch-probe 42 2.0'\nexit 0\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  const std::string db = path("norecord.db");
+  auto r = capture(kBinary + " --workload dataloader --device cpu --samples 1024 --batch-size 512 --features 4 "
+                   "--epochs 1 --warmup-epochs 0 --no-trace --mode python --python " + fake + " --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.text;
+  EXPECT_NE(r.text.find("without writing its result record"), std::string::npos) << r.text;
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find("failed"), std::string::npos) << runs.text;
+}
+
+// The private run folders in the temp directory, to see that none is left behind.
+size_t run_folders() {
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path()))
+    n += entry.path().filename().string().rfind("ingero-bench-run-", 0) == 0;
+  return n;
+}
+
+// SIGHUP (the SSH session dropped) to the terminal's process group: the run ends as on SIGTERM,
+// interrupted with its record kept and its private folder removed (it once died on the spot).
+TEST_F(Reliability, HangupEndsTheRunCleanly) {
+  const size_t folders = run_folders();
+  const std::string db = path("hangup.db");
+  auto run = start("--workload dataloader --device cpu --samples 1024 --batch-size 512 --features 4 --hidden 8 "
+                   "--mode direct --no-trace --epochs 100000 --db " + db + " --out " + path("runs"),
+                   path("hangup.log"));
+  ASSERT_TRUE(wait_for_handler("ingero-bench-wo", SIGHUP, 30s)) << run.output();
+  ASSERT_EQ(kill(-run.pid, SIGHUP), 0);
+  EXPECT_EQ(run.wait(), 128 + SIGHUP) << run.output();
+  EXPECT_NE(run.output().find("interrupted"), std::string::npos) << run.output();
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find("interrupted"), std::string::npos) << runs.text;
+  EXPECT_FALSE(fs::is_empty(path("runs")));
+  EXPECT_EQ(run_folders(), folders);
+}
+
+// mcp blocked reading its next message: SIGTERM ends it with 143, not 0.
+TEST_F(Reliability, McpStopsOnSigtermWithTheSignalsExitCode) {
+  const std::string db = path("mcp.db");
+  ASSERT_EQ(capture(kBinary + " --workload dataloader --device cpu --samples 1024 --batch-size 512 --features 4 "
+                    "--hidden 8 --mode direct --no-trace --epochs 1 --warmup-epochs 0 --db " + db + " --out " +
+                    path("runs"))
+                .exit_code,
+            0);
+  int to_server[2], from_server[2];
+  ASSERT_EQ(pipe(to_server), 0);
+  ASSERT_EQ(pipe(from_server), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(to_server[0], STDIN_FILENO);
+    dup2(from_server[1], STDOUT_FILENO);
+    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]}) close(fd);
+    execl(kBinary.c_str(), kBinary.c_str(), "mcp", "--db", db.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_server[0]);
+  close(from_server[1]);
+  const std::string hello =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})" "\n";
+  ASSERT_EQ(write(to_server[1], hello.data(), hello.size()), static_cast<ssize_t>(hello.size()));
+  std::string answer;
+  char c;
+  while (read(from_server[0], &c, 1) == 1 && c != '\n') answer += c;
+  EXPECT_NE(answer.find("protocolVersion"), std::string::npos) << answer;
+  std::this_thread::sleep_for(100ms);  // back in its read of the next line
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 128 + SIGTERM);
+  close(to_server[1]);
+  close(from_server[0]);
 }
 
 // Ctrl-C during a direct mode (no workers) and a loader: exit 130, the finished record

@@ -55,6 +55,17 @@ TEST(McpJsonRpc, MalformedJsonIsAParseErrorWithNullId) {
   }
 }
 
+TEST(McpJsonRpc, NestingBeyondTheCapIsAParseError) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const BadMessage bad = parse_bad(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":)" + deep + "}");
+  EXPECT_EQ(bad.error.code, rpc_code::kParseError);
+  EXPECT_NE(bad.error.message.find("deeper than 256 levels"), std::string::npos) << bad.error.message;
+  // Within the cap, params arrive whole.
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  const Message m = parse_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + nested + "}}");
+  EXPECT_TRUE(m.params["x"].is_array());
+}
+
 TEST(McpJsonRpc, InvalidRequests) {
   const struct {
     const char* line;

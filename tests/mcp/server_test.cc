@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <sstream>
 
 #include "mcp/schema_check.h"
@@ -429,6 +431,50 @@ TEST(McpServe, EmptyInputEndsCleanly) {
   std::ostringstream out, log;
   EXPECT_EQ(server.serve(in, out, log), 0);
   EXPECT_TRUE(out.str().empty());
+}
+
+// A signal that arrives during a request: the request is answered, then the session ends with
+// 128 + the signal (it once went on serving, and exited 0 when a signal ended its read).
+TEST(McpServe, AStopSignalEndsTheSessionAfterTheCurrentMessage) {
+  Server server(demo::server_info(), demo::make_registry());
+  std::istringstream in(request_line(1, "ping") + "\n" + request_line(2, "ping") + "\n" + request_line(3, "ping") + "\n");
+  std::ostringstream out, log;
+  int asked = 0;
+  // No signal before the first read; SIGTERM arrives while the first ping is handled.
+  const int code = server.serve(in, out, log, [&] { return ++asked > 1 ? SIGTERM : 0; });
+  EXPECT_EQ(code, 128 + SIGTERM);
+  const std::string answered = out.str();
+  EXPECT_EQ(std::count(answered.begin(), answered.end(), '\n'), 1) << answered;
+  EXPECT_NE(answered.find("\"id\":1"), std::string::npos) << answered;
+  EXPECT_NE(log.str().find("stopping on signal 15"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("end of input"), std::string::npos) << log.str();
+}
+
+// A read that a signal interrupted ends the input: the exit code still says it was the signal.
+TEST(McpServe, ASignalThatEndedTheInputIsNotACleanEnd) {
+  Server server(demo::server_info(), demo::make_registry());
+  std::istringstream in;
+  std::ostringstream out, log;
+  int asked = 0;
+  EXPECT_EQ(server.serve(in, out, log, [&] { return ++asked > 1 ? SIGINT : 0; }), 128 + SIGINT);
+}
+
+// One line nesting 100,000 brackets, before initialize: a parse error, and the server goes on
+// (copying the params once overflowed the stack: exit 139).
+TEST(McpServe, DeeplyNestedParamsAreAParseErrorNotACrash) {
+  Server server(demo::server_info(), demo::make_registry());
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::istringstream in(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":)" + deep + "}}\n" +
+                        request_line(2, "ping") + "\n");
+  std::ostringstream out, log;
+  EXPECT_EQ(server.serve(in, out, log), 0);
+  std::vector<json> responses;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) responses.push_back(json::parse(line));
+  ASSERT_EQ(responses.size(), 2u) << out.str().substr(0, 500);
+  EXPECT_EQ(responses[0]["error"]["code"], rpc_code::kParseError);
+  EXPECT_NE(responses[0]["error"]["message"].get<std::string>().find("deeper than"), std::string::npos);
+  EXPECT_EQ(responses[1]["result"], json::object());
 }
 
 TEST(McpServe, StopsWhenTheOutputFails) {

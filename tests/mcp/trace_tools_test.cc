@@ -9,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "mcp/schema_check.h"
@@ -388,6 +389,30 @@ TEST_F(McpTraceToolsTest, SqlStopsARunawayQueryAtItsDeadline) {
   // The connection is usable again, without the deadline of the stopped query.
   EXPECT_EQ(structured("run_sql", {{"query", "SELECT 1"}})["rows"], (json{{1}}));
   EXPECT_FALSE(call("get_trace_stats", {{"run", 1}}).value("isError", true));
+}
+
+// Wide rows of big cells: the answer's bytes are counted cell by cell (400 columns of 1 MB once
+// made an 800 MB answer in 32 s), and a query returns at most 64 columns.
+TEST_F(McpTraceToolsTest, SqlCapsTheAnswerWithinOneRowAndTheColumns) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string wide = "SELECT ";
+  for (int c = 0; c < 8; ++c) wide += fmt::format("{}printf('%.*c', 900000, 'x') AS c{}", c ? ", " : "", c);
+  const std::string text = error_text("run_sql", {{"query", wide}});
+  EXPECT_NE(text.find("too large"), std::string::npos) << text.substr(0, 300);
+  EXPECT_NE(text.find("column 'c4'"), std::string::npos) << text.substr(0, 300);  // 5 x 0.9 MB pass 4 MB
+  // Rows that fit come back, the one passing the cap and those after it are left out.
+  const json rows = structured(
+      "run_sql", {{"query", "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 10) "
+                            "SELECT i, printf('%.*c', 900000, 'y') FROM r"}});
+  EXPECT_EQ(rows["rows"].size(), 4u);
+  EXPECT_TRUE(rows["truncated"].get<bool>());
+  EXPECT_EQ(rows["truncated_by"], "answer size");
+  std::string many = "SELECT 1";
+  for (int c = 1; c < 65; ++c) many += ", 1";
+  const std::string refused = error_text("run_sql", {{"query", many}});
+  EXPECT_NE(refused.find("at most 64 columns"), std::string::npos) << refused;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(structured("run_sql", {{"query", "SELECT 1"}})["rows"], (json{{1}}));
 }
 
 TEST_F(McpTraceToolsTest, ResourcesAreTheSchemaAndEachRunsExplainText) {

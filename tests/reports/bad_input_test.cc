@@ -102,5 +102,35 @@ TEST(BadInput, CompareAndRecommendReportTheSameProblems) {
   EXPECT_EQ(recommended.error().exit_code, kExitBadInput);
 }
 
+// A run whose stored config_json and result_json nest 100,000 deep (a damaged or hostile
+// file): the readers take them as absent instead of overflowing the stack (exit 139).
+TEST(BadInput, DeeplyNestedStoredJsonIsReadAsAbsent) {
+  const std::string path = temp_db_path("deep-json");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec run;
+    run.config_json = deep;
+    run.result_json = "{\"status\": \"ok\", \"epochs\": " + deep + "}";
+    db->add_run(run);
+  }
+  auto trace = TraceFile::open(path);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  auto runs = (*trace)->runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_TRUE(runs->front().config.is_null());
+  EXPECT_TRUE(runs->front().result.is_null());
+  std::ostringstream out;
+  ExplainOptions options;
+  options.db = path;
+  (void)explain(options, out);  // an answer or bad input; no crash
+  options.json = true;
+  (void)explain(options, out);
+  RecommendOptions recommend_options;
+  recommend_options.db = path;
+  (void)recommend(recommend_options, out);
+}
+
 }  // namespace
 }  // namespace ingero::reports::testing

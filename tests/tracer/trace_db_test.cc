@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -222,6 +224,73 @@ TEST(TraceDb, RunsAndSweepsOfADeadHarnessAreMarkedAbandoned) {
             1);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweeps WHERE status='abandoned'"), 1);
   EXPECT_EQ(query_int(h, "SELECT status='running' FROM runs WHERE run_id=" + std::to_string(*mine)), 1);
+}
+
+// Two `sweep --resume` at once: the first claims the sweep, the second is refused naming it
+// (both once ran the whole sweep).
+TEST(TraceDb, AnInterruptedSweepIsResumedByOneProcessOnly) {
+  TempDir dir;
+  const std::string path = dir.file("t.db");
+  auto first = TraceDb::open(path);
+  ASSERT_TRUE(first.ok());
+  auto sweep = first->begin_sweep({"{}", "{}"});
+  ASSERT_TRUE(sweep.ok());
+  ASSERT_TRUE(first->finish_sweep(*sweep, "interrupted", std::nullopt, std::nullopt).ok());
+  auto second = TraceDb::open(path);  // both read 'interrupted' before either claims it
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(first->resume_sweep(*sweep, "interrupted").ok());
+  const Status lost = second->resume_sweep(*sweep, "interrupted");
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.error().exit_code, kExitBadInput);
+  EXPECT_NE(lost.error().message.find(fmt::format("sweep {}", *sweep)), std::string::npos) << lost.error().message;
+  EXPECT_NE(lost.error().message.find("already being resumed"), std::string::npos) << lost.error().message;
+  EXPECT_NE(lost.error().message.find(fmt::format("pid {}", getpid())), std::string::npos) << lost.error().message;
+  // Finished meanwhile: a resume that read the old status is refused too, and says so.
+  ASSERT_TRUE(first->finish_sweep(*sweep, "done", std::nullopt, std::nullopt).ok());
+  const Status stale = second->resume_sweep(*sweep, "interrupted");
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().message.find("now 'done'"), std::string::npos) << stale.error().message;
+  sqlite3* h = second->connection().get();
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweeps WHERE status = 'done'"), 1);
+}
+
+// The writer takes only a regular file or a new path: a symlink (dangling: root would create
+// the file it names), a device (a block device reports size 0 and was overwritten; /dev/null
+// left a world-writable /dev/null-journal) or a FIFO is refused before SQLite opens it.
+TEST(TraceDb, OpensOnlyARegularFileOrANewPath) {
+  TempDir dir;
+  const std::string dangling = dir.file("dangling.db");
+  std::filesystem::create_symlink(dir.file("elsewhere.db"), dangling);
+  auto db = TraceDb::open(dangling);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.error().exit_code, kExitBadInput);
+  EXPECT_NE(db.error().message.find("symbolic link"), std::string::npos) << db.error().message;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("elsewhere.db")));
+
+  const std::string fifo = dir.file("pipe.db");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto on_fifo = TraceDb::open(fifo);
+  ASSERT_FALSE(on_fifo.ok());
+  EXPECT_NE(on_fifo.error().message.find("a FIFO"), std::string::npos) << on_fifo.error().message;
+
+  if (geteuid() == 0) {
+    const std::string device = dir.file("null");
+    ASSERT_EQ(mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    auto on_device = TraceDb::open(device);
+    ASSERT_FALSE(on_device.ok());
+    EXPECT_EQ(on_device.error().exit_code, kExitBadInput);
+    EXPECT_NE(on_device.error().message.find("a character device"), std::string::npos) << on_device.error().message;
+    EXPECT_FALSE(std::filesystem::exists(device + "-journal"));
+  }
+
+  // A folder on the way that is a link: SQLite's NOFOLLOW refuses it, and the fix names the real path.
+  std::filesystem::create_directory(dir.file("real"));
+  std::filesystem::create_directory_symlink(dir.file("real"), dir.file("linked"));
+  auto through = TraceDb::open(dir.file("linked/t.db"));
+  ASSERT_FALSE(through.ok());
+  EXPECT_NE(through.error().message.find("symbolic link"), std::string::npos) << through.error().message;
+  EXPECT_NE(through.error().hint.find(dir.file("real/t.db")), std::string::npos) << through.error().hint;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("real/t.db")));
 }
 
 // One node's DB: a sweep with one finished run holding a batch and a CUDA call.

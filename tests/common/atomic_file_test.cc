@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// Output paths: a regular file (or a new path) is replaced by rename, a FIFO or a character
+// device is written in place (as root, `--out /dev/null` once replaced the device with a
+// regular file), anything else is refused before anything is written. And the trace DB
+// path: only a regular file or a new path, never a symlink or a device.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/atomic_file.h"
+
+namespace ingero {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutputPath : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = PrivateDir::create("ingero-common-test");
+    ASSERT_TRUE(dir.ok());
+    dir_.emplace(std::move(*dir));
+  }
+  std::string file(const std::string& name) const { return dir_->file(name); }
+  // The names in the folder, to show that nothing (no temp file) was left behind.
+  size_t entries() const {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_->path())) ++n;
+    return n;
+  }
+  static mode_t kind(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+    return st.st_mode & S_IFMT;
+  }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // A character device like /dev/null (1, 3), made in the test's folder; root only.
+  bool make_null_device(const std::string& path) const {
+    return geteuid() == 0 && mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+  }
+  std::optional<PrivateDir> dir_;
+};
+
+TEST_F(OutputPath, ANewOrRegularFileIsReplacedWhole) {
+  const std::string path = file("sub/report.md");
+  ASSERT_TRUE(write_file_atomically(path, "one").ok());
+  ASSERT_TRUE(write_file_atomically(path, "two").ok());
+  EXPECT_EQ(read(path), "two");
+  EXPECT_EQ(kind(path), S_IFREG);
+}
+
+TEST_F(OutputPath, AFifoIsWrittenInPlaceNotReplaced) {
+  const std::string fifo = file("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // The read end is open first, so that the write end opens at once; the data waits in the pipe.
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const Status written = write_file_atomically(fifo, "hello\n");
+  char buf[64] = {};
+  const ssize_t n = ::read(reader, buf, sizeof buf);
+  close(reader);
+  EXPECT_TRUE(written.ok()) << (written ? "" : written.error().message);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "hello\n");
+  EXPECT_EQ(kind(fifo), S_IFIFO);
+  EXPECT_EQ(entries(), 1u);
+  EXPECT_TRUE(check_writable_path("--out", fifo).ok());
+}
+
+TEST_F(OutputPath, ACharacterDeviceIsWrittenInPlaceNotReplaced) {
+  const std::string device = file("null");
+  if (!make_null_device(device)) GTEST_SKIP() << "needs root to make a character device";
+  ASSERT_TRUE(check_writable_path("--out", device).ok());
+  const Status written = write_file_atomically(device, "gone\n");
+  EXPECT_TRUE(written.ok()) << (written ? "" : written.error().message);
+  EXPECT_EQ(kind(device), S_IFCHR);  // still the device, as /dev/null and /dev/stdout must stay
+  // Through a symlink, as /dev/stdout reaches its terminal: the link and the device both stay.
+  const std::string link = file("stdout");
+  fs::create_symlink(device, link);
+  EXPECT_TRUE(write_file_atomically(link, "gone\n").ok());
+  EXPECT_EQ(kind(link), S_IFLNK);
+  EXPECT_EQ(kind(device), S_IFCHR);
+  EXPECT_EQ(entries(), 2u);
+}
+
+TEST_F(OutputPath, ASymlinkToAFileKeepsTheLinkAndReplacesTheFile) {
+  const std::string target = file("real.md");
+  const std::string link = file("link.md");
+  ASSERT_TRUE(write_file_atomically(target, "old").ok());
+  fs::create_symlink(target, link);
+  ASSERT_TRUE(check_writable_path("--report", link).ok());
+  ASSERT_TRUE(write_file_atomically(link, "new").ok());
+  EXPECT_EQ(kind(link), S_IFLNK);
+  EXPECT_EQ(read(target), "new");
+}
+
+TEST_F(OutputPath, DirectoriesSocketsAndBlockDevicesAreRefused) {
+  std::vector<std::string> refused{dir_->path()};
+  const std::string socket_path = file("sock");
+  const int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  refused.push_back(socket_path);
+  const std::string block = file("disk");
+  // A node only: it is never opened (7, 0 is loop0).
+  if (geteuid() == 0 && mknod(block.c_str(), S_IFBLK | 0600, makedev(7, 0)) == 0) refused.push_back(block);
+  const size_t before = entries();
+  for (const std::string& path : refused) {
+    const Status written = write_file_atomically(path, "x");
+    ASSERT_FALSE(written.ok()) << path;
+    EXPECT_EQ(written.error().exit_code, kExitBadInput) << path;
+    EXPECT_NE(written.error().message.find(path), std::string::npos) << written.error().message;
+    EXPECT_FALSE(written.error().hint.empty());
+    const Status checked = check_writable_path("--out", path);
+    ASSERT_FALSE(checked.ok()) << path;
+    EXPECT_EQ(checked.error().exit_code, kExitBadInput);
+    EXPECT_EQ(checked.error().message.rfind("--out ", 0), 0u) << checked.error().message;
+  }
+  EXPECT_NE(write_file_atomically(socket_path, "x").error().message.find("a socket"), std::string::npos);
+  EXPECT_EQ(entries(), before);  // no temporary file left beside them
+  EXPECT_EQ(kind(socket_path), S_IFSOCK);
+  close(sock);
+}
+
+TEST_F(OutputPath, ATraceDbPathIsARegularFileOrNew) {
+  EXPECT_TRUE(check_writable_db("--db", file("new.db")).ok());
+  ASSERT_TRUE(write_file_atomically(file("old.db"), "").ok());
+  EXPECT_TRUE(check_writable_db("--db", file("old.db")).ok());
+
+  const std::string fifo = file("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string dangling = file("dangling.db");
+  fs::create_symlink(file("nowhere/target.db"), dangling);
+  const std::string link = file("link.db");
+  fs::create_symlink(file("old.db"), link);
+  std::vector<std::pair<std::string, std::string>> refused{
+      {fifo, "a FIFO"}, {dangling, "symbolic link"}, {link, "symbolic link"}, {dir_->path(), "directory"}};
+  const std::string device = file("null");
+  if (make_null_device(device)) refused.emplace_back(device, "a character device");
+  for (const auto& [path, words] : refused) {
+    const Status s = check_writable_db("--db", path);
+    ASSERT_FALSE(s.ok()) << path;
+    EXPECT_EQ(s.error().exit_code, kExitBadInput);
+    EXPECT_NE(s.error().message.find(words), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("--db"), std::string::npos) << s.error().message;
+  }
+  EXPECT_NE(check_writable_db("--db", link).error().hint.find(file("old.db")), std::string::npos);
+  EXPECT_FALSE(fs::exists(file("nowhere")));
+}
+
+}  // namespace
+}  // namespace ingero
