@@ -41,9 +41,17 @@ TracingCost tracing_cost(const RunContext& context) {
 
   std::map<int64_t, const ThreadRecord*> threads;
   for (const ThreadRecord& t : context.threads) threads[t.tid] = &t;
+  // A thread's traced time: its lifetime within the run where known (a thread that never leaves the
+  // CPU has its on-CPU time accounted only when it does), at least its on- and off-CPU time.
   std::map<int64_t, int64_t> time_by_tid;
   for (const ThreadStatsRecord& s : context.thread_stats)
     time_by_tid[s.tid] = s.counters.oncpu_ns + s.counters.offcpu_ns;
+  const int64_t run_end = context.run.end_ns.value_or(0);
+  for (const ThreadRecord& t : context.threads) {
+    const int64_t from = std::max(t.start_ns.value_or(context.run.start_ns), context.run.start_ns);
+    const int64_t until = t.exit_ns.value_or(run_end);
+    if (until > from) time_by_tid[t.tid] = std::max(time_by_tid[t.tid], until - from);
+  }
   auto row_for = [&](int64_t tid, int64_t pid) {
     ThreadTracingCost row{tid, pid, {}, {}, 0, 0, time_by_tid.count(tid) ? time_by_tid[tid] : 0, 0};
     if (auto it = threads.find(tid); it != threads.end()) {

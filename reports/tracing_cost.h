@@ -21,7 +21,7 @@ struct ThreadTracingCost {
   std::string comm;
   int64_t hits = 0;      // calls probed (entry + return counts as one call)
   double cost_ns = 0;    // their calibrated cost
-  int64_t time_ns = 0;   // the thread's traced time (on + off CPU)
+  int64_t time_ns = 0;   // the thread's traced time (its lifetime in the run, at least on + off CPU)
   double share = 0;      // cost / time
 };
 

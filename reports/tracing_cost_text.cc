@@ -41,10 +41,12 @@ std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
                                     (cost.sampling_note.empty() ? std::string(")") : ": " + cost.sampling_note + ")");
   lines.push_back(first);
   for (const SampledFunction& f : cost.sampled)
-    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}", f.function,
-                                format_percent(f.duty_share),
+    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}; a slow {} in the "
+                                "detached {} is not stored: it shows only as its thread's time off CPU and "
+                                "between the exact sync and copy calls around it",
+                                f.function, format_percent(f.duty_share),
                                 f.pid ? fmt::format("process {}", f.pid) : std::string("every process"), f.windows,
-                                format_calls(0, f.estimate)));
+                                format_calls(0, f.estimate), f.function, format_percent(1 - f.duty_share)));
   return lines;
 }
 

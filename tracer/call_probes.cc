@@ -204,24 +204,16 @@ void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
 void CallProbes::decide(uint64_t now) {
   const double seconds = (now - last_decision_ns_) * 1e-9;
   last_decision_ns_ = now;
-  Counters counts;
+  Counters counts = read_counters();
   std::set<std::pair<pid_t, uint16_t>> hot;
-  ib_call_key key{}, next{};
-  const ib_call_key* prev = nullptr;
-  while (bpf_map_get_next_key(programs_.call_stats_fd, prev, &next) == 0) {
-    key = next;
-    prev = &key;
-    ib_call_slot slot{};
-    if (bpf_map_lookup_elem(programs_.call_stats_fd, &key, &slot) != 0) continue;
-    counts[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
-    auto function = functions_.find(static_cast<uint16_t>(key.op));
+  for (const auto& [key, c] : counts) {
+    auto function = functions_.find(static_cast<uint16_t>(key.second));
     if (function == functions_.end() || function->second.targets.empty() || seconds <= 0) continue;
-    auto last = last_counts_.find({key.tid, key.op});
-    const uint64_t before = last == last_counts_.end() ? 0 : last->second.calls;
-    const uint64_t now_calls = slot.stats.calls;
-    const double rate = static_cast<double>(now_calls - std::min(before, now_calls)) / seconds;
+    auto last = last_counts_.find(key);
+    const uint64_t before = last == last_counts_.end() ? 0 : std::min(last->second.calls, c.calls);
+    const double rate = static_cast<double>(c.calls - before) / seconds;
     if (is_hot(rate, function->second.targets.front().return_probe, cost_, policy_))
-      hot.insert({every_process_ ? 0 : static_cast<pid_t>(slot.stats.pid), static_cast<uint16_t>(key.op)});
+      hot.insert({every_process_ ? 0 : static_cast<pid_t>(c.pid), static_cast<uint16_t>(key.second)});
   }
   last_counts_ = std::move(counts);
   for (const auto& [pid, op] : hot) begin_sampling(pid, op, now);

@@ -212,7 +212,7 @@ TEST(RankAnalysis, EachRankHasItsOwnNcclCalls) {
   const auto j = nlohmann::json::parse(json_out.str());
   const auto& calls = j["ranks"]["ranks"][0]["nccl"];
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0], nlohmann::json({{"function", "ncclAllReduce"}, {"calls", 50}, {"errors", 0},
+  EXPECT_EQ(calls[0], nlohmann::json({{"function", "ncclAllReduce"}, {"calls", 50}, {"estimated", false}, {"errors", 0},
                                       {"bytes", 200'000'000}, {"total_ns", 500 * kMs}, {"mean_ns", 10 * kMs},
                                       {"max_ns", 11 * kMs}}));
   EXPECT_EQ(j["ranks"]["ranks"][1]["nccl"][0]["mean_ns"], 200 * kUs);
