@@ -30,8 +30,7 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   report.chains = a.chains;
   report.ranks = a.ranks;
   report.loaders = a.context.loaders;
-  if (auto it = a.context.settings.find(std::string(contract::kGpuSamplerSetting)); it != a.context.settings.end())
-    report.gpu_sampler = it->second;
+  report.gpu_sampler = a.context.setting(contract::kGpuSamplerSetting).value_or("");
   report.tracing_cost = tracing_cost(a.context);
   report.notes = data_notes(a);
   return report;

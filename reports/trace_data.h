@@ -190,6 +190,12 @@ struct RunContext {
   std::vector<LoaderRecord> loaders;          // most batches first
   std::vector<GpuRecord> gpus;
   std::vector<GpuSample> gpu_samples;         // in time order
+
+  // A run_settings value, or none when the run did not record it.
+  std::optional<std::string> setting(std::string_view key) const {
+    auto it = settings.find(std::string(key));
+    return it == settings.end() ? std::nullopt : std::optional(it->second);
+  }
 };
 
 // One event as the analysis holds it. arg: how many faults or allocations a memory

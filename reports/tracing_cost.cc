@@ -11,18 +11,14 @@ namespace ingero::reports {
 
 namespace {
 
+// A non-negative number the run recorded as a setting.
 std::optional<double> setting_number(const RunContext& context, std::string_view key) {
-  auto it = context.settings.find(std::string(key));
-  if (it == context.settings.end()) return std::nullopt;
+  const auto text = context.setting(key);
+  if (!text) return std::nullopt;
   char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (end == it->second.c_str() || *end != '\0' || !(v >= 0)) return std::nullopt;
+  const double v = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || *end != '\0' || !(v >= 0)) return std::nullopt;
   return v;
-}
-
-std::string setting_text(const RunContext& context, std::string_view key) {
-  auto it = context.settings.find(std::string(key));
-  return it == context.settings.end() ? std::string() : it->second;
 }
 
 }  // namespace
@@ -32,11 +28,11 @@ TracingCost tracing_cost(const RunContext& context) {
   cost.calls_probed = !context.calls.empty() || !context.thread_hits.empty();
   cost.entry_ns = setting_number(context, contract::kProbeEntryNsSetting);
   cost.call_ns = setting_number(context, contract::kProbeCallNsSetting);
-  cost.unknown_because = setting_text(context, contract::kProbeCostUnknownSetting);
+  cost.unknown_because = context.setting(contract::kProbeCostUnknownSetting).value_or("");
   if (!cost.known() && cost.unknown_because.empty())
     cost.unknown_because = context.run.traced ? "this run predates the probe calibration" : "the run was not traced";
-  cost.sampling_on = setting_text(context, contract::kCallSamplingSetting) == contract::kCallSamplingOn;
-  cost.sampling_note = setting_text(context, contract::kCallSamplingNoteSetting);
+  cost.sampling_on = context.setting(contract::kCallSamplingSetting) == contract::kCallSamplingOn;
+  cost.sampling_note = context.setting(contract::kCallSamplingNoteSetting).value_or("");
   cost.hot_share = setting_number(context, contract::kHotShareSetting);
 
   std::map<int64_t, const ThreadRecord*> threads;

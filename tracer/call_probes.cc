@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/trace_contract.h"
+#include "tracer/bpf_map_read.h"
 #include "tracer/elf_symbols.h"
 
 namespace ingero::tracer {
@@ -32,18 +33,11 @@ CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPo
 
 CallProbes::~CallProbes() { (void)stop(now_ns()); }
 
-// The return probe first, so that every counted entry has its return timed.
 Status CallProbes::attach(const Target& target, pid_t pid, bool scoped, Links& into) const {
-  UprobeSpec spec{target.path, target.offset, target.cookie | (scoped ? kScopedCookie : 0), true, pid};
-  if (target.return_probe) {
-    auto exit = UprobeLink::attach(programs_.exit, spec, programs_.multi);
-    if (!exit) return exit.error();
-    into.push_back(std::move(exit).value());
-  }
-  spec.retprobe = false;
-  auto entry = UprobeLink::attach(programs_.entry, spec, programs_.multi);
-  if (!entry) return entry.error();
-  into.push_back(std::move(entry).value());
+  const UprobeSpec spec{target.path, target.offset, target.cookie | (scoped ? kScopedCookie : 0), false, pid};
+  auto links = attach_call_probes(programs_.entry, programs_.exit, spec, target.return_probe, programs_.multi);
+  if (!links) return links.error();
+  for (UprobeLink& link : *links) into.push_back(std::move(link));
   return {};
 }
 
@@ -136,15 +130,8 @@ void CallProbes::track_processes(const std::map<pid_t, std::vector<std::string>>
 // Every thread's exact counters.
 CallProbes::Counters CallProbes::read_counters() const {
   Counters counters;
-  ib_call_key key{}, next{};
-  const ib_call_key* prev = nullptr;
-  while (bpf_map_get_next_key(programs_.call_stats_fd, prev, &next) == 0) {
-    key = next;
-    prev = &key;
-    ib_call_slot slot{};
-    if (bpf_map_lookup_elem(programs_.call_stats_fd, &key, &slot) == 0)
-      counters[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
-  }
+  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(programs_.call_stats_fd))
+    counters[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
   return counters;
 }
 
@@ -208,7 +195,7 @@ void CallProbes::decide(uint64_t now) {
   std::set<std::pair<pid_t, uint16_t>> hot;
   for (const auto& [key, c] : counts) {
     auto function = functions_.find(static_cast<uint16_t>(key.second));
-    if (function == functions_.end() || function->second.targets.empty() || seconds <= 0) continue;
+    if (seconds <= 0 || function == functions_.end() || function->second.targets.empty()) continue;
     auto last = last_counts_.find(key);
     const uint64_t before = last == last_counts_.end() ? 0 : std::min(last->second.calls, c.calls);
     const double rate = static_cast<double>(c.calls - before) / seconds;
@@ -321,13 +308,14 @@ std::vector<SampledFunction> CallProbes::stop(uint64_t end_ns) {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(mutex_);
+  for (Sampling& s : sampled_)
+    if (s.attached) end_window(s);
+  closer_.wait();  // every probe is gone: the counters stand still
   std::vector<SampledFunction> sampled;
   for (Sampling& s : sampled_) {
-    if (s.attached) end_window(s);
-    closer_.wait();
     count_window(s);
     if (!s.ended) s.calls.until_ns = std::max(end_ns, s.calls.since_ns);
-    sampled.push_back({static_cast<uint32_t>(s.pid), s.op, s.calls, estimate_calls(s.calls)});
+    sampled.push_back({static_cast<uint32_t>(s.pid), s.op, s.calls, {}});
   }
   sampled_.clear();
   functions_.clear();

@@ -58,7 +58,8 @@ class CallProbes {
   void track_processes(const std::map<pid_t, std::vector<std::string>>& mapped);
   // Starts finding and duty-cycling hot functions (nothing to do when the policy is off).
   void start();
-  // Stops sampling and detaches every probe. What was sampled, its estimates ending at end_ns.
+  // Stops sampling and detaches every probe. What was sampled, up to end_ns (or where a process
+  // ended); the caller estimates it once its span is final.
   std::vector<SampledFunction> stop(uint64_t end_ns);
 
  private:

@@ -33,10 +33,8 @@ double SampledCalls::duty_share() const {
 }
 
 namespace {
-double seconds(uint64_t later, uint64_t earlier) { return later > earlier ? (later - earlier) * 1e-9 : 0.0; }
-}  // namespace
 
-namespace {
+double seconds(uint64_t later, uint64_t earlier) { return later > earlier ? (later - earlier) * 1e-9 : 0.0; }
 
 // The detached gaps' calls and the half-width of their 95 % interval, at rates from the windows
 // with their trapped shares scaled by `cost_scale`.

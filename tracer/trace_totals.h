@@ -50,21 +50,12 @@ struct ProbedLibrary {
 };
 
 // A hot function duty-cycled in one process (pid 0: in every process, system-wide): its
-// windows and the count estimated from them (call_sampling table).
+// windows and the count estimated from them (call_sampling table), once its span is final.
 struct SampledFunction {
   uint32_t pid = 0;
   uint16_t op = 0;
   SampledCalls calls;
   CallEstimate estimate;
-};
-
-// What a probe hit cost on this machine (calibrated at start-up), or why it is unknown, and
-// the duty cycle the run used.
-struct TracingCost {
-  std::optional<ProbeCost> measured;
-  std::string unknown_because;  // when not measured
-  SamplingPolicy policy;
-  std::string sampling_off_because;  // when the policy is off
 };
 
 struct TraceTotals {
@@ -80,7 +71,6 @@ struct TraceTotals {
   std::vector<GpuSample> gpu_samples;
   std::string cuda_detail;            // the --cuda-detail level used
   std::vector<SampledFunction> sampled;
-  TracingCost tracing_cost;
   std::vector<std::string> problems;  // what went wrong while tracing, in words
   uint64_t events_written = 0;
 

@@ -27,6 +27,7 @@
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "ingero.skel.h"
+#include "tracer/bpf_map_read.h"
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
 #include "tracer/probe_calibration.h"
@@ -85,32 +86,6 @@ bool has_capability(int cap) {
   if (syscall(SYS_capget, &header, data) != 0) return false;
   return data[cap / 32].effective & (1u << (cap % 32));
 }
-
-// Visits every key of a BPF hash map.
-template <class Key, class Fn>
-void for_each_key(int map_fd, Fn&& fn) {
-  Key key{};
-  Key next{};
-  const Key* prev = nullptr;
-  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-    key = next;
-    fn(key);
-    prev = &key;
-  }
-}
-
-// Every (key, value) of a BPF hash map.
-template <class Key, class Value>
-std::vector<std::pair<Key, Value>> read_map(bpf_map* map) {
-  std::vector<std::pair<Key, Value>> rows;
-  const int fd = bpf_map__fd(map);
-  for_each_key<Key>(fd, [&](const Key& key) {
-    Value value{};
-    if (bpf_map_lookup_elem(fd, &key, &value) == 0) rows.emplace_back(key, value);
-  });
-  return rows;
-}
-
 
 // Every descendant of pid that runs now, from the parent links in /proc.
 std::vector<pid_t> descendants_of(pid_t root) {
@@ -195,6 +170,15 @@ std::vector<std::string> programs_left_unattached(ingero_bpf* s) {
   }
   return left;
 }
+
+// What a probe hit costs on this machine (calibrated at start-up), or why it is unknown, and the
+// duty cycle the run uses: written as run settings (tracing_cost_settings).
+struct TracingCost {
+  std::optional<ProbeCost> measured;
+  std::string unknown_because;       // when not measured
+  SamplingPolicy policy;
+  std::string sampling_off_because;  // when the policy is off
+};
 
 class BpfTracer final : public Tracer {
  public:
@@ -311,37 +295,27 @@ class SelfProbes final : public CalibrationProbes {
   SelfProbes(ingero_bpf* skel, CodeLocation where, bool multi) : skel_(skel), where_(std::move(where)), multi_(multi) {}
   Status attach(bool return_probe) override {
     const uint64_t flags = IB_CALL_HOT | (return_probe ? 0 : IB_CALL_ENTRY_ONLY);
-    UprobeSpec spec{where_.path, where_.offset, uint64_t{IB_OP_NONE} | flags << 40, true, getpid()};
-    if (return_probe) {
-      auto exit = UprobeLink::attach(skel_->progs.cuda_call_return, spec, multi_);
-      if (!exit) return exit.error();
-      exit_ = std::move(exit).value();
-    }
-    spec.retprobe = false;
-    auto entry = UprobeLink::attach(skel_->progs.cuda_call_entry, spec, multi_);
-    if (!entry) return entry.error();
-    entry_ = std::move(entry).value();
+    const UprobeSpec spec{where_.path, where_.offset, uint64_t{IB_OP_NONE} | flags << 40, false, getpid()};
+    auto links = attach_call_probes(skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return, spec,
+                                    return_probe, multi_);
+    if (!links) return links.error();
+    links_ = std::move(links).value();
     return {};
   }
   // The probes stop firing as the close begins (and a moment after, on another CPU); the
   // closes themselves, which wait for grace periods, need not be waited for.
   void detach() override {
-    auto began = closer_.close(links());
+    auto began = closer_.close(std::move(links_));
+    links_.clear();
     while (began->load() == 0) std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 
  private:
-  std::vector<UprobeLink> links() {
-    std::vector<UprobeLink> v;
-    v.push_back(std::move(entry_));
-    v.push_back(std::move(exit_));
-    return v;
-  }
   ingero_bpf* skel_;
   CodeLocation where_;
   bool multi_;
-  UprobeLink entry_, exit_;
+  std::vector<UprobeLink> links_;
   LinkCloser closer_;
 };
 
@@ -367,7 +341,7 @@ TracingCost BpfTracer::calibrate() {
   else if (!samples_hot_calls(opts_.cuda_detail))
     cost.sampling_off_because = fmt::format("--cuda-detail {} traps every call", cuda_detail_name(opts_.cuda_detail));
   if (!opts_.calibrate) {
-    cost.unknown_because = "not calibrated (--no-probe-calibration)";
+    cost.unknown_because = "the calibration was switched off";
     return cost;
   }
   auto where = calibration_target_location();
@@ -556,8 +530,7 @@ std::vector<SampledFunction> BpfTracer::stop_sampling() {
   auto sampled = call_probes_->stop(static_cast<uint64_t>(monotonic_ns()));
   std::lock_guard lock(mutex_);
   for (SampledFunction& f : sampled) {
-    if (f.pid == 0) continue;
-    const ThreadInfo* main = threads_.find(static_cast<pid_t>(f.pid));
+    const ThreadInfo* main = f.pid ? threads_.find(static_cast<pid_t>(f.pid)) : nullptr;
     if (main && main->exit_ns && *main->exit_ns > f.calls.since_ns)
       f.calls.until_ns = std::min(f.calls.until_ns, *main->exit_ns);
     f.estimate = estimate_calls(f.calls);
@@ -640,7 +613,7 @@ void BpfTracer::shutdown() {
 // The partial bursts of threads still alive (or whose exit program found no room on the
 // ring): with them, a thread's page_faults / page_allocs events add up to its counters.
 void BpfTracer::flush_memory_bursts() {
-  for (const auto& [tid, b] : read_map<uint32_t, ib_mem_burst>(skel_->maps.mem_bursts)) {
+  for (const auto& [tid, b] : read_map<uint32_t, ib_mem_burst>(bpf_map__fd(skel_->maps.mem_bursts))) {
     auto emit = [&](uint16_t op, uint64_t start, uint64_t last, uint64_t count, uint64_t bytes) {
       ib_event e{};
       e.ts_ns = start;
@@ -726,18 +699,17 @@ Result<TraceTotals> BpfTracer::stop() {
   flush_memory_bursts();
   Status written = writer_->finish();
   TraceTotals totals;
-  totals.thread_stats = read_map<uint32_t, ib_thread_stats>(skel_->maps.thread_stats);
-  totals.histograms = read_map<ib_hist_key, ib_hist>(skel_->maps.histograms);
-  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(skel_->maps.call_stats))
+  totals.thread_stats = read_map<uint32_t, ib_thread_stats>(bpf_map__fd(skel_->maps.thread_stats));
+  totals.histograms = read_map<ib_hist_key, ib_hist>(bpf_map__fd(skel_->maps.histograms));
+  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(bpf_map__fd(skel_->maps.call_stats)))
     totals.call_stats.emplace_back(key, slot.stats);
-  totals.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(skel_->maps.call_hists);
+  totals.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(bpf_map__fd(skel_->maps.call_hists));
   totals.losses = collect_losses();
   totals.settings = settings();
   for (auto& row : tracing_cost_settings(tracing_cost_)) totals.settings.push_back(std::move(row));
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
   totals.sampled = std::move(sampled);
-  totals.tracing_cost = tracing_cost_;
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
   {

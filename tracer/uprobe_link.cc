@@ -102,6 +102,22 @@ Result<UprobeLink> UprobeLink::attach(bpf_program* program, const UprobeSpec& sp
   return link;
 }
 
+Result<std::vector<UprobeLink>> attach_call_probes(bpf_program* entry, bpf_program* exit, UprobeSpec spec,
+                                                   bool return_probe, bool multi) {
+  std::vector<UprobeLink> links;
+  if (return_probe) {
+    spec.retprobe = true;
+    auto link = UprobeLink::attach(exit, spec, multi);
+    if (!link) return link.error();
+    links.push_back(std::move(link).value());
+  }
+  spec.retprobe = false;
+  auto link = UprobeLink::attach(entry, spec, multi);
+  if (!link) return link.error();
+  links.push_back(std::move(link).value());
+  return links;
+}
+
 LinkCloser::~LinkCloser() { wait(); }
 
 // One thread per link: a close returns only after its grace periods, and a function's entry

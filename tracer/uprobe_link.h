@@ -60,6 +60,11 @@ class UprobeLink {
   std::unique_ptr<bpf_link, LinkDestroyer> link_;  // perf event
 };
 
+// A call's probes on one function, as spec says (its retprobe field is ignored): with a return
+// probe, that first, so that every counted entry has its return timed; then the entry probe.
+Result<std::vector<UprobeLink>> attach_call_probes(bpf_program* entry, bpf_program* exit, UprobeSpec spec,
+                                                   bool return_probe, bool multi);
+
 // Closes links off the calling thread, several at once (their grace periods then overlap), so
 // that a duty cycle's schedule does not wait for them. The destructor waits for every close.
 class LinkCloser {
