@@ -72,7 +72,8 @@
   X(IB_OP_RENAME, "rename", "process")                                     \
   X(IB_OP_BATCH_WAIT, "batch_wait", "workload")                            \
   X(IB_OP_BATCH_COMPUTE, "batch_compute", "workload")                      \
-  X(IB_OP_WORKER_START, "worker_start", "workload")
+  X(IB_OP_WORKER_START, "worker_start", "workload")                        \
+  X(IB_OP_OFFCPU_IO, "offcpu_io", "sched")
 
 #define IB_OP_ENUM_ENTRY(id, name, category) id,
 enum ib_op { IB_OPS(IB_OP_ENUM_ENTRY) IB_OP_COUNT };
@@ -161,6 +162,9 @@ struct ib_thread_stats {
   __u64 io_count;
   __u64 io_bytes;
   __u64 io_ns;
+  __u64 iowait_count;      /* blocked intervals slept in I/O wait (the task's in_iowait) */
+  __u64 iowait_ns;
+  __u64 cache_pages_added; /* pages this thread's reads brought into the page cache */
 };
 
 /* log2 histograms in microseconds (histograms table), one per (pid, metric). */

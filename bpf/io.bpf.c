@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Block I/O: issue -> complete latency and bytes, attributed to the issuing thread. */
+/* Block I/O: issue -> complete latency and bytes, attributed to the issuing thread; and
+ * the pages each thread's reads bring into the page cache (a miss that the disk or
+ * readahead filled). */
 #include "common.bpf.h"
 
 struct io_start {
@@ -61,5 +63,39 @@ int BPF_PROG(on_block_rq_complete, struct request *rq, blk_status_t error, unsig
   e->ret = error;
   e->flags = IB_EVENT_HAS_BYTES | IB_EVENT_HAS_RET;
   submit_event(&proc_ring, e);
+  return 0;
+}
+
+/* Kernels before 6.18 keep a folio's flags in a plain unsigned long. */
+struct folio___flags_ulong {
+  unsigned long flags;
+} __attribute__((preserve_access_index));
+
+/* folio_nr_pages(): a large folio (PG_head) keeps its order in the low byte of _flags_1
+ * (6.2 on); elsewhere a folio counts as one page, an undercount of large folios. */
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+  unsigned long flags;
+  if (bpf_core_type_exists(memdesc_flags_t))
+    flags = BPF_CORE_READ(folio, flags.f);
+  else
+    flags = BPF_CORE_READ((struct folio___flags_ulong *)folio, flags);
+  if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+    return 1;
+  if (!bpf_core_field_exists(folio->_flags_1))
+    return 1;
+  return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x1f);
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_page_cache_add, struct folio *folio)
+{
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!is_traced_tgid(tgid))
+    return 0;
+  struct ib_thread_stats *s = stats_of((__u32)id, tgid);
+  if (s)
+    __sync_fetch_and_add(&s->cache_pages_added, folio_pages(folio));
   return 0;
 }

@@ -2,7 +2,9 @@
 /* Scheduler: per-thread on/off-CPU time, voluntary vs involuntary switches, run-queue
  * latency (runqlat's model: runnable -> running), streamed intervals above thresholds, and
  * which thread woke each blocked interval (an attached job's batch waits are the main
- * thread's blocked intervals that a loader worker or the pin thread ended). */
+ * thread's blocked intervals that a loader worker or the pin thread ended). A blocked
+ * interval slept in I/O wait (io_schedule: a read waiting for the disk, a page-cache miss)
+ * is kept apart as offcpu_io. */
 #include "common.bpf.h"
 
 #define TASK_RUNNING 0
@@ -13,7 +15,7 @@ struct task_clock {
   __u64 offcpu_since;
   __u64 runnable_since;
   __u32 offcpu_preempted;
-  __u32 pad;
+  __u32 offcpu_iowait; /* the sleep was an I/O wait */
   __s64 waker; /* IB_WAKER(tgid, tid) of the wakeup that ended the sleep; 0 when unknown */
 };
 
@@ -34,6 +36,14 @@ static __always_inline long task_state(struct task_struct *t)
   if (bpf_core_field_exists(t->__state))
     return BPF_CORE_READ(t, __state);
   return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+/* io_schedule() sets in_iowait around the sleep of a task waiting for I/O. */
+static __always_inline __u32 in_iowait(struct task_struct *t)
+{
+  if (!bpf_core_field_exists(t->in_iowait))
+    return 0;
+  return BPF_CORE_READ_BITFIELD(t, in_iowait);
 }
 
 static __always_inline struct task_clock *clock_of(__u32 tid)
@@ -94,6 +104,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempted,
   c->oncpu_since = 0;
   c->offcpu_since = now;
   c->offcpu_preempted = preempted;
+  c->offcpu_iowait = preempted ? 0 : in_iowait(prev);
   if (preempted) {
     __sync_fetch_and_add(&s->involuntary_switches, 1);
     c->runnable_since = now; /* still on the run queue */
@@ -116,14 +127,19 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
     __sync_fetch_and_add(&s->offcpu_ns, dur);
     stat_max(&s->offcpu_max_ns, dur);
     hist_add(pid, IB_HIST_OFFCPU_US, dur);
+    if (c->offcpu_iowait) {
+      __sync_fetch_and_add(&s->iowait_count, 1);
+      __sync_fetch_and_add(&s->iowait_ns, dur);
+    }
     if (dur >= offcpu_min_ns) {
       const bool blocked = !c->offcpu_preempted;
       const __s64 waker = blocked ? c->waker : 0;
-      emit_span(&sched_ring, IB_RING_SCHED, blocked ? IB_OP_OFFCPU_BLOCKED : IB_OP_OFFCPU_PREEMPTED, c->offcpu_since,
-                dur, pid, tid, waker, waker ? IB_EVENT_HAS_ARG : 0);
+      const __u32 op = !blocked ? IB_OP_OFFCPU_PREEMPTED : c->offcpu_iowait ? IB_OP_OFFCPU_IO : IB_OP_OFFCPU_BLOCKED;
+      emit_span(&sched_ring, IB_RING_SCHED, op, c->offcpu_since, dur, pid, tid, waker, waker ? IB_EVENT_HAS_ARG : 0);
     }
   }
   c->waker = 0;
+  c->offcpu_iowait = 0;
   if (c->runnable_since && now > c->runnable_since) {
     __u64 dur = now - c->runnable_since;
     __sync_fetch_and_add(&s->runq_count, 1);

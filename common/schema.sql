@@ -50,6 +50,9 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 --                 offcpu_blocked   (thread switched out sleeping/blocked; dur = time until it ran again;
 --                                   arg = the thread whose wakeup ended it: its pid << 32 | its tid,
 --                                   absent when unknown; from schema version 3)
+--                 offcpu_io        (a blocked interval slept in I/O wait: a read waiting for the disk, a
+--                                   page-cache miss; otherwise as offcpu_blocked; from schema version 5,
+--                                   earlier traces hold these as offcpu_blocked)
 --                 runq_wait        (woken/preempted -> running; dur = run-queue latency)
 --   mm:           page_faults (a burst of a thread's user page faults: arg = how many, from ts to ts+dur)
 --                 page_allocs (a burst of a thread's page allocations: arg = how many, bytes = their size)
@@ -139,6 +142,9 @@ CREATE TABLE IF NOT EXISTS thread_stats (
   io_count             INTEGER NOT NULL,  -- block I/O requests issued by the thread
   io_bytes             INTEGER NOT NULL,
   io_ns                INTEGER NOT NULL,  -- their summed issue -> complete time
+  iowait_count         INTEGER,           -- blocked intervals slept in I/O wait (schema 5 on; NULL before)
+  iowait_ns            INTEGER,           -- their summed length
+  cache_pages_added    INTEGER,           -- pages its reads brought into the page cache (a miss filled)
   PRIMARY KEY (run_id, tid)
 );
 

@@ -28,6 +28,14 @@ ALTER TABLE threads ADD COLUMN uid INTEGER;
 DROP TABLE IF EXISTS causal_chains;
 )";
 
+// Columns version 5 added (I/O wait and page-cache reads per thread); NULL in a trace recorded
+// before them, where they were not measured.
+constexpr const char* kColumnsAddedInV5 = R"(
+ALTER TABLE thread_stats ADD COLUMN iowait_count INTEGER;
+ALTER TABLE thread_stats ADD COLUMN iowait_ns INTEGER;
+ALTER TABLE thread_stats ADD COLUMN cache_pages_added INTEGER;
+)";
+
 // Version 1 stored every probed call as an event: its totals are those events.
 constexpr const char* kCallStatsFromV1Events = R"(
 INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed)
@@ -108,7 +116,7 @@ Result<int> version_of(const sql::Connection& db) {
 }
 
 // Versions 2 -> 3 and 3 -> 4 only added tables (loaders, gpus, gpu_samples; call_sampling),
-// which the schema creates.
+// which the schema creates; 4 -> 5 added columns to thread_stats.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
@@ -116,6 +124,8 @@ Status upgrade(const sql::Connection& db, int from_version) {
     if (Status s = db.exec(kColumnsAddedInV2); !s) return s;
     if (Status s = renumber_v1_ops(db); !s) return s;
   }
+  if (from_version < 5)
+    if (Status s = db.exec(kColumnsAddedInV5); !s) return s;
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
   if (from_version == 1)

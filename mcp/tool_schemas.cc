@@ -169,7 +169,13 @@ json metrics() {
        {"io", object({{"requests", integer()},
                       {"bytes", integer()},
                       {"total_ns", integer()},
-                      {"p99_bucket_us", bucket_bounds("block I/O latency p99")}})}},
+                      {"p99_bucket_us", bucket_bounds("block I/O latency p99")},
+                      {"iowait_ns", integer("the traced threads' sleeps in I/O wait")},
+                      {"cache_pages_added", integer("pages their reads brought into the page cache")},
+                      {"read_mb_s", nullable(number("block I/O bytes over the run, MB/s"))},
+                      {"device_read_mb_s",
+                       nullable(number("the dataset device's measured sequential read rate, MB/s"))},
+                      {"device", nullable(string("that device's name"))}})}},
       "timings, the input-bound verdict and totals");
 }
 
@@ -235,7 +241,8 @@ json process_row() {
                         {"threads", integer()}};
   for (const char* counter : {"voluntary_switches", "involuntary_switches", "oncpu_ns", "offcpu_ns", "offcpu_max_ns",
                               "runq_count", "runq_ns", "page_allocs", "page_alloc_bytes", "page_faults",
-                              "io_requests", "io_bytes", "io_ns"}) {
+                              "io_requests", "io_bytes", "io_ns", "iowait_count", "iowait_ns",
+                              "cache_pages_added"}) {
     properties.emplace_back(counter, integer());
   }
   properties.emplace_back("runq_p50_bucket_us", bucket_bounds("run-queue latency p50"));
@@ -274,7 +281,9 @@ json causal_chain() {
                             {"context_switches", integer()},
                             {"offcpu_overlap_ns", integer()},
                             {"page_faults", integer()},
-                            {"forks", integer()}})},
+                            {"forks", integer()},
+                            {"io_wait_ns", integer("on those threads, in the slow intervals: slept in I/O wait")},
+                            {"read_bytes", integer("block I/O completed for them in those intervals")}})},
        {"timeline", array_of(string())},
        {"summary", string()},
        {"root_cause", string()},

@@ -125,11 +125,13 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
 }
 
 // Which recorded intervals of a thread an op contributes to its activity.
-enum class IntervalKind { none, preempted, blocked, runq, pinned_alloc, page_faults, startup };
+enum class IntervalKind { none, preempted, blocked, io, runq, pinned_alloc, page_faults, block_io, startup };
 
 IntervalKind interval_kind(const std::string& op_name) {
   if (op_name == "offcpu_preempted") return IntervalKind::preempted;
   if (op_name == "offcpu_blocked") return IntervalKind::blocked;
+  if (op_name == "offcpu_io") return IntervalKind::io;
+  if (op_name == "block_io") return IntervalKind::block_io;
   if (op_name == "runq_wait") return IntervalKind::runq;
   if (kPinnedAllocOps.count(op_name)) return IntervalKind::pinned_alloc;
   if (op_name == "page_faults") return IntervalKind::page_faults;
@@ -160,6 +162,8 @@ std::unordered_map<int64_t, ThreadEvents> collect_intervals(const EventSet& even
       switch (kind) {
         case IntervalKind::preempted: t.intervals.preempted.push_back(span); break;
         case IntervalKind::blocked: t.intervals.blocked.push_back(span); break;
+        case IntervalKind::io: t.intervals.io.push_back(span); break;
+        case IntervalKind::block_io: t.intervals.block_io.push_back({e.ts_ns, e.end_ns(), e.arg}); break;
         case IntervalKind::runq: t.intervals.runq.push_back(span); break;
         case IntervalKind::pinned_alloc: t.intervals.pinned_alloc.push_back(span); break;
         case IntervalKind::page_faults: t.intervals.faults.push_back({e.ts_ns, e.end_ns(), e.arg}); break;
@@ -234,6 +238,8 @@ void share_among_producers(int64_t at, double length, std::vector<Producer>& pro
       kind = CauseKind::cpu_wait;
     } else if (state == ThreadState::pinned_alloc) {
       kind = CauseKind::pinned_alloc;
+    } else if (state == ThreadState::io_wait) {
+      kind = CauseKind::io_wait;  // reading the dataset: producing, at the storage's pace
     } else {
       continue;  // blocked or not alive: not producing
     }
@@ -259,12 +265,13 @@ Attribution attribute(const Victim& v, bool is_wait, const ThreadActivity& self,
     if (state == ThreadState::absent || (state == ThreadState::pinned_alloc && !is_wait)) {
       state = ThreadState::on_cpu;  // a CUDA call's own allocation is its own work
     }
-    if (state == ThreadState::blocked && is_wait && !producers.empty()) {
+    if ((state == ThreadState::blocked || state == ThreadState::io_wait) && is_wait && !producers.empty()) {
       share_among_producers(at, length, producers, out);
       continue;
     }
     const CauseKind kind = state == ThreadState::cpu_wait       ? CauseKind::cpu_wait
                            : state == ThreadState::blocked      ? CauseKind::blocked
+                           : state == ThreadState::io_wait      ? CauseKind::io_wait
                            : state == ThreadState::pinned_alloc ? CauseKind::pinned_alloc
                                                                 : CauseKind::on_cpu;
     out.add(Cause{kind, self_role, false}, length);
@@ -284,11 +291,14 @@ struct ThreadEvidence {
   int64_t switches = 0;
   int64_t offcpu_ns = 0;
   double faults = 0;
+  int64_t io_wait_ns = 0;
+  int64_t read_bytes = 0;
 };
 
 ThreadEvidence evidence_of(const ThreadActivity& a, const Victim& v) {
   return {a.switches_in(v.start_ns, v.end_ns), a.offcpu_overlap_ns(v.start_ns, v.end_ns),
-          a.faults_in(v.start_ns, v.end_ns)};
+          a.faults_in(v.start_ns, v.end_ns), a.io_wait_overlap_ns(v.start_ns, v.end_ns),
+          a.block_io_bytes_in(v.start_ns, v.end_ns)};
 }
 
 void add_evidence(ChainAccumulator& chain, int64_t tid, const ThreadEvidence& e) {
@@ -296,6 +306,8 @@ void add_evidence(ChainAccumulator& chain, int64_t tid, const ThreadEvidence& e)
   chain.evidence.context_switches += e.switches;
   chain.evidence.offcpu_overlap_ns += e.offcpu_ns;
   chain.faults += e.faults;
+  chain.evidence.io_wait_ns += e.io_wait_ns;
+  chain.evidence.read_bytes += e.read_bytes;
 }
 
 int64_t forks_between(const EventList& forks, int64_t from, int64_t to) {
@@ -473,7 +485,9 @@ class ChainBuilder {
 }  // namespace
 
 std::string Cause::code() const {
-  static const char* const names[] = {"cpu_wait", "blocked", "on_cpu", "pinned_alloc", "startup", "unattributed"};
+  static const char* const names[] = {"cpu_wait", "blocked",  "on_cpu",      "pinned_alloc",
+                                      "startup",  "io_wait", "unattributed"};
+  static_assert(std::size(names) == static_cast<size_t>(CauseKind::unattributed) + 1, "a name per CauseKind");
   const char* kind_name = names[static_cast<int>(kind)];
   return role.empty() ? kind_name : role + "." + kind_name;
 }
@@ -489,8 +503,8 @@ int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits)
 
 const std::vector<std::string>& activity_ops() {
   static const std::vector<std::string> ops = [] {
-    std::vector<std::string> names = {"offcpu_preempted", "offcpu_blocked", "runq_wait", "page_faults",
-                                      "worker_start"};
+    std::vector<std::string> names = {"offcpu_preempted", "offcpu_blocked", "offcpu_io", "runq_wait",
+                                      "page_faults",      "block_io",       "worker_start"};
     names.insert(names.end(), kPinnedAllocOps.begin(), kPinnedAllocOps.end());
     return names;
   }();

@@ -4,10 +4,10 @@
 // doing at every instant of it, summed per cause as clipped interval overlap.
 //
 // The waiting thread's own state splits the interval: waiting for a CPU, on CPU,
-// or blocked. While the main loop is blocked waiting for a batch, that time is
-// shared among the producers (workers, pin thread) active at each instant, by
-// what they were doing: on CPU, waiting for a CPU, allocating pinned memory,
-// starting up (from fork until the worker reported ready: measured, worker_start
+// waiting for I/O, or blocked otherwise. While the main loop is blocked waiting for
+// a batch, that time is shared among the producers (workers, pin thread) active at
+// each instant, by what they were doing: on CPU, waiting for a CPU, allocating
+// pinned memory, waiting for I/O (reading the dataset from storage), starting up (from fork until the worker reported ready: measured, worker_start
 // events). Instants when no producer was active stay unattributed.
 //
 // The time a cause overlapped is an upper bound on what removing the cause saves,
@@ -34,7 +34,7 @@ struct ChainThresholds {
   double medium_share_of_window = 0.02;  // MEDIUM: ≥ 2 %; LOW below
 };
 
-enum class CauseKind { cpu_wait, blocked, on_cpu, pinned_alloc, startup, unattributed };
+enum class CauseKind { cpu_wait, blocked, on_cpu, pinned_alloc, startup, io_wait, unattributed };
 
 struct Cause {
   CauseKind kind = CauseKind::unattributed;
@@ -50,6 +50,8 @@ struct ChainEvidence {
   int64_t offcpu_overlap_ns = 0;
   int64_t page_faults = 0;         // on those threads, inside the slow intervals (from fault bursts)
   int64_t forks = 0;               // process start-ups since the previous batch
+  int64_t io_wait_ns = 0;          // on those threads, inside the slow intervals: slept in I/O wait
+  int64_t read_bytes = 0;          //   and block I/O completed for them
 };
 
 // A configuration change a chain suggests: one knob of the workload configuration.

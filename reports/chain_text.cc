@@ -87,6 +87,31 @@ std::string faults_text(const ChainEvidence& e) {
                      format_bytes(static_cast<double>(e.page_faults) * 4096.0));
 }
 
+// Reads from storage on the cause's threads during the slow intervals, and the run's device rate.
+std::string io_evidence_text(const CausalChain& chain) {
+  const auto& e = chain.evidence;
+  std::string text = fmt::format("{} in I/O wait", format_duration_ns(static_cast<double>(e.io_wait_ns)));
+  if (e.read_bytes > 0) text += fmt::format(", {} read from the block device", format_bytes(static_cast<double>(e.read_bytes)));
+  return text;
+}
+
+std::optional<std::string> io_line(const CausalChain& chain, const ChainTextContext& text) {
+  const IoSummary& io = text.metrics.io;
+  if (chain.cause.kind != CauseKind::io_wait && io.bytes == 0) return std::nullopt;
+  std::string line = fmt::format("[IO] {} read in {} requests", format_bytes(static_cast<double>(io.bytes)),
+                                 format_count(io.requests));
+  if (io.read_mb_s) line += fmt::format(", {:.1f} MB/s over the run", *io.read_mb_s);
+  if (io.read_mb_s && io.device_read_mb_s)
+    line += fmt::format(" = {} of the device's measured sequential {:.0f} MB/s{}", format_percent(*io.read_mb_s / *io.device_read_mb_s),
+                        *io.device_read_mb_s, io.device_name.empty() ? "" : " (" + io.device_name + ")");
+  else
+    line += " (the device's sequential rate was not measured for this run)";
+  if (io.cache_pages_added > 0)
+    line += fmt::format("; {} pages read into the page cache", format_count(io.cache_pages_added));
+  if (chain.cause.kind == CauseKind::io_wait) line += fmt::format("; on the cause's threads during the waits: {}", io_evidence_text(chain));
+  return line;
+}
+
 std::string system_line(const ChainTextContext& text) {
   std::string line = "[SYSTEM] ";
   if (text.metrics.cpu_busy_share && text.metrics.cores) {
@@ -148,6 +173,38 @@ struct Advice {
   std::string change;
 };
 
+// The storage changes that cut reads, after `first` (the loader change): shards for per-sample
+// files, a warm page cache for a cold one, fewer bytes per sample.
+std::string storage_advice(const ChainTextContext& text, const std::string& first) {
+  const RunConfigSummary cfg = effective_config(text.context);
+  std::string out = first;
+  if (cfg.storage == "files") out += "; fewer, larger files (shards read by offset) instead of one file per sample";
+  if (cfg.page_cache == "cold") out += "; a warm page cache (memory enough to keep the dataset, or a first pass that reads it)";
+  out += cfg.format == "jpeg" ? "; smaller or more compressed images (fewer bytes to read and decode)."
+                              : "; fewer bytes per sample (a compact dtype, compression).";
+  return out;
+}
+
+// I/O-bound readers sleep, so more of them than cores help: up to twice the cores.
+int io_worker_target(const ChainTextContext& text, int workers) {
+  const int cores = text.metrics.cores.value_or(1);
+  return std::min(2 * cores, std::max(2, 2 * workers));
+}
+
+void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value);
+
+// The knobs that overlap or remove reads from storage.
+void suggest_io_changes(std::vector<Change>& changes, const ChainTextContext& text, const RunConfigSummary& cfg,
+                        bool workers_possible) {
+  const int target = io_worker_target(text, cfg.num_workers);
+  if (workers_possible && target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
+  const int prefetch = cfg.prefetch_factor > 0 ? cfg.prefetch_factor : 2;
+  if (workers_possible && cfg.num_workers > 0 && prefetch < 8)
+    suggest(changes, "prefetch_factor", std::to_string(2 * prefetch));
+  if (cfg.storage == "files") suggest(changes, "storage", "shards");
+  if (cfg.page_cache == "cold") suggest(changes, "page_cache", "warm");
+}
+
 Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
   const std::string& op = chain.victim;
   const bool wait = op == "batch_wait";
@@ -178,6 +235,16 @@ Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
     case CauseKind::pinned_alloc:
       return {"The main thread allocated pinned memory while the GPU waited for the batch.",
               "Allocate pinned buffers once and reuse them."};
+    case CauseKind::io_wait:
+      if (wait) {
+        return {fmt::format("The main thread read the dataset from storage itself (no loader worker ran): {} during "
+                            "the waits.", io_evidence_text(chain)),
+                storage_advice(text, "Move the reads off the training loop: num_workers > 0 (readers that sleep on "
+                                     "the disk overlap its latency; more of them than cores is fine) and "
+                                     "prefetch_factor to read ahead")};
+      }
+      return {fmt::format("The calling thread waited for I/O inside {} ({}).", op, io_evidence_text(chain)),
+              "Keep file reads out of the loop that calls it."};
     default:
       break;
   }
@@ -231,6 +298,11 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
                 fmt::format("More workers while cores are free ({}): num_workers toward the number that would "
                             "keep up; persistent_workers=True; with large batches of cheap samples, one gather per "
                             "batch (BatchSampler with batch_size=None, or __getitems__).", cores_text(text))};
+      if (effective_config(text.context).format == "jpeg")
+        return {fmt::format("While the main loop waited, {} ({} threads) were on CPU decoding and transforming JPEG "
+                            "samples{}: the work itself, not contention.", who, count, faults_text(chain.evidence)),
+                fmt::format("More workers while cores are free ({}); decode fewer bytes: smaller stored images, or "
+                            "decode at reduced scale where the model allows.", cores_text(text))};
       return {fmt::format("While the main loop waited, {} ({} threads) were on CPU doing the per-sample fetch and "
                           "collate{}: the work itself, not contention.", who, count, faults_text(chain.evidence)),
               fmt::format("Cut the per-sample work: fetch whole batches (BatchSampler with batch_size=None, "
@@ -246,6 +318,12 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
                           "cudaMallocHost).", who),
               "Reuse pinned buffers (PyTorch's caching host allocator does after warm-up), or set "
               "pin_memory=False when copies are not the bottleneck."};
+    case CauseKind::io_wait:
+      return {fmt::format("While the main loop waited, {} ({} threads) were blocked reading the dataset from storage "
+                          "({}): the loader runs at the storage's pace, not the CPU's.",
+                          who, count, io_evidence_text(chain)),
+              storage_advice(text, "Overlap more reads: more workers (sleeping on the disk, they can outnumber the "
+                                   "cores) and a deeper prefetch_factor")};
     case CauseKind::startup:
       return {fmt::format("While the main loop waited, newly forked {} were starting up (from fork until each "
                           "reported ready, measured; {} forks since the previous batch).",
@@ -287,6 +365,9 @@ std::vector<Change> user_job_changes(const CausalChain& chain, const ChainTextCo
     case CauseKind::startup:
       if (!cfg.persistent_workers && cfg.num_workers > 0) suggest(changes, "persistent_workers", "on");
       break;
+    case CauseKind::io_wait:
+      if (wait) suggest_io_changes(changes, text, cfg, true);
+      break;
     default:
       break;
   }
@@ -310,7 +391,7 @@ std::vector<Change> suggested_changes(const CausalChain& chain, const ChainTextC
       if (chain.cause.producer && chain.cause.role == "pin") {
         if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
       } else if (wait) {
-        if (loader) suggest(changes, "mode", "loader-batched");
+        if (loader && cfg.storage == "memory") suggest(changes, "mode", "loader-batched");
         if (uses_workers && workers < budget) suggest(changes, "num_workers", std::to_string(std::min(budget, std::max(1, 2 * workers))));
       } else if (is_copy_op(chain.victim) && !cfg.pin_memory && uses_workers) {
         suggest(changes, "pin_memory", "on");
@@ -324,6 +405,9 @@ std::vector<Change> suggested_changes(const CausalChain& chain, const ChainTextC
       break;
     case CauseKind::startup:
       if (!cfg.persistent_workers && workers > 0) suggest(changes, "persistent_workers", "on");
+      break;
+    case CauseKind::io_wait:
+      if (wait) suggest_io_changes(changes, text, cfg, uses_workers);
       break;
     default:
       break;
@@ -346,6 +430,7 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
                                    : who + " on CPU (per-sample fetch and collate)";
       case CauseKind::cpu_wait: return who + " waiting for a CPU (preempted / run queue)";
       case CauseKind::pinned_alloc: return who + " allocating pinned memory";
+      case CauseKind::io_wait: return who + " blocked reading from storage (I/O wait)";
       case CauseKind::startup:
         return (cause.role == "pin" ? "the pin-memory thread" : "new " + who) +
                " starting up (fork to ready, measured)";
@@ -358,6 +443,8 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
     case CauseKind::blocked:
       return victim_is_wait ? who + " blocked (sleeping) while fetching" : who + " blocked (sleeping) inside " + victim_op;
     case CauseKind::pinned_alloc: return who + " allocating pinned memory";
+    case CauseKind::io_wait:
+      return victim_is_wait ? who + " reading from storage itself (I/O wait)" : who + " in I/O wait inside " + victim_op;
     case CauseKind::on_cpu:
       if (!victim_is_wait) return who + " on CPU inside " + victim_op;
       return run_has_producers ? who + " on CPU receiving batches" : who + " on CPU building the batch itself";
@@ -368,6 +455,7 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 void describe_chain(CausalChain& chain, const ChainTextContext& text) {
   chain.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain)};
   if (auto gpu = gpu_line(text)) chain.timeline.insert(chain.timeline.begin() + 1, *gpu);
+  if (auto io = io_line(chain, text)) chain.timeline.insert(chain.timeline.end() - 1, *io);
   chain.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
                               chain.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
                               format_count(chain.calls_explained), format_count(chain.victim_calls),

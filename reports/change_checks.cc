@@ -33,6 +33,11 @@ Knobs knobs_of(const nlohmann::json& config) {
     k[key] = text_of(config, key, key == std::string("ranks") ? "1" : "");
   k["prefetch_factor"] = k["num_workers"] == "0" ? "" : text_of(config, "prefetch_factor", "2");
   if (k["num_workers"] == "0") k["persistent_workers"] = "off";
+  // Where the dataset lives: the page cache's state counts only on disk, the image size only for JPEG.
+  k["storage"] = text_of(config, "storage", "memory");
+  k["format"] = k["storage"] == "memory" ? "raw" : text_of(config, "format", "raw");
+  k["page_cache"] = k["storage"] == "memory" ? "" : text_of(config, "page_cache", "warm");
+  k["image_size"] = k["format"] == "jpeg" ? text_of(config, "image_size", "") : "";
   return k;
 }
 
@@ -97,6 +102,12 @@ std::string measuring_command(const RunRecord& run, const Change& change, const 
   }
   cmd += fmt::format(" --samples {} --features {} --batch-size {}", k.at("samples"), k.at("features"),
                      k.at("batch_size"));
+  if (k.at("storage") != "memory" || change.knob == "storage") {
+    cmd += " --storage " + flag_value(k, "storage", change);
+    if (k.at("format") != "raw") cmd += " --format " + k.at("format");
+    if (!k.at("image_size").empty()) cmd += " --image-size " + k.at("image_size");
+    cmd += " --page-cache " + flag_value(k, "page_cache", change);
+  }
   if (k.at("shuffle") == "off") cmd += " --no-shuffle";
   if (k.at("ranks") != "1" || change.knob == "ranks") cmd += " --ranks " + flag_value(k, "ranks", change);
   if (k.at("train") == "on" && k.at("ranks") == "1") cmd += " --train";

@@ -21,10 +21,13 @@ const std::vector<TimelineKind> kTimelineKinds = {
     {"batch compute", "the main loop moving a batch to the device and running the model"},
     {"worker start-up", "a loader worker from fork until ready for its first task"},
     {"blocked", "off CPU, sleeping or blocked (intervals above the run's off-CPU threshold)"},
+    {"I/O wait", "off CPU waiting for I/O: a read waiting for the disk, a page-cache miss (intervals above the "
+                 "run's off-CPU threshold)"},
     {"waiting for a CPU", "runnable but not running: preempted, or woken and queued"},
     {"on CPU", "running: the thread's lifetime outside its stored off-CPU intervals (shorter ones than the run's "
                "off-CPU threshold count as on CPU)"},
     {"GPU busy", "NVML: each sample period drawn busy for the share of it a kernel ran"},
+    {"block I/O", "a block-device request of a traced thread, issue to completion (requests in flight overlap)"},
 };
 
 namespace {
@@ -267,6 +270,7 @@ struct SpanKindOf {
 };
 constexpr SpanKindOf kDrawnOps[] = {{"batch_wait", "batch wait"},          {"batch_compute", "batch compute"},
                                     {"worker_start", "worker start-up"},   {"offcpu_blocked", "blocked"},
+                                    {"offcpu_io", "I/O wait"},
                                     {"offcpu_preempted", "waiting for a CPU"}, {"runq_wait", "waiting for a CPU"}};
 
 std::string span_text(const std::string& op, const Event& e) {
@@ -275,6 +279,7 @@ std::string span_text(const std::string& op, const Event& e) {
   if (op == "offcpu_preempted") return "preempted";
   if (op == "runq_wait") return "in the run queue";
   if (op == "offcpu_blocked") return "blocked";
+  if (op == "offcpu_io") return "waiting for I/O";
   return op;
 }
 
@@ -289,7 +294,7 @@ void add_span(TimelineLane& lane, int64_t start, int64_t end, const std::string&
 void add_on_cpu_spans(const ThreadRecord& thread, const RunTimeline& timeline, TimelineLane& lane) {
   std::vector<std::pair<int64_t, int64_t>> off;
   for (const TimelineSpan& s : lane.spans)
-    if (s.kind == "blocked" || s.kind == "waiting for a CPU") off.emplace_back(s.start_ns, s.end_ns);
+    if (s.kind == "blocked" || s.kind == "I/O wait" || s.kind == "waiting for a CPU") off.emplace_back(s.start_ns, s.end_ns);
   std::sort(off.begin(), off.end());
   int64_t from = std::max(timeline.start_ns, thread.start_ns.value_or(timeline.start_ns));
   const int64_t until = std::min(timeline.end_ns, thread.exit_ns.value_or(timeline.end_ns));
@@ -323,6 +328,23 @@ void add_gpu_lanes(const RunContext& context, RunTimeline& timeline) {
       add_span(timeline.lanes[it->second], period_start, period_start + busy, "GPU busy",
                fmt::format("GPU {} busy {:.0f} %", s.gpu, s.value));
   }
+}
+
+// One lane for the block device: the traced threads' requests, issue to completion.
+Status add_block_io_lane(const TraceFile& trace, const RunContext& context, RunTimeline& timeline) {
+  if (context.thread_stats.empty()) return {};
+  EventFilter filter;
+  filter.ops.push_back("block_io");
+  auto events = trace.events(context.run.run_id, filter);
+  if (!events) return events.error();
+  const EventList& requests = events->of("block_io");
+  if (requests.empty()) return {};
+  TimelineLane lane{"io", 0, 0, "block device", {}, {}};
+  for (const Event& e : requests)
+    add_span(lane, e.ts_ns, e.end_ns(), "block I/O",
+             fmt::format("{} for tid {}", format_bytes(static_cast<double>(e.arg)), e.tid));
+  timeline.lanes.push_back(std::move(lane));
+  return {};
 }
 
 Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& context, std::string why) {
@@ -366,6 +388,7 @@ Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& conte
   }
   for (size_t i = 0; i < threads.size(); ++i) add_on_cpu_spans(*threads[i], timeline, timeline.lanes[i]);
   add_gpu_lanes(context, timeline);
+  if (Status s = add_block_io_lane(trace, context, timeline); !s) return s.error();
   for (auto& lane : timeline.lanes) {
     std::sort(lane.spans.begin(), lane.spans.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
       return std::tie(a.start_ns, a.end_ns, a.kind, a.what) < std::tie(b.start_ns, b.end_ns, b.kind, b.what);

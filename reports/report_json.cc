@@ -71,7 +71,10 @@ json to_json(const RunMetrics& m) {
           {"events_in_window", m.events_in_window},
           {"events_lost", optional_json(m.events_lost)},
           {"io", {{"requests", m.io.requests}, {"bytes", m.io.bytes}, {"total_ns", m.io.total_ns},
-                  {"p99_bucket_us", to_json(m.io.p99_us)}}}};
+                  {"p99_bucket_us", to_json(m.io.p99_us)}, {"iowait_ns", m.io.iowait_ns},
+                  {"cache_pages_added", m.io.cache_pages_added}, {"read_mb_s", optional_json(m.io.read_mb_s)},
+                  {"device_read_mb_s", optional_json(m.io.device_read_mb_s)},
+                  {"device", m.io.device_name.empty() ? json() : json(m.io.device_name)}}}};
 }
 
 json to_json(const ProcessRow& r) {
@@ -85,7 +88,9 @@ json to_json(const ProcessRow& r) {
           {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", c.page_allocs},
           {"page_alloc_bytes", c.page_alloc_bytes}, {"page_faults", c.page_faults},
           {"offcpu_p99_bucket_us", to_json(r.offcpu_p99)}, {"io_requests", c.io_count},
-          {"io_bytes", c.io_bytes}, {"io_ns", c.io_ns}, {"lifetime_ns", optional_json(r.lifetime_ns)}};
+          {"io_bytes", c.io_bytes}, {"io_ns", c.io_ns}, {"iowait_count", c.iowait_count},
+          {"iowait_ns", c.iowait_ns}, {"cache_pages_added", c.cache_pages_added},
+          {"lifetime_ns", optional_json(r.lifetime_ns)}};
 }
 
 namespace {
@@ -184,7 +189,8 @@ json to_json(const ChainThresholds& t) {
 
 json to_json(const ChainEvidence& e) {
   return {{"threads", e.threads}, {"context_switches", e.context_switches},
-          {"offcpu_overlap_ns", e.offcpu_overlap_ns}, {"page_faults", e.page_faults}, {"forks", e.forks}};
+          {"offcpu_overlap_ns", e.offcpu_overlap_ns}, {"page_faults", e.page_faults}, {"forks", e.forks},
+          {"io_wait_ns", e.io_wait_ns}, {"read_bytes", e.read_bytes}};
 }
 
 json to_json(const CausalChain& c) {

@@ -191,6 +191,7 @@ Table role_table(const std::vector<RoleRow>& roles) {
 
 std::string lane_label(const TimelineLane& lane) {
   if (lane.role == "gpu") return fmt::format("GPU {} (NVML)", lane.tid);
+  if (lane.role == "io") return "block I/O (traced threads' requests)";
   return fmt::format("{} (tid {})", lane.role, lane.tid);
 }
 

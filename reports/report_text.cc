@@ -61,6 +61,14 @@ void render_metrics(const RunMetrics& m, const std::string& gpu_sampler, std::os
                ns_text(m.io.total_ns),
                m.io.p99_us ? fmt::format(", p99 in [{:g}, {:g}) µs", m.io.p99_us->lower, m.io.p99_us->upper) : "");
   }
+  if (m.io.iowait_ns > 0 || m.io.cache_pages_added > 0) {
+    std::string rate = m.io.read_mb_s ? fmt::format(", {:.1f} MB/s over the run", *m.io.read_mb_s) : "";
+    if (m.io.read_mb_s && m.io.device_read_mb_s)
+      rate += fmt::format(" ({} of the device's measured sequential {:.0f} MB/s)",
+                          format_percent(*m.io.read_mb_s / *m.io.device_read_mb_s), *m.io.device_read_mb_s);
+    fmt::print(out, "storage reads      {} in I/O wait, {} pages read into the page cache{}\n", ns_text(m.io.iowait_ns),
+               format_count(m.io.cache_pages_added), rate);
+  }
   for (const std::string& line : evidence_lines(m, gpu_sampler)) fmt::print(out, "{}\n", line);
   fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
              m.events_lost ? format_count(*m.events_lost) : "unknown (never recorded)");

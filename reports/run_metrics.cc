@@ -172,8 +172,30 @@ RunConfigSummary summarize_config(const RunRecord& run) {
   if (auto v = json_number(config, "samples")) summary.samples = static_cast<int64_t>(*v);
   if (auto v = json_number(config, "features")) summary.features = static_cast<int64_t>(*v);
   if (auto v = json_number(config, "batch_size")) summary.batch_size = static_cast<int64_t>(*v);
+  summary.storage = json_value<std::string>(config, "storage", "memory");
+  summary.format = json_value<std::string>(config, "format", "raw");
+  if (summary.storage != "memory") summary.page_cache = json_value<std::string>(config, "page_cache", "warm");
   return summary;
 }
+
+namespace {
+const nlohmann::json& storage_device(const RunRecord& run) {
+  static const nlohmann::json kNone;
+  if (!run.result.is_object()) return kNone;
+  auto storage = run.result.find("storage");
+  if (storage == run.result.end() || !storage->is_object()) return kNone;
+  auto device = storage->find("device");
+  return device == storage->end() || !device->is_object() ? kNone : *device;
+}
+}  // namespace
+
+std::optional<double> device_read_mb_s(const RunRecord& run) {
+  auto rate = json_number(storage_device(run), "seq_read_mb_s");
+  if (rate && *rate > 0) return rate;
+  return std::nullopt;
+}
+
+std::string device_name(const RunRecord& run) { return json_value<std::string>(storage_device(run), "name", ""); }
 
 std::optional<int> usable_cores(const RunRecord& run) {
   const int pinned = summarize_config(run).cpus;
@@ -308,6 +330,12 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
     m.events_lost = lost;
   }
   m.io = {totals.io_count, totals.io_bytes, totals.io_ns, run_histogram_quantile(context, "io_us", 0.99)};
+  m.io.iowait_ns = totals.iowait_ns;
+  m.io.cache_pages_added = totals.cache_pages_added;
+  if (window.whole_run && window.length_ns() > 0)
+    m.io.read_mb_s = static_cast<double>(totals.io_bytes) / 1e6 / (static_cast<double>(window.length_ns()) / 1e9);
+  m.io.device_read_mb_s = device_read_mb_s(run);
+  m.io.device_name = device_name(run);
   return m;
 }
 

@@ -76,6 +76,9 @@ struct RunConfigSummary {
   std::optional<int64_t> samples;
   std::optional<int64_t> features;
   std::optional<int64_t> batch_size;
+  std::string storage = "memory";  // memory | files | shards: where the dataset lives
+  std::string format = "raw";      // raw | jpeg
+  std::string page_cache;          // cold | warm; empty for a dataset in memory
 };
 RunConfigSummary summarize_config(const RunRecord& run);
 // Cores the workload could use: the pinned count, else the machine's.
@@ -104,7 +107,17 @@ struct IoSummary {
   int64_t bytes = 0;
   int64_t total_ns = 0;
   std::optional<BucketBounds> p99_us;  // log2 bucket over every request
+  int64_t iowait_ns = 0;               // the traced threads' sleeps in I/O wait (schema 5 on)
+  int64_t cache_pages_added = 0;       // pages their reads brought into the page cache
+  std::optional<double> read_mb_s;     // bytes over the whole run's window (MB = 10^6 bytes)
+  // The sequential read rate of the device holding the dataset, measured by the workload
+  // (the result record's storage.device); empty where none was measured.
+  std::optional<double> device_read_mb_s;
+  std::string device_name;
 };
+// The device the workload measured for its dataset on disk: its sequential read rate, name.
+std::optional<double> device_read_mb_s(const RunRecord& run);
+std::string device_name(const RunRecord& run);
 
 struct RunMetrics {
   double window_s = 0;

@@ -7,7 +7,7 @@
 namespace ingero::reports {
 namespace {
 
-constexpr int kLayers = 3;  // cpu_wait, pinned_alloc, blocked: ThreadState's first three values
+constexpr int kLayers = 4;  // cpu_wait, pinned_alloc, io_wait, blocked: ThreadState's first four values
 
 bool starts_before(const TimeSpan& a, const TimeSpan& b) { return a.start_ns < b.start_ns; }
 
@@ -89,7 +89,9 @@ ThreadActivity::ThreadActivity(int64_t tid, int64_t alive_start_ns, int64_t aliv
   build_segments(intervals);  // before the lists move on
   preempted_ = OffCpuList(std::move(intervals.preempted));
   blocked_ = OffCpuList(std::move(intervals.blocked));
+  io_ = OffCpuList(std::move(intervals.io));
   faults_ = std::move(intervals.faults);
+  index_block_io(intervals.block_io);
   auto by_start = [](const FaultBurst& a, const FaultBurst& b) { return a.start_ns < b.start_ns; };
   if (!std::is_sorted(faults_.begin(), faults_.end(), by_start)) std::sort(faults_.begin(), faults_.end(), by_start);
 }
@@ -98,7 +100,7 @@ ThreadActivity::ThreadActivity(int64_t tid, int64_t alive_start_ns, int64_t aliv
 // state becomes a segment. All edges at one instant are applied before the state
 // is read, so the order among them does not matter.
 void ThreadActivity::build_segments(const ThreadIntervals& intervals) {
-  constexpr size_t kStreams = 8;  // a start and an end stream for each of the four lists
+  constexpr size_t kStreams = 10;  // a start and an end stream for each of the five lists
   std::vector<EdgeStream> streams;
   streams.reserve(kStreams);  // no reallocation: `active` below points into it
   auto add_layer = [&](const IntervalList& list, int layer) {
@@ -108,11 +110,12 @@ void ThreadActivity::build_segments(const ThreadIntervals& intervals) {
   add_layer(intervals.preempted, 0);
   add_layer(intervals.runq, 0);
   add_layer(intervals.pinned_alloc, 1);
-  add_layer(intervals.blocked, 2);
+  add_layer(intervals.io, 2);
+  add_layer(intervals.blocked, 3);
   // Each segment ends at a distinct edge, so this bounds their number; room that
   // stays unused is never touched and costs no memory.
   segments_.reserve(2 * (intervals.preempted.size() + intervals.runq.size() + intervals.pinned_alloc.size() +
-                         intervals.blocked.size()));
+                         intervals.blocked.size() + intervals.io.size()));
   std::array<int, kLayers> depth{};
   ThreadState current = ThreadState::on_cpu;
   int64_t since = 0;
@@ -207,11 +210,35 @@ double ThreadActivity::faults_in(int64_t from, int64_t to) const {
 }
 
 int64_t ThreadActivity::switches_in(int64_t from, int64_t to) const {
-  return preempted_.count_overlapping(from, to) + blocked_.count_overlapping(from, to);
+  return preempted_.count_overlapping(from, to) + blocked_.count_overlapping(from, to) +
+         io_.count_overlapping(from, to);
 }
 
 int64_t ThreadActivity::offcpu_overlap_ns(int64_t from, int64_t to) const {
-  return preempted_.overlap_ns(from, to) + blocked_.overlap_ns(from, to);
+  return preempted_.overlap_ns(from, to) + blocked_.overlap_ns(from, to) + io_.overlap_ns(from, to);
+}
+
+int64_t ThreadActivity::io_wait_overlap_ns(int64_t from, int64_t to) const { return io_.overlap_ns(from, to); }
+
+// Requests overlap one another (several in flight), so they are indexed by completion.
+void ThreadActivity::index_block_io(std::vector<FaultBurst>& requests) {
+  std::sort(requests.begin(), requests.end(),
+            [](const FaultBurst& a, const FaultBurst& b) { return a.end_ns < b.end_ns; });
+  io_ends_.reserve(requests.size());
+  io_bytes_before_.reserve(requests.size() + 1);
+  int64_t total = 0;
+  for (const FaultBurst& r : requests) {
+    io_ends_.push_back(r.end_ns);
+    io_bytes_before_.push_back(total);
+    total += r.count;
+  }
+  io_bytes_before_.push_back(total);
+}
+
+int64_t ThreadActivity::block_io_bytes_in(int64_t from, int64_t to) const {
+  const auto first = std::lower_bound(io_ends_.begin(), io_ends_.end(), from) - io_ends_.begin();
+  const auto last = std::lower_bound(io_ends_.begin(), io_ends_.end(), to) - io_ends_.begin();
+  return io_bytes_before_[static_cast<size_t>(last)] - io_bytes_before_[static_cast<size_t>(first)];
 }
 
 }  // namespace ingero::reports

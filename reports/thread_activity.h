@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What one thread was doing over time, rebuilt from its recorded intervals:
-// waiting for a CPU (preempted, run queue), allocating pinned memory, blocked,
-// else on CPU while alive. Off-CPU intervals are only recorded above the run's
+// waiting for a CPU (preempted, run queue), allocating pinned memory, waiting for
+// I/O, blocked otherwise, else on CPU while alive. Off-CPU intervals are only recorded above the run's
 // threshold (run_settings 'offcpu_min_ns'); shorter ones read as on-CPU.
 #pragma once
 
@@ -15,7 +15,7 @@ namespace ingero::reports {
 
 // Ordered by precedence when intervals overlap: a preempted thread waiting inside
 // a pinned allocation is waiting for a CPU; a blocked one inside it is allocating.
-enum class ThreadState : uint8_t { cpu_wait, pinned_alloc, blocked, on_cpu, absent };
+enum class ThreadState : uint8_t { cpu_wait, pinned_alloc, io_wait, blocked, on_cpu, absent };
 
 struct StateSegment {
   int64_t start_ns = 0;
@@ -45,9 +45,11 @@ struct FaultBurst {
 struct ThreadIntervals {
   IntervalList preempted;           // offcpu_preempted
   IntervalList blocked;             // offcpu_blocked
+  IntervalList io;                  // offcpu_io: blocked in I/O wait
   IntervalList runq;                // runq_wait
   IntervalList pinned_alloc;        // cudaHostAlloc & co. called by this thread
   std::vector<FaultBurst> faults;   // page_faults bursts
+  std::vector<FaultBurst> block_io; // block_io requests issued by this thread: count = bytes
 };
 
 class ThreadActivity {
@@ -70,6 +72,10 @@ class ThreadActivity {
   // Off-CPU intervals (context switches) overlapping [from, to) and the time they cover in it.
   int64_t switches_in(int64_t from, int64_t to) const;
   int64_t offcpu_overlap_ns(int64_t from, int64_t to) const;
+  // The part of that spent in I/O wait.
+  int64_t io_wait_overlap_ns(int64_t from, int64_t to) const;
+  // Bytes of the block I/O requests issued by this thread that completed in [from, to).
+  int64_t block_io_bytes_in(int64_t from, int64_t to) const;
 
  private:
   // One kind of recorded off-CPU interval (preempted or blocked), sorted by start.
@@ -88,6 +94,7 @@ class ThreadActivity {
   };
 
   void build_segments(const ThreadIntervals& intervals);
+  void index_block_io(std::vector<FaultBurst>& requests);
 
   int64_t tid_;
   int64_t alive_start_;
@@ -97,7 +104,10 @@ class ThreadActivity {
   // merged copy would be one more buffer of millions of intervals to fault in.
   OffCpuList preempted_;
   OffCpuList blocked_;
+  OffCpuList io_;
   std::vector<FaultBurst> faults_;       // sorted by start
+  std::vector<int64_t> io_ends_;         // block I/O completions, ascending
+  std::vector<int64_t> io_bytes_before_; // bytes completed before each of them (prefix sums)
 };
 
 }  // namespace ingero::reports

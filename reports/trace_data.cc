@@ -176,6 +176,9 @@ ThreadCounters& ThreadCounters::operator+=(const ThreadCounters& other) {
   io_count += other.io_count;
   io_bytes += other.io_bytes;
   io_ns += other.io_ns;
+  iowait_count += other.iowait_count;
+  iowait_ns += other.iowait_ns;
+  cache_pages_added += other.cache_pages_added;
   return *this;
 }
 
@@ -400,7 +403,8 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
   read = read_run_rows(
       db_, "thread_stats",
       "SELECT tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, offcpu_max_ns, runq_count, "
-      "runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns FROM thread_stats "
+      "runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns, iowait_count, iowait_ns, "
+      "cache_pages_added FROM thread_stats "
       "WHERE run_id = ? ORDER BY pid, tid",
       run.run_id, [&](const sql::Statement& row) {
         ThreadStatsRecord s;
@@ -408,7 +412,8 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
         int64_t* fields[] = {&s.tid,          &s.pid,           &c.voluntary_switches, &c.involuntary_switches,
                              &c.oncpu_ns,     &c.offcpu_ns,     &c.offcpu_max_ns,      &c.runq_count,
                              &c.runq_ns,      &c.page_allocs,   &c.page_alloc_bytes,   &c.page_faults,
-                             &c.io_count,     &c.io_bytes,      &c.io_ns};
+                             &c.io_count,     &c.io_bytes,      &c.io_ns,              &c.iowait_count,
+                             &c.iowait_ns,    &c.cache_pages_added};
         for (int i = 0; i < static_cast<int>(std::size(fields)); ++i) *fields[i] = row.column_int(i);
         context.thread_stats.push_back(s);
       });
@@ -512,7 +517,7 @@ Result<std::vector<RunRanks>> TraceFile::ranked_runs() const {
 Result<EventSet> TraceFile::events(int64_t run_id, const EventFilter& filter) const {
   auto codes = op_codes();
   if (!codes) return codes.error();
-  std::string sql = "SELECT ts_ns, dur_ns, tid, coalesce(arg, 0) FROM events WHERE run_id = ?1 AND op = ?2" +
+  std::string sql = "SELECT ts_ns, dur_ns, tid, coalesce(arg, bytes, 0) FROM events WHERE run_id = ?1 AND op = ?2" +
                     window_clause(filter.from_ns, filter.until_ns, 3, true);
   nlohmann::json tids = filter.tids;
   if (!filter.tids.empty()) sql += " AND tid IN (SELECT value FROM json_each(?5))";

@@ -76,6 +76,9 @@ struct ThreadCounters {
   int64_t io_count = 0;
   int64_t io_bytes = 0;
   int64_t io_ns = 0;
+  int64_t iowait_count = 0;       // blocked intervals slept in I/O wait (0 in traces before schema 5)
+  int64_t iowait_ns = 0;
+  int64_t cache_pages_added = 0;  // pages its reads brought into the page cache
 
   // Adds every counter except offcpu_max_ns, which keeps the larger of the two.
   ThreadCounters& operator+=(const ThreadCounters& other);
@@ -204,7 +207,7 @@ struct Event {
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
   int64_t tid = 0;
-  int64_t arg = 0;
+  int64_t arg = 0;  // the op's arg; for an op without one (block_io), its bytes
   int64_t end_ns() const { return ts_ns + dur_ns; }
 };
 using EventList = std::vector<Event>;

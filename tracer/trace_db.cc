@@ -319,13 +319,14 @@ Status insert_thread_stats(const sql::Connection& db, int64_t run_id, const Trac
   auto insert = db.prepare(
       "INSERT OR REPLACE INTO thread_stats(run_id, tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, "
       "offcpu_ns, offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, "
-      "io_bytes, io_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "io_bytes, io_ns, iowait_count, iowait_ns, cache_pages_added) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
   for (const auto& [tid, s] : totals.thread_stats) {
     const uint64_t values[] = {s.voluntary_switches, s.involuntary_switches, s.oncpu_ns,   s.offcpu_ns,
                                s.offcpu_max_ns,      s.runq_count,           s.runq_ns,    s.page_allocs,
                                s.page_alloc_bytes,   s.page_faults,          s.io_count,   s.io_bytes,
-                               s.io_ns};
+                               s.io_ns,              s.iowait_count,         s.iowait_ns,  s.cache_pages_added};
     insert->bind(1, run_id).bind(2, int64_t{tid}).bind(3, int64_t{s.pid});
     for (size_t i = 0; i < std::size(values); ++i) insert->bind(4 + static_cast<int>(i), int64_t(values[i]));
     if (Status st = insert->run(); !st) return st;

@@ -131,6 +131,112 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
   EXPECT_EQ(a.chains.victims[0].count, 20);
 }
 
+// A dataset read from per-sample files with a cold page cache, the device measured at 500 MB/s.
+constexpr const char* kColdFilesResult =
+    R"({"storage": {"storage": "files", "page_cache": "cold", "device": {"name": "vda", "seq_read_mb_s": 500}}})";
+
+bool has_change(const CausalChain& chain, const std::string& knob, const std::string& value) {
+  for (const Change& c : chain.changes)
+    if (c.knob == knob && c.value == value) return true;
+  return false;
+}
+
+TEST(CausalChains, WorkersBlockedOnReadsAreAnIoCauseWithTheirReadsAndTheDeviceRate) {
+  const std::string path = temp_db_path("io-workers");
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec spec;
+    spec.label = "loader w2";
+    spec.config_json = R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
+                       R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
+                       R"("storage":"files","format":"raw","page_cache":"cold"})";
+    spec.result_json = kColdFilesResult;
+    spec.end_ns = 500 * kMs;
+    const int64_t run = db->add_run(spec);
+    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+    for (int64_t w : {kWorkerA, kWorkerB})
+      db->add_thread(run, {w, w, kMain, "ib-worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+    db->begin();
+    add_batches(*db, run, 20);
+    for (int b = 0; b < 20; ++b) {
+      const int64_t start = 10 * kMs + b * 20 * kMs;
+      for (int64_t w : {kWorkerA, kWorkerB}) {
+        db->add_event(run, "offcpu_io", start, 10 * kMs, w, w);           // both asleep on the disk
+        db->add_event(run, "block_io", start, 9 * kMs, w, w, 1 << 20);    // a 1 MiB read each
+      }
+    }
+    ThreadStatsRecord stats;
+    stats.tid = stats.pid = kWorkerA;
+    stats.counters.io_count = 20;
+    stats.counters.io_bytes = 20 << 20;
+    stats.counters.iowait_count = 20;
+    stats.counters.iowait_ns = 200 * kMs;
+    stats.counters.cache_pages_added = 20 * 256;
+    db->add_thread_stats(run, stats);
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* io = find_chain(a, "batch_wait", "worker.io_wait");
+  ASSERT_NE(io, nullptr);
+  EXPECT_EQ(io->lost_ns, 200 * kMs);  // every wait, shared by two readers of one cause
+  EXPECT_EQ(io->evidence.io_wait_ns, 2 * 20 * 10 * kMs);
+  EXPECT_EQ(io->evidence.read_bytes, int64_t{2 * 20} << 20);
+  EXPECT_EQ(io->evidence.threads, 2);
+  EXPECT_EQ(find_chain(a, "batch_wait", "worker.on_cpu"), nullptr);
+  EXPECT_NE(io->cause_label.find("reading from storage"), std::string::npos) << io->cause_label;
+  // Overlap more reads, and remove them: the machine has 4 cores, so up to 8 sleeping readers.
+  EXPECT_TRUE(has_change(*io, "num_workers", "4"));
+  EXPECT_TRUE(has_change(*io, "prefetch_factor", "4"));
+  EXPECT_TRUE(has_change(*io, "storage", "shards"));
+  EXPECT_TRUE(has_change(*io, "page_cache", "warm"));
+  bool io_line = false;
+  for (const std::string& line : io->timeline)
+    if (line.rfind("[IO] ", 0) == 0) {
+      io_line = true;
+      EXPECT_NE(line.find("of the device's measured sequential 500 MB/s (vda)"), std::string::npos) << line;
+      EXPECT_NE(line.find("5,120 pages read into the page cache"), std::string::npos) << line;
+    }
+  EXPECT_TRUE(io_line);
+  EXPECT_EQ(a.metrics.io.iowait_ns, 200 * kMs);
+  EXPECT_EQ(a.metrics.io.device_read_mb_s, 500.0);
+  ASSERT_TRUE(a.metrics.io.read_mb_s.has_value());
+  EXPECT_NEAR(*a.metrics.io.read_mb_s, (20.0 * (1 << 20) / 1e6) / 0.5, 1e-6);
+}
+
+TEST(CausalChains, MainThreadReadingItsOwnBatchesIsAnIoCause) {
+  const std::string path = temp_db_path("io-main");
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec spec;
+    spec.label = "loader w0";
+    spec.config_json = R"({"mode":"loader","num_workers":0,"pin_memory":false,"persistent_workers":false,)"
+                       R"("shuffle":true,"cpus":0,"batch_size":256,"storage":"shards","page_cache":"warm"})";
+    spec.end_ns = 500 * kMs;
+    const int64_t run = db->add_run(spec);
+    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+    db->begin();
+    for (int b = 0; b < 20; ++b) {
+      const int64_t start = 10 * kMs + b * 20 * kMs;
+      db->add_event(run, "batch_wait", start, 10 * kMs, kMain, kMain, std::nullopt, b);
+      db->add_event(run, "offcpu_io", start + 2 * kMs, 6 * kMs, kMain, kMain);  // 6 of 10 ms on the disk
+      db->add_event(run, "batch_compute", start + 10 * kMs, 10 * kMs, kMain, kMain, std::nullopt, b);
+    }
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* io = find_chain(a, "batch_wait", "main.io_wait");
+  ASSERT_NE(io, nullptr);
+  EXPECT_EQ(io->lost_ns, 20 * 6 * kMs);
+  EXPECT_EQ(io->evidence.io_wait_ns, 20 * 6 * kMs);
+  const CausalChain* cpu = find_chain(a, "batch_wait", "main.on_cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->lost_ns, 20 * 4 * kMs);
+  EXPECT_TRUE(has_change(*io, "num_workers", "2"));
+  EXPECT_FALSE(has_change(*io, "storage", "shards"));  // already shards
+  EXPECT_FALSE(has_change(*io, "page_cache", "warm"));  // already warm
+  EXPECT_NE(io->root_cause.find("read the dataset from storage itself"), std::string::npos) << io->root_cause;
+}
+
 TEST(CausalChains, WorkerStartUpAndPinnedAllocationAreSeparateCauses) {
   const std::string path = temp_db_path("startup");
   {

@@ -91,8 +91,8 @@ void TraceFixture::add_thread(int64_t run_id, const ThreadRecord& thread) {
 void TraceFixture::add_thread_stats(int64_t run_id, const ThreadStatsRecord& stats) {
   auto stmt = db_.prepare(
       "INSERT INTO thread_stats(run_id, tid, pid, voluntary_switches, involuntary_switches, oncpu_ns, offcpu_ns, "
-      "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "offcpu_max_ns, runq_count, runq_ns, page_allocs, page_alloc_bytes, page_faults, io_count, io_bytes, io_ns, "
+      "iowait_count, iowait_ns, cache_pages_added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   check(stmt.ok(), "prepare thread_stats");
   const ThreadCounters& c = stats.counters;
   stmt->bind(1, run_id).bind(2, stats.tid).bind(3, stats.pid).bind(4, c.voluntary_switches);
@@ -100,6 +100,7 @@ void TraceFixture::add_thread_stats(int64_t run_id, const ThreadStatsRecord& sta
   stmt->bind(8, c.offcpu_max_ns).bind(9, c.runq_count).bind(10, c.runq_ns);
   stmt->bind(11, c.page_allocs).bind(12, c.page_alloc_bytes).bind(13, c.page_faults);
   stmt->bind(14, c.io_count).bind(15, c.io_bytes).bind(16, c.io_ns);
+  stmt->bind(17, c.iowait_count).bind(18, c.iowait_ns).bind(19, c.cache_pages_added);
   check(stmt->run().ok(), "insert thread_stats");
 }
 

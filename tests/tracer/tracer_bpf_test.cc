@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "tests/tracer/cuda_calls.h"
 #include "tests/tracer/trace_run.h"
 #include "tracer/trace_db.h"
@@ -375,6 +379,84 @@ TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
             1);
   EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'mem_burst_min_ns'"),
             int64_t(defaults.mem_burst_min_ns));
+}
+
+// A file written and flushed, then evicted from the page cache: reading it must go to the disk.
+// Returns its size, or 0 (with `why`) when this file system cannot show that (tmpfs, no eviction).
+size_t write_evicted_file(const std::string& path, size_t bytes, std::string* why) {
+  struct statfs fs {};
+  if (statfs(path.substr(0, path.rfind('/')).c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+    *why = "the test folder is on tmpfs: no block device to read from";
+    return 0;
+  }
+  UniqueFd fd(open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600));
+  std::vector<char> chunk(1 << 20);
+  for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>(i * 131 + 7);
+  for (size_t done = 0; done < bytes; done += chunk.size())
+    if (write(fd.get(), chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) return 0;
+  fdatasync(fd.get());
+  posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd.get(), 0);
+  std::vector<unsigned char> resident(bytes / 4096);
+  size_t in_cache = 0;
+  if (map != MAP_FAILED && mincore(map, bytes, resident.data()) == 0)
+    for (unsigned char r : resident) in_cache += r & 1;
+  if (map != MAP_FAILED) munmap(map, bytes);
+  if (in_cache > resident.size() / 10) {
+    *why = "the kernel kept the file's pages after POSIX_FADV_DONTNEED";
+    return 0;
+  }
+  return bytes;
+}
+
+TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  const std::string path = dir.file("cold.bin");
+  std::string why;
+  constexpr size_t kBytes = 64u << 20;
+  if (write_evicted_file(path, kBytes, &why) == 0) GTEST_SKIP() << why;
+  auto run = run_traced(dir, TraceOptions{}, [&] {
+    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    std::vector<char> buf(256 << 10);
+    size_t total = 0;
+    for (ssize_t n; (n = read(fd.get(), buf.data(), buf.size())) > 0;) total += static_cast<size_t>(n);
+    return total == kBytes ? 0 : 1;
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  constexpr int64_t kPages = kBytes / 4096;
+  // Every page came from the disk into the page cache, read by this thread.
+  EXPECT_GE(run->query_int("SELECT cache_pages_added " + me), kPages * 9 / 10);
+  EXPECT_LE(run->query_int("SELECT cache_pages_added " + me), kPages * 2);
+  EXPECT_GE(run->query_int("SELECT io_bytes " + me), int64_t(kBytes) * 9 / 10);
+  // It slept waiting for those reads, and the waits long enough to store are I/O waits.
+  const int64_t iowait = run->query_int("SELECT iowait_ns " + me);
+  EXPECT_GT(run->query_int("SELECT iowait_count " + me), 0);
+  EXPECT_GT(iowait, 0);
+  EXPECT_LE(iowait, run->query_int("SELECT offcpu_ns " + me));
+  const std::string io_waits = "FROM events WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid) +
+                               " AND" + op_is("offcpu_io");
+  EXPECT_GE(run->query_int("SELECT count(*) " + io_waits), 1);
+  EXPECT_LE(run->query_int("SELECT coalesce(sum(dur_ns), 0) " + io_waits), iowait);
+  EXPECT_EQ(run->totals.events_lost(), 0u);
+}
+
+TEST(TracerBpf, SleepingIsNotAnIoWait) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    for (int i = 0; i < 10; ++i) usleep(5000);
+    return 0;
+  });
+  ASSERT_RUN(run);
+  const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  EXPECT_GE(run->query_int("SELECT offcpu_ns " + me), 50'000'000);
+  EXPECT_EQ(run->query_int("SELECT iowait_ns " + me), 0);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("offcpu_io") +
+                           "AND tid = " + std::to_string(run->root_pid)),
+            0);
 }
 
 // Hundreds of processes that start and exit while the tracer reads their /proc files
