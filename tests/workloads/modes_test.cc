@@ -178,8 +178,9 @@ TEST(Loader, CollatePerSampleEqualsOneGather) {
   auto idx = torch::tensor({5, 3, 999, 0}, torch::kInt64);
   auto a = torch::empty({4, config.features});
   auto b = torch::empty({4, config.features});
-  collate_into(a, dataset, idx, true);
-  collate_into(b, dataset, idx, false);
+  auto store = memory_store(dataset);
+  collate_into(a, *store, idx, true, 0);
+  collate_into(b, *store, idx, false, 0);
   EXPECT_TRUE(torch::equal(a, b));
   EXPECT_TRUE(torch::equal(a[2], dataset[999]));
 }
