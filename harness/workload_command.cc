@@ -220,15 +220,20 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
   const std::string report = private_dir + "/" + workloads::kPreparationReport;
   const CommandOutput out =
       run_and_capture({setup.workload_program, "--prepare-dataset", workloads::to_json(config).dump(), "--report", report});
-  if (out.exit_code != 0) {
-    // The workload program printed the cause (naming the folder or file) and its fix above.
-    const std::string what = fmt::format("preparing the {} dataset in {} failed", workloads::storage_name(config.storage),
-                                         config.dataset_cache_dir());
-    return out.exit_code == kExitBadInput ? Error::bad_input(what) : Error::failure(what);
-  }
   auto text = read_file(report);
+  const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (out.exit_code != 0) {
+    // The cause (naming the folder or the file) and its fix, as the workload program reported them.
+    std::string what = fmt::format("preparing the {} dataset in {} failed (exit code {})",
+                                   workloads::storage_name(config.storage), config.dataset_cache_dir(), out.exit_code);
+    std::string hint;
+    if (j.is_object() && j.contains("error")) {
+      what += ": " + j.value("error", "");
+      hint = j.value("hint", "");
+    }
+    return out.exit_code == kExitBadInput ? Error::bad_input(what, hint) : Error::failure(what, hint);
+  }
   if (!text) return text.error();
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_discarded() && j.value("written_now", false))
     std::printf("  dataset written: %s (%.1f s)\n", j.value("dir", "").c_str(), j.value("write_s", 0.0));
   return {};

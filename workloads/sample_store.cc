@@ -274,9 +274,11 @@ volatile sig_atomic_t g_prepare_stop = 0;
 }  // namespace
 
 int prepare_dataset_main(const std::string& config_json, const std::string& report_path) {
-  const auto fail_with = [](const Error& e) {
+  // The error goes into the report too: the harness runs this program with stderr closed.
+  const auto fail_with = [&](const Error& e) {
     std::fprintf(stderr, "ingero-bench workload: %s\n", e.message.c_str());
     if (!e.hint.empty()) std::fprintf(stderr, "  fix: %s\n", e.hint.c_str());
+    (void)write_file_atomically(report_path, nlohmann::json{{"error", e.message}, {"hint", e.hint}}.dump());
     return e.exit_code;
   };
   // Ctrl-C while writing: the partial folder is removed before exiting.
