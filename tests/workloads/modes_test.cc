@@ -152,7 +152,7 @@ TEST(Loader, AKilledWorkerIsReportedByIdAndSignal) {
   config.samples = 200'000;  // slow enough per batch that the workers are still busy
   config.batch_size = 20'000;
   auto dataset = make_dataset(config);
-  auto source = make_process_loader(config, dataset, /*per_sample=*/true, /*pin=*/false);
+  auto source = make_process_loader(config, memory_store(dataset), /*per_sample=*/true, /*pin=*/false);
   source->begin_epoch(0);
   ASSERT_TRUE(source->next().has_value());
   auto workers = testing::children_of(getpid());
