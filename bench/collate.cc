@@ -22,6 +22,7 @@ namespace {
 
 ingero::workloads::WorkloadConfig config;
 torch::Tensor dataset;
+std::shared_ptr<ingero::workloads::SampleStore> store;
 
 void BM_Collate(benchmark::State& state, bool per_sample) {
   const int64_t batch = state.range(0);
@@ -34,7 +35,7 @@ void BM_Collate(benchmark::State& state, bool per_sample) {
   const torch::Tensor indices = torch::randperm(config.samples, torch::kInt64).slice(0, 0, batch).contiguous();
   torch::Tensor out = torch::empty({batch, config.features}, torch::kFloat32);
   for (auto _ : state) {
-    ingero::workloads::collate_into(out, dataset, indices, per_sample);
+    ingero::workloads::collate_into(out, *store, indices, per_sample, 0);
     benchmark::DoNotOptimize(out.data_ptr<float>());
     benchmark::ClobberMemory();
   }
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   const auto valid = [] { return config.samples > 0 && config.features > 0; };
   if (int rc = ingero::bench::start(&argc, argv, flags, valid, "[--samples N] [--features F]")) return rc;
   dataset = ingero::workloads::make_dataset(config);
+  store = ingero::workloads::memory_store(dataset);
   benchmark::AddCustomContext("dataset", std::to_string(config.samples) + " x " + std::to_string(config.features) +
                                              " float32");
   benchmark::AddCustomContext("torch_version", TORCH_VERSION);

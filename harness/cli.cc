@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+
 namespace ingero::harness {
 
 namespace {
@@ -108,6 +110,21 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
   app->add_option("--cpus", c.cpus, "Pin the workload and its workers to N cores (0: not pinned)")
       ->capture_default_str();
   app->add_option("--seed", c.seed, "Seed of the dataset, model and shuffle order")->capture_default_str();
+  app->add_option("--storage", f->storage,
+                  "Where the dataset lives: memory (the seeded tensor), files (one record file per sample) or shards "
+                  "(a few large files read by offset); on disk it is written once into --dataset-cache and reused")
+      ->capture_default_str();
+  app->add_option("--format", f->format,
+                  "On-disk samples: raw (the in-memory dataset's float32 rows) or jpeg (images decoded and "
+                  "transformed per sample)")
+      ->capture_default_str();
+  app->add_option("--image-size", c.image_size, "jpeg: S x S x 3 images (default 32); --features follows (3 S^2)");
+  app->add_option("--page-cache", f->page_cache,
+                  "On-disk datasets: cold (its pages evicted before every measured epoch) or warm (all resident)")
+      ->capture_default_str();
+  app->add_option("--dataset-cache", c.dataset_cache,
+                  "Folder of the on-disk datasets (default $XDG_CACHE_HOME/ingero-bench/datasets, else "
+                  "~/.cache/ingero-bench/datasets)");
   app->add_option("--out", f->out_dir, "Folder for one JSON result record per run")->capture_default_str();
   app->add_option("--report", f->report, "Also write the results table as Markdown to this file");
   app->add_option("--python", f->python, "python3 with torch for the python modes (default: first that imports torch)");
@@ -119,13 +136,35 @@ void normalise_switch(CLI::App* app, const char* flag, std::string* value) {
   if (app->count(flag) > 0 && value->empty()) *value = "on";
 }
 
-void finish_workload_flags(CLI::App* app, WorkloadFlags* f) {
+// --storage, --format, --page-cache into the base configuration; jpeg's features follow --image-size.
+Status finish_storage_flags(CLI::App* app, WorkloadFlags* f) {
+  auto& c = f->base;
+  auto storage = workloads::parse_storage(f->storage);
+  if (!storage) return storage.error();
+  c.storage = *storage;
+  auto format = workloads::parse_format(f->format);
+  if (!format) return format.error();
+  c.format = *format;
+  auto page_cache = workloads::parse_page_cache(f->page_cache);
+  if (!page_cache) return page_cache.error();
+  c.page_cache = *page_cache;
+  if (c.format == workloads::SampleFormat::kJpeg) {
+    if (app->count("--image-size") == 0) c.image_size = workloads::kDefaultImageSize;
+    if (app->count("--features") == 0 && c.image_size > 0 && c.image_size <= workloads::kMaxImageSize)
+      c.features = 3 * c.image_size * c.image_size;
+  }
+  if (!c.dataset_cache.empty()) c.dataset_cache = std::filesystem::absolute(c.dataset_cache).lexically_normal().string();
+  return workloads::validate_storage(c);
+}
+
+Status finish_workload_flags(CLI::App* app, WorkloadFlags* f) {
   f->samples_given = app->count("--samples") > 0;
   f->batch_size_given = app->count("--batch-size") > 0;
   normalise_switch(app, "--pin-memory", &f->pin_memory);
   normalise_switch(app, "--persistent-workers", &f->persistent_workers);
   if (f->base.ranks > 1 && app->count("--train") + app->count("--no-train") == 0) f->base.train = true;
   if (f->modes.empty()) f->modes = {"direct", "loader"};
+  return finish_storage_flags(app, f);
 }
 
 struct Holders {
@@ -315,7 +354,7 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   };
   if (*sweep) {
     parsed.command = Command::sweep;
-    finish_workload_flags(sweep, &parsed.sweep.workload);
+    if (Status s = finish_workload_flags(sweep, &parsed.sweep.workload); !s) return s.error();
     parsed.sweep.workload.workload = "dataloader";
     parsed.sweep.resume = resume->count() > 0;
     auto id = id_of("--resume", h.resume_sweep);
@@ -397,7 +436,7 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
     parsed.recommend.baseline_run = *baseline;
   } else if (!parsed.workload.workload.empty()) {
     parsed.command = Command::workload;
-    finish_workload_flags(&app, &parsed.workload);
+    if (Status s = finish_workload_flags(&app, &parsed.workload); !s) return s.error();
   } else {
     parsed.help_text = app.help();
     parsed.exit_code = kExitBadInput;

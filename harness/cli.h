@@ -44,6 +44,9 @@ struct WorkloadFlags {
   workloads::WorkloadConfig base;
   bool samples_given = false;
   bool batch_size_given = false;
+  std::string storage = "memory";  // --storage, --format, --page-cache: parsed into base when finished
+  std::string format = "raw";
+  std::string page_cache = "warm";
   std::string out_dir = "results/runs";
   std::string report;  // also write the table as Markdown here
   std::string python;  // python3 with torch for the python modes; found when empty

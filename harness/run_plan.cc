@@ -99,6 +99,15 @@ Result<RunPlan> plan_grid(const GridRequest& req, bool device_is_cuda) {
         "batch 1,048,576); set --samples and --batch-size to choose",
         kCpuDefaultSamples, kCpuDefaultBatchSize, base.features);
   }
+  if (base.on_disk() && !req.samples_given) {
+    base.samples = kStorageDefaultSamples;
+    if (!req.batch_size_given) base.batch_size = kStorageDefaultBatchSize;
+    if (!plan.scaling_note.empty()) plan.scaling_note += "; ";
+    plan.scaling_note += fmt::format("--storage {}: the default size is {} samples, batch {} (one {} per sample "
+                                     "for 7,000,000 samples would be absurd); set --samples to choose",
+                                     workloads::storage_name(base.storage), kStorageDefaultSamples, base.batch_size,
+                                     base.storage == workloads::Storage::kFiles ? "file" : "record");
+  }
   for (auto mode : *modes) {
     auto c = base;
     c.mode = mode;

@@ -27,6 +27,10 @@ struct GridRequest {
 // The CPU-only default scale: the full case (7M x 100, batch 1M) is GPU-sized.
 inline constexpr int64_t kCpuDefaultSamples = 65'536;
 inline constexpr int64_t kCpuDefaultBatchSize = 8'192;
+// A dataset on disk (--storage files|shards) without --samples: 100,000 samples (7,000,000 files
+// would be absurd), batch 1,024 unless --batch-size is given.
+inline constexpr int64_t kStorageDefaultSamples = 100'000;
+inline constexpr int64_t kStorageDefaultBatchSize = 1'024;
 
 struct RunPlan {
   std::vector<workloads::WorkloadConfig> runs;  // in order, labels unique

@@ -21,6 +21,7 @@
 #include "harness/results_table.h"
 #include "harness/signals.h"
 #include "workloads/python_reference.h"
+#include "workloads/workload_process.h"
 
 namespace ingero::harness {
 
@@ -190,8 +191,10 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
     if (!python) return python.error();
     setup.python = *python;
   }
-  const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),
-                                          [](const auto& c) { return !workloads::mode_runs_in_python(c.mode); });
+  // The workload program also writes the on-disk datasets the python modes read.
+  const bool wants_libtorch = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(), [](const auto& c) {
+    return !workloads::mode_runs_in_python(c.mode) || c.on_disk();
+  });
   if (wants_libtorch) {
     auto program = workload_program();
     if (!program) return program.error();
@@ -209,9 +212,37 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
   return setup;
 }
 
+// An on-disk dataset is written (or checked) by the workload program before the run, so that neither
+// the trace nor the run's time holds the writing; its report lies beside the run's result.
+Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
+                       const std::string& private_dir) {
+  if (!config.on_disk()) return {};
+  const std::string report = private_dir + "/" + workloads::kPreparationReport;
+  const CommandOutput out =
+      run_and_capture({setup.workload_program, "--prepare-dataset", workloads::to_json(config).dump(), "--report", report});
+  auto text = read_file(report);
+  const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (out.exit_code != 0) {
+    // The cause (naming the folder or the file) and its fix, as the workload program reported them.
+    std::string what = fmt::format("preparing the {} dataset in {} failed (exit code {})",
+                                   workloads::storage_name(config.storage), config.dataset_cache_dir(), out.exit_code);
+    std::string hint;
+    if (j.is_object() && j.contains("error")) {
+      what += ": " + j.value("error", "");
+      hint = j.value("hint", "");
+    }
+    return out.exit_code == kExitBadInput ? Error::bad_input(what, hint) : Error::failure(what, hint);
+  }
+  if (!text) return text.error();
+  if (!j.is_discarded() && j.value("written_now", false))
+    std::printf("  dataset written: %s (%.1f s)\n", j.value("dir", "").c_str(), j.value("write_s", 0.0));
+  return {};
+}
+
 Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
                                     const std::string& private_dir, const std::string& out_dir) {
   const std::string& python = setup.python;
+  if (Status s = prepare_dataset(config, setup, private_dir); !s) return s.error();
   RunRequest req;
   req.label = config.label();
   req.kind = std::string(contract::kind::kWorkload);

@@ -14,6 +14,7 @@
 
 #include "workloads/config.h"
 #include "workloads/loader_stats.h"
+#include "workloads/sample_store.h"
 
 namespace ingero::workloads {
 
@@ -51,8 +52,8 @@ class BatchSource {
   virtual LoaderStats stats() const { return {}; }
 };
 
-// The dataset lives on the host; `device` is where the model runs.
-std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, const torch::Tensor& dataset,
+// The dataset lives on the host (in memory or on disk); `device` is where the model runs.
+std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store,
                                                const torch::Device& device);
 
 // Set by the workload process's signal handler; sources poll it while waiting.

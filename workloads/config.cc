@@ -2,6 +2,8 @@
 #include "workloads/config.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,40 @@ std::string known_modes() {
   return out;
 }
 
+// One name per enumerator, in its order; parse reports every name as the fix.
+template <class Enum, size_t N>
+Result<Enum> parse_named(const char* flag, const std::string& name, const std::array<const char*, N>& names) {
+  std::string all;
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<Enum>(i);
+    all += (i ? ", " : "") + std::string(names[i]);
+  }
+  return Error::bad_input(fmt::format("{} '{}' is not known", flag, name), fmt::format("use {} {}", flag, all));
+}
+
+constexpr std::array<const char*, 3> kStorageNames = {"memory", "files", "shards"};
+constexpr std::array<const char*, 2> kFormatNames = {"raw", "jpeg"};
+constexpr std::array<const char*, 2> kPageCacheNames = {"warm", "cold"};
+
 }  // namespace
+
+std::string storage_name(Storage s) { return kStorageNames[static_cast<size_t>(s)]; }
+std::string format_name(SampleFormat f) { return kFormatNames[static_cast<size_t>(f)]; }
+std::string page_cache_name(PageCache p) { return kPageCacheNames[static_cast<size_t>(p)]; }
+Result<Storage> parse_storage(const std::string& name) { return parse_named<Storage>("--storage", name, kStorageNames); }
+Result<SampleFormat> parse_format(const std::string& name) {
+  return parse_named<SampleFormat>("--format", name, kFormatNames);
+}
+Result<PageCache> parse_page_cache(const std::string& name) {
+  return parse_named<PageCache>("--page-cache", name, kPageCacheNames);
+}
+
+std::string default_dataset_cache() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg == '/') return std::string(xdg) + "/ingero-bench/datasets";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/ingero-bench/datasets";
+}
 
 // Mode is tied to contract::kModes by position: each enumerator checks the name at its place, so
 // that a mode added, dropped or reordered on one side only fails to compile.
@@ -80,6 +115,11 @@ std::string WorkloadConfig::label() const {
     if (persistent_workers) out += " persistent";
   }
   if (!shuffle && mode != Mode::kDirect && mode != Mode::kResident) out += " noshuffle";
+  if (on_disk()) {
+    out += " " + storage_name(storage);
+    if (format == SampleFormat::kJpeg) out += fmt::format(" jpeg{}", image_size);
+    if (page_cache == PageCache::kCold) out += " cold";
+  }
   if (ranks > 1) out += fmt::format(" ranks{}", ranks);
   if (train) out += " train";
   if (cpus > 0) out += fmt::format(" cpus{}", cpus);
@@ -143,6 +183,37 @@ Status validate(const WorkloadConfig& c) {
   if (c.drop_last && c.samples / c.batch_size == 0) {
     return Error::bad_input("--drop-last leaves no batch", "lower --batch-size");
   }
+  return validate_storage(c);
+}
+
+Status validate_storage(const WorkloadConfig& c) {
+  if (c.mode == Mode::kResident && c.on_disk())
+    return Error::bad_input(fmt::format("--storage {} with --mode resident: resident uploads an in-memory dataset "
+                                        "to the device once and never reads storage",
+                                        storage_name(c.storage)),
+                            "use --storage memory with resident, or another mode (direct, loader, python, ...)");
+  if (c.format == SampleFormat::kJpeg && !c.on_disk())
+    return Error::bad_input("--format jpeg needs a dataset on disk (the images are stored and decoded per sample)",
+                            "add --storage files or --storage shards, or drop --format");
+  if (c.page_cache == PageCache::kCold && !c.on_disk())
+    return Error::bad_input("--page-cache cold needs a dataset on disk: an in-memory dataset has no page cache to "
+                            "evict",
+                            "add --storage files or --storage shards, or drop --page-cache");
+  if (c.format == SampleFormat::kRaw && c.image_size != 0)
+    return Error::bad_input("--image-size is for --format jpeg", "add --format jpeg, or drop --image-size");
+  if (c.format == SampleFormat::kJpeg) {
+    if (c.image_size < 8 || c.image_size > kMaxImageSize)
+      return Error::bad_input(fmt::format("--image-size {} is outside 8..{}", c.image_size, kMaxImageSize),
+                              fmt::format("e.g. --image-size {} (S x S x 3 images)", kDefaultImageSize));
+    const int64_t features = 3 * c.image_size * c.image_size;
+    if (c.features != features)
+      return Error::bad_input(fmt::format("--features {} conflicts with --image-size {}: a {}x{}x3 image is {} "
+                                          "features",
+                                          c.features, c.image_size, c.image_size, c.image_size, features),
+                              fmt::format("drop --features (it follows --image-size), or pass --features {}", features));
+  }
+  if (c.on_disk() && c.dataset_cache.empty() && default_dataset_cache().empty())
+    return Error::bad_input("no dataset cache folder", "pass --dataset-cache DIR");
   return {};
 }
 
@@ -172,6 +243,13 @@ nlohmann::json to_json(const WorkloadConfig& c) {
   if (c.epoch_deadline_s > 0) j["epoch_deadline_s"] = c.epoch_deadline_s;
   if (c.max_batches > 0) j["max_batches"] = c.max_batches;
   if (c.max_batches > 0) j["warmup_batches"] = c.warmup_cut();
+  j["storage"] = storage_name(c.storage);
+  if (c.on_disk()) {
+    j["format"] = format_name(c.format);
+    if (c.format == SampleFormat::kJpeg) j["image_size"] = c.image_size;
+    j["page_cache"] = page_cache_name(c.page_cache);
+    j["dataset_cache"] = c.dataset_cache_dir();
+  }
   return j;
 }
 
@@ -203,6 +281,18 @@ Result<WorkloadConfig> config_from_json(const nlohmann::json& j) {
     c.epoch_deadline_s = j.value("epoch_deadline_s", 0.0);
     c.max_batches = j.value("max_batches", int64_t{0});
     c.warmup_batches = j.value("warmup_batches", int64_t{0});
+    // Records from before on-disk datasets have none of these: memory, as they ran.
+    auto storage = parse_storage(j.value("storage", "memory"));
+    if (!storage) return storage.error();
+    c.storage = *storage;
+    auto format = parse_format(j.value("format", "raw"));
+    if (!format) return format.error();
+    c.format = *format;
+    c.image_size = j.value("image_size", int64_t{0});
+    auto page_cache = parse_page_cache(j.value("page_cache", "warm"));
+    if (!page_cache) return page_cache.error();
+    c.page_cache = *page_cache;
+    c.dataset_cache = j.value("dataset_cache", "");
     return c;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("malformed workload configuration: ") + e.what());

@@ -39,6 +39,29 @@ bool mode_runs_in_python(Mode mode);
 // measured epoch of two batches after a warm-up of two showed it).
 constexpr int64_t kSettledWarmupBatches = 4;
 
+// Where the dataset lives (issue 22). memory: the seeded tensor itself; files: one record file per
+// sample; shards: a few large files of records, read by offset. Both on-disk kinds are written once
+// into a cache folder (workloads/dataset_files.h) and reused.
+enum class Storage { kMemory, kFiles, kShards };
+// What a stored sample is: the tensor's float32 row (raw), or a JPEG image decoded and
+// transformed per sample (jpeg).
+enum class SampleFormat { kRaw, kJpeg };
+// A measured epoch starts with the dataset's pages evicted (cold) or all resident (warm).
+enum class PageCache { kWarm, kCold };
+
+std::string storage_name(Storage storage);
+std::string format_name(SampleFormat format);
+std::string page_cache_name(PageCache page_cache);
+Result<Storage> parse_storage(const std::string& name);
+Result<SampleFormat> parse_format(const std::string& name);
+Result<PageCache> parse_page_cache(const std::string& name);
+
+// $XDG_CACHE_HOME/ingero-bench/datasets, else $HOME/.cache/ingero-bench/datasets.
+std::string default_dataset_cache();
+
+inline constexpr int64_t kDefaultImageSize = 32;
+inline constexpr int64_t kMaxImageSize = 1024;
+
 struct WorkloadConfig {
   Mode mode = Mode::kDirect;
   std::string device = "auto";  // auto | cpu | cuda; resolved to cpu|cuda in the workload process
@@ -64,16 +87,25 @@ struct WorkloadConfig {
   int64_t max_batches = 0;      // > 0: an epoch is its first N batches (of the whole shuffled order)
   int64_t warmup_batches = 0;   // > 0 with max_batches: a warm-up epoch's first N batches instead
                                 // (default: max_batches, at least kSettledWarmupBatches)
+  Storage storage = Storage::kMemory;
+  SampleFormat format = SampleFormat::kRaw;
+  int64_t image_size = 0;       // jpeg: S (S x S x 3 images; features = 3 S^2); 0 with raw
+  PageCache page_cache = PageCache::kWarm;
+  std::string dataset_cache;    // the cache folder of on-disk datasets; empty: default_dataset_cache()
 
   int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
   int64_t batches_per_epoch() const;           // of a measured epoch
   int64_t batches_in_epoch(int epoch) const;   // of epoch `epoch` of the run (warm-up epochs come first)
   int64_t warmup_cut() const;                  // with max_batches: a warm-up epoch's first batches
   std::string label() const;  // "loader w4 pf2 pin"
+  bool on_disk() const { return storage != Storage::kMemory; }
+  std::string dataset_cache_dir() const { return dataset_cache.empty() ? default_dataset_cache() : dataset_cache; }
 };
 
 // PyTorch's rules plus our own bounds. Every error is bad input naming the flag.
 Status validate(const WorkloadConfig& config);
+// The on-disk dataset flags alone (part of validate): --storage, --format, --image-size, --page-cache.
+Status validate_storage(const WorkloadConfig& config);
 
 nlohmann::json to_json(const WorkloadConfig& config);
 Result<WorkloadConfig> config_from_json(const nlohmann::json& j);

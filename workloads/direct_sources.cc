@@ -30,26 +30,57 @@ class OrderedBatches {
   int64_t limit_ = 0;
 };
 
-// Contiguous slices: X[i:i+B] (no copy on the host).
+// Contiguous slices: X[i:i+B] (no copy on the host), or the same range read from disk.
 class DirectSource final : public BatchSource {
  public:
-  DirectSource(const WorkloadConfig& config, torch::Tensor dataset)
-      : config_(config), dataset_(std::move(dataset)), batches_(config_) {}
-  void begin_epoch(int epoch) override { batches_.reset({}, epoch); }
+  DirectSource(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store)
+      : config_(config), store_(std::move(store)), memory_(store_->tensor()), batches_(config_) {}
+  void begin_epoch(int epoch) override {
+    batches_.reset({}, epoch);
+    epoch_ = epoch;
+  }
   std::optional<Batch> next() override {
     auto r = batches_.take();
     if (!r) return std::nullopt;
-    return Batch{dataset_.narrow(0, r->start, r->count),
+    return Batch{memory_.defined() ? memory_.narrow(0, r->start, r->count)
+                                   : read_range(*store_, r->start, r->count, epoch_),
                  torch::arange(r->start, r->start + r->count, torch::kInt64)};
   }
 
  private:
   WorkloadConfig config_;
-  torch::Tensor dataset_;
+  std::shared_ptr<const SampleStore> store_;
+  torch::Tensor memory_;
   OrderedBatches batches_;
+  int epoch_ = 0;
 };
 
-// One gather per batch through an epoch order, on whichever device holds the data.
+// One gather per batch through the epoch order, on the host: from memory or sample by sample from disk.
+class HostGatherSource final : public BatchSource {
+ public:
+  HostGatherSource(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store)
+      : config_(config), store_(std::move(store)), batches_(config_) {}
+  void begin_epoch(int epoch) override {
+    batches_.reset(epoch_order(config_, epoch), epoch);
+    epoch_ = epoch;
+  }
+  std::optional<Batch> next() override {
+    auto r = batches_.take();
+    if (!r) return std::nullopt;
+    auto idx = batches_.order().narrow(0, r->start, r->count);
+    auto out = torch::empty({r->count, store_->features()}, torch::kFloat32);
+    collate_into(out, *store_, idx, /*per_sample=*/false, epoch_);
+    return Batch{out, idx};
+  }
+
+ private:
+  WorkloadConfig config_;
+  std::shared_ptr<const SampleStore> store_;
+  OrderedBatches batches_;
+  int epoch_ = 0;
+};
+
+// One gather per batch through an epoch order, on the device that holds the data.
 class GatherSource final : public BatchSource {
  public:
   GatherSource(const WorkloadConfig& config, torch::Tensor dataset)
@@ -71,12 +102,18 @@ class GatherSource final : public BatchSource {
 
 }  // namespace
 
-std::unique_ptr<BatchSource> make_direct_source(const WorkloadConfig& config, const torch::Tensor& dataset) {
-  return std::make_unique<DirectSource>(config, dataset);
+std::unique_ptr<BatchSource> make_direct_source(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store) {
+  return std::make_unique<DirectSource>(config, std::move(store));
 }
 
-std::unique_ptr<BatchSource> make_gather_source(const WorkloadConfig& config, const torch::Tensor& dataset) {
-  return std::make_unique<GatherSource>(config, dataset);
+std::unique_ptr<BatchSource> make_gather_source(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store) {
+  // In memory exactly as before on-disk datasets: one index_select per batch.
+  if (const torch::Tensor memory = store->tensor(); memory.defined()) return std::make_unique<GatherSource>(config, memory);
+  return std::make_unique<HostGatherSource>(config, std::move(store));
+}
+
+std::unique_ptr<BatchSource> make_resident_source(const WorkloadConfig& config, const torch::Tensor& on_device) {
+  return std::make_unique<GatherSource>(config, on_device);
 }
 
 }  // namespace ingero::workloads

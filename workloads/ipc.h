@@ -20,6 +20,7 @@ inline constexpr int64_t kShutdownBatch = -1;
 struct TaskHeader {
   int64_t batch = 0;  // kShutdownBatch asks the worker to exit
   int64_t count = 0;
+  int64_t epoch = 0;  // the run's epoch: a sample's random flip depends on it (jpeg)
 };
 
 // worker -> main: header, with the batch's memfd attached when ok.
@@ -28,7 +29,7 @@ struct ReplyHeader {
   int64_t count = 0;
   uint64_t ready_ns = 0;  // when the worker became ready for its first task (CLOCK_MONOTONIC)
   int32_t ok = 0;
-  char error[236] = {};
+  char error[492] = {};  // room for a file path and a sample in the message
 };
 
 enum class IoStatus { kOk, kClosed, kError };

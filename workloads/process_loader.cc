@@ -57,7 +57,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
 
 // --- worker process -------------------------------------------------------------------
 
-[[noreturn]] void worker_main(int id, int sock, pid_t parent, const torch::Tensor& dataset, bool per_sample) {
+[[noreturn]] void worker_main(int id, int sock, pid_t parent, const SampleStore& store, bool per_sample) {
   // Die with the main process, whatever kills it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
@@ -83,12 +83,12 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
     reply.count = task.count;
     reply.ready_ns = ready_ns;
     std::string error;
-    auto buffer = ipc::create_shared_buffer(task.count, dataset.size(1), &error);
+    auto buffer = ipc::create_shared_buffer(task.count, store.features(), &error);
     if (buffer) {
       try {
-        auto out = torch::from_blob(buffer->data, {task.count, dataset.size(1)}, torch::kFloat32);
+        auto out = torch::from_blob(buffer->data, {task.count, store.features()}, torch::kFloat32);
         auto idx = torch::from_blob(indices.data(), {task.count}, torch::kInt64);
-        collate_into(out, dataset, idx, per_sample);
+        collate_into(out, store, idx, per_sample, static_cast<int>(task.epoch));
         reply.ok = 1;
       } catch (const std::exception& e) {
         error = e.what();
@@ -152,8 +152,8 @@ class ArrivalQueue {
 
 class ProcessLoader final : public BatchSource {
  public:
-  ProcessLoader(const WorkloadConfig& config, torch::Tensor dataset, bool per_sample, bool pin)
-      : config_(config), dataset_(std::move(dataset)), per_sample_(per_sample), pin_(pin) {}
+  ProcessLoader(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store, bool per_sample, bool pin)
+      : config_(config), store_(std::move(store)), per_sample_(per_sample), pin_(pin) {}
 
   ~ProcessLoader() override {
     stop_pin_thread();
@@ -162,6 +162,7 @@ class ProcessLoader final : public BatchSource {
 
   void begin_epoch(int epoch) override {
     order_ = epoch_order(config_, epoch);
+    epoch_ = epoch;
     total_ = config_.batches_in_epoch(epoch);
     dispatched_ = yielded_ = 0;
     ready_.clear();
@@ -195,8 +196,8 @@ class ProcessLoader final : public BatchSource {
 
  private:
   torch::Tensor load_in_main(const torch::Tensor& indices) {
-    auto out = torch::empty({indices.size(0), dataset_.size(1)}, torch::kFloat32);
-    collate_into(out, dataset_, indices, per_sample_);
+    auto out = torch::empty({indices.size(0), store_->features()}, torch::kFloat32);
+    collate_into(out, *store_, indices, per_sample_, epoch_);
     return pin_ ? out.pin_memory() : out;
   }
 
@@ -215,7 +216,7 @@ class ProcessLoader final : public BatchSource {
         // worker_main never returns: the owners here are never destroyed in the child.
         for (const auto& w : workers_) close(w.sock.get());
         close(mine.get());
-        worker_main(i, theirs.get(), parent, dataset_, per_sample_);
+        worker_main(i, theirs.get(), parent, *store_, per_sample_);
       }
       theirs.reset();
       workers_.push_back(Worker{i, pid, std::move(mine), fork_ns, false});
@@ -242,7 +243,7 @@ class ProcessLoader final : public BatchSource {
       const Worker& w = workers_[static_cast<size_t>(dispatched_ % static_cast<int64_t>(workers_.size()))];
       const BatchRange range = batch_range(config_, dispatched_);
       auto idx = order_.narrow(0, range.start, range.count).contiguous();
-      ipc::TaskHeader task{dispatched_, range.count};
+      ipc::TaskHeader task{dispatched_, range.count, epoch_};
       if (ipc::send_task(w.sock.get(), task, idx.data_ptr<int64_t>()) != ipc::IoStatus::kOk) throw_worker_gone(w);
       ++dispatched_;
       stats_.max_in_flight = std::max(stats_.max_in_flight, dispatched_ - yielded_);
@@ -281,7 +282,7 @@ class ProcessLoader final : public BatchSource {
           throw WorkerFailure(fmt::format("loader worker {} (pid {}) failed on batch {}: {}", workers_[i].id,
                                           workers_[i].pid, reply.batch, reply.error));
         }
-        return Arrival{reply.batch, ipc::map_shared_tensor(fd, reply.count, dataset_.size(1)), nullptr};
+        return Arrival{reply.batch, ipc::map_shared_tensor(fd, reply.count, store_->features()), nullptr};
       }
     }
   }
@@ -326,7 +327,8 @@ class ProcessLoader final : public BatchSource {
   }
 
   WorkloadConfig config_;
-  torch::Tensor dataset_;
+  std::shared_ptr<const SampleStore> store_;
+  int epoch_ = 0;
   bool per_sample_;
   bool pin_;
   std::vector<Worker> workers_;
@@ -344,24 +346,9 @@ class ProcessLoader final : public BatchSource {
 
 }  // namespace
 
-void collate_into(torch::Tensor& out, const torch::Tensor& dataset, const torch::Tensor& indices,
-                  bool per_sample) {
-  if (!per_sample) {
-    torch::index_select_out(out, dataset, 0, indices);
-    return;
-  }
-  // What automatic batching does: dataset[i] once per sample, then default_collate's stack.
-  const int64_t n = indices.size(0);
-  const int64_t* idx = indices.data_ptr<int64_t>();
-  std::vector<torch::Tensor> samples;
-  samples.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) samples.push_back(dataset.select(0, idx[i]));
-  torch::stack_out(out, samples, 0);
-}
-
-std::unique_ptr<BatchSource> make_process_loader(const WorkloadConfig& config, const torch::Tensor& dataset,
+std::unique_ptr<BatchSource> make_process_loader(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store,
                                                  bool per_sample, bool pin) {
-  return std::make_unique<ProcessLoader>(config, dataset, per_sample, pin);
+  return std::make_unique<ProcessLoader>(config, std::move(store), per_sample, pin);
 }
 
 }  // namespace ingero::workloads

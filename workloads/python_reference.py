@@ -9,15 +9,21 @@ With --ranks N (config "ranks" > 1) it is a DDP job: run as a file (python3 <thi
 PATH.rank<R>; ingero-bench merges those records into one (docs/formats.md).
 """
 import argparse
+import array
+import ctypes
+import io
 import json
+import multiprocessing
 import os
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
 import time
+import zlib
 
 import torch
 from torch import nn
@@ -79,6 +85,206 @@ class IndexedRows(Dataset):
         return self.data[i], i
 
 
+# The on-disk datasets (--storage files|shards), written by ingero-bench-workload --prepare-dataset
+# before this script starts (workloads/dataset_files.h holds the layout); this side only reads them.
+RECORD = struct.Struct("<IIQII")  # magic, payload bytes, sample index, crc32 of the payload, reserved
+RECORD_MAGIC = 0x31534249
+IMAGE_MEAN = (0.485, 0.456, 0.406)
+IMAGE_STD = (0.229, 0.224, 0.225)
+M64 = (1 << 64) - 1
+
+
+def mix64(z):
+    """splitmix64's finaliser, as workloads/jpeg_samples.cc."""
+    z = (z + 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+def flips(seed, epoch, index):
+    return mix64(mix64(mix64(seed) ^ (epoch & M64)) ^ index) & 1 == 1
+
+
+class DatasetError(Exception):
+    """A stored sample failed its checks; the message names the file and the sample."""
+
+
+class StoredSamples(Dataset):
+    """dataset[i] reads sample i's record (its own file, or its place in a shard with os.pread, which
+    takes its own offset and so is safe in forked workers), checks magic, index, length and crc32, and
+    decodes it: the raw float32 row, or the JPEG through PIL, then /255, per-channel mean/std and a
+    horizontal flip seeded by (seed, epoch, sample)."""
+
+    def __init__(self, entry_dir):
+        with open(os.path.join(entry_dir, "manifest.json")) as f:
+            manifest = json.load(f)
+        self.layout = manifest["layout"]
+        self.files = [(os.path.join(entry_dir, path), size) for path, size in manifest["files"]]
+        self.samples, self.features = self.layout["samples"], self.layout["features"]
+        self.shards = self.layout["storage"] == "shards"
+        self.jpeg = self.layout["format"] == "jpeg"
+        # The epoch a sample is read for, shared with forked workers (persistent ones too).
+        self.epoch = multiprocessing.Value("i", 0, lock=False)
+        if self.shards:
+            self.per_shard = self.layout["shard_samples"]
+            self.offsets = array.array("Q")
+            with open(os.path.join(entry_dir, "index.bin"), "rb") as f:
+                self.offsets.frombytes(f.read())
+            if len(self.offsets) != self.samples:
+                raise DatasetError("%s/index.bin holds %d offsets for %d samples" % (entry_dir, len(self.offsets),
+                                                                                    self.samples))
+            self.shard_fds = [os.open(path, os.O_RDONLY | os.O_CLOEXEC) for path, _ in self.files[:-1]]
+
+    def paths(self):
+        return [path for path, _ in self.files]
+
+    def __len__(self):
+        return self.samples
+
+    def _end(self, i):
+        if (i + 1) % self.per_shard and i + 1 < self.samples:
+            return self.offsets[i + 1]
+        return self.files[i // self.per_shard][1]
+
+    def _check(self, record, i, path):
+        if len(record) < RECORD.size:
+            raise DatasetError("sample %d in %s: truncated record (%d bytes)" % (i, path, len(record)))
+        magic, length, index, crc, _ = RECORD.unpack_from(record)
+        payload = record[RECORD.size:]
+        if magic != RECORD_MAGIC:
+            raise DatasetError("sample %d in %s: bad magic %#x (not a dataset record)" % (i, path, magic))
+        if index != i:
+            raise DatasetError("sample %d in %s: the record holds sample %d" % (i, path, index))
+        if len(payload) != length:
+            raise DatasetError("sample %d in %s: truncated record: %d payload bytes, the header says %d"
+                               % (i, path, len(payload), length))
+        if zlib.crc32(payload) != crc:
+            raise DatasetError("sample %d in %s: crc32 mismatch (a corrupted byte)" % (i, path))
+        return payload
+
+    def _decode(self, payload, i):
+        if not self.jpeg:
+            return torch.frombuffer(bytearray(payload), dtype=torch.float32)
+        from PIL import Image
+        size = self.layout["image_size"]
+        image = Image.open(io.BytesIO(payload))
+        image.load()
+        if image.size != (size, size) or image.mode != "RGB":
+            raise DatasetError("sample %d: a %s %dx%d image, the dataset's are RGB %dx%d" % (
+                i, image.mode, image.size[0], image.size[1], size, size))
+        x = torch.frombuffer(bytearray(image.tobytes()), dtype=torch.uint8).view(size, size, 3).permute(2, 0, 1)
+        x = x.float() / 255.0
+        x = (x - torch.tensor(IMAGE_MEAN).view(3, 1, 1)) / torch.tensor(IMAGE_STD).view(3, 1, 1)
+        if flips(self.layout["seed"], self.epoch.value, i):
+            x = x.flip(2)
+        return x.reshape(-1)
+
+    def _read_file(self, i):
+        path, size = self.files[i]
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            record = os.pread(fd, size, 0)
+        finally:
+            os.close(fd)
+        return self._check(record, i, path)
+
+    def _read_shard_run(self, start, count):
+        """Samples [start, start + count) of one shard: one pread."""
+        shard = start // self.per_shard
+        path = self.files[shard][0]
+        begin, end = self.offsets[start], self._end(start + count - 1)
+        data = os.pread(self.shard_fds[shard], end - begin, begin)
+        if len(data) != end - begin:
+            raise DatasetError("sample %d in %s: truncated file (%d of %d bytes from offset %d)"
+                               % (start, path, len(data), end - begin, begin))
+        view = memoryview(data)
+        return [self._check(view[self.offsets[i] - begin:self._end(i) - begin], i, path)
+                for i in range(start, start + count)]
+
+    def __getitem__(self, i):
+        payload = self._read_shard_run(i, 1)[0] if self.shards else self._read_file(i)
+        return self._decode(payload, i)
+
+    def read_range(self, start, stop):
+        """Rows [start, stop) in order: for shards one pread per shard touched, else the files in order."""
+        rows, i = [], start
+        while i < stop:
+            if self.shards:
+                count = min(stop - i, (i // self.per_shard + 1) * self.per_shard - i)
+                rows.extend(self._decode(p, i + k) for k, p in enumerate(self._read_shard_run(i, count)))
+            else:
+                count = 1
+                rows.append(self._decode(self._read_file(i), i))
+            i += count
+        return torch.stack(rows)
+
+
+def libc_calls():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return libc
+
+
+def page_residency(paths):
+    """(resident pages, total pages) of the files, from mincore over a read-only mapping of each."""
+    libc, page = libc_calls(), os.sysconf("SC_PAGE_SIZE")
+    resident = total = 0
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                continue
+            pages = (size + page - 1) // page
+            addr = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+            if addr is None or addr == ctypes.c_void_p(-1).value:
+                raise OSError(ctypes.get_errno(), "mmap of %s failed" % path)
+            try:
+                vec = ctypes.create_string_buffer(pages)
+                if libc.mincore(addr, size, vec) != 0:
+                    raise OSError(ctypes.get_errno(), "mincore of %s failed" % path)
+                resident += sum(b & 1 for b in vec.raw[:pages])
+            finally:
+                libc.munmap(addr, size)
+            total += pages
+        finally:
+            os.close(fd)
+    return resident, total
+
+
+def settle_page_cache(cfg, paths, first_measured):
+    """Before a measured epoch: cold evicts the dataset's pages, warm reads them all once (before the
+    first); returns the residency then."""
+    for path in paths:
+        if cfg["page_cache"] != "cold" and not first_measured:
+            break
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if cfg["page_cache"] == "cold":
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            else:
+                while os.read(fd, 1 << 20):
+                    pass
+        finally:
+            os.close(fd)
+    return page_residency(paths)
+
+
+def storage_record(cfg, prepared, stored, epochs):
+    record = {"storage": cfg["storage"], "format": cfg["format"], "page_cache": cfg["page_cache"],
+              "dir": prepared["dir"], "key": prepared["key"], "files": len(stored.files),
+              "bytes": sum(size for _, size in stored.files), "written_now": prepared["written_now"],
+              "write_s": prepared["write_s"], "device": prepared["device"], "page_size": os.sysconf("SC_PAGE_SIZE"),
+              "epochs": epochs}
+    if cfg["format"] == "jpeg":
+        record["image_size"] = cfg["image_size"]
+    return record
+
+
 def label(cfg):
     out = cfg["mode"]
     if cfg["mode"] == "python":
@@ -91,6 +297,12 @@ def label(cfg):
             out += " persistent"
         if not cfg["shuffle"]:
             out += " noshuffle"
+    if cfg.get("storage", "memory") != "memory":
+        out += " " + cfg["storage"]
+        if cfg.get("format") == "jpeg":
+            out += " jpeg%d" % cfg["image_size"]
+        if cfg.get("page_cache") == "cold":
+            out += " cold"
     if cfg.get("ranks", 1) > 1:
         out += " ranks%d" % cfg["ranks"]
     if cfg["train"]:
@@ -215,7 +427,8 @@ def epoch_batches(cfg, data, verify):
     if cfg["mode"] == "python-direct":
         stop = n - n % b if cfg["drop_last"] else n
         for i in range(0, stop, b):
-            yield data[i:i + b], (torch.arange(i, min(i + b, n)) if verify else None)
+            rows = data.read_range(i, min(i + b, n)) if isinstance(data, StoredSamples) else data[i:i + b]
+            yield rows, (torch.arange(i, min(i + b, n)) if verify else None)
         return
     yield from cfg["_loader_iter"]()
 
@@ -255,8 +468,16 @@ def main():
     cfg["device"] = device.type
     ddp.init(device)
 
-    torch.manual_seed(cfg["seed"])
-    data = torch.randn(cfg["samples"], cfg["features"])
+    stored = prepared = None
+    if cfg.get("storage", "memory") != "memory":
+        # ingero-bench prepared the dataset before starting this script; its report lies beside the result.
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.result)), "dataset-prepare.json")) as f:
+            prepared = json.load(f)
+        stored = StoredSamples(prepared["dir"])
+        data = stored
+    else:
+        torch.manual_seed(cfg["seed"])
+        data = torch.randn(cfg["samples"], cfg["features"])
     model = ddp.wrap(make_model(cfg).to(device), device)
     model.train(cfg["train"])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01) if cfg["train"] else None
@@ -293,6 +514,9 @@ def main():
     if ddp.active:
         result.update({"rank": ddp.rank, "local_rank": ddp.local_rank, "world_size": ddp.world,
                        "backend": "nccl" if device.type == "cuda" else "gloo"})
+    residency = []
+    if stored is not None:
+        result["storage"] = storage_record(cfg, prepared, stored, residency)
     epoch_seconds, batches, truncated = [], [], False
     samples_per_epoch = h2d_per_epoch = 0
     checksum = 0.0
@@ -311,6 +535,12 @@ def main():
                 verify_rows = []
                 if sampler is not None:
                     sampler.set_epoch(epoch)
+                if stored is not None:
+                    stored.epoch.value = epoch
+                    if measured:
+                        # Outside the epoch's time, as the C++ modes do.
+                        resident, total = settle_page_cache(cfg, stored.paths(), not residency)
+                        residency.append({"epoch": epoch, "resident_pages": resident, "total_pages": total})
                 t0 = time.monotonic_ns()
                 it = epoch_batches(cfg, data, args.verify)
                 index = 0

@@ -192,6 +192,7 @@ nlohmann::json to_json(const RunResult& r) {
       {"workers", workers_json(r.loader.starts)},
   };
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.storage.is_null()) j["storage"] = r.storage;
   return j;
 }
 

@@ -51,6 +51,7 @@ struct RunResult {
   bool batches_truncated = false;
   double checksum = 0;
   LoaderStats loader;
+  nlohmann::json storage;  // null in memory; the on-disk dataset's "storage" object (docs/formats.md)
 };
 
 nlohmann::json to_json(const RunResult& result);

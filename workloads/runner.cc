@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.h"
 #include "common/clock.h"
+#include "common/json_text.h"
 #include "workloads/direct_sources.h"
 #include "workloads/model.h"
 #include "workloads/process_loader.h"
@@ -94,22 +96,23 @@ Result<torch::Device> resolve_device(const std::string& device) {
   return torch::Device(torch::kCUDA, 0);
 }
 
-std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, const torch::Tensor& dataset,
+std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store,
                                                const torch::Device& device) {
   const bool pin = config.pin_memory && device.is_cuda();
   switch (config.mode) {
     case Mode::kDirect:
-      return make_direct_source(config, dataset);
+      return make_direct_source(config, std::move(store));
     case Mode::kDirectShuffled:
-      return make_gather_source(config, dataset);
+      return make_gather_source(config, std::move(store));
     case Mode::kResident:
-      return make_gather_source(config, dataset.to(device));
+      if (!store->tensor().defined()) throw std::invalid_argument("resident needs the dataset in memory");
+      return make_resident_source(config, store->tensor().to(device));
     case Mode::kLoader:
-      return make_process_loader(config, dataset, /*per_sample=*/true, pin);
+      return make_process_loader(config, std::move(store), /*per_sample=*/true, pin);
     case Mode::kLoaderBatched:
-      return make_process_loader(config, dataset, /*per_sample=*/false, pin);
+      return make_process_loader(config, std::move(store), /*per_sample=*/false, pin);
     case Mode::kTorchLoader:
-      return make_torch_loader_source(config, dataset);
+      return make_torch_loader_source(config, std::move(store));
     case Mode::kPython:
     case Mode::kPythonDirect:
       break;
@@ -117,7 +120,41 @@ std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, con
   throw std::invalid_argument("mode " + mode_name(config.mode) + " runs in python3, not in LibTorch");
 }
 
-RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
+namespace {
+
+// The on-disk dataset of a run: opened (or written, before any epoch), and what the record says of it.
+std::optional<StorageReport> prepare_storage(const WorkloadConfig& config, const std::string& preparation_report) {
+  if (!config.on_disk()) return std::nullopt;
+  auto entry = prepare_dataset(config, stop_requested);
+  if (!entry) throw DatasetError(entry.error().message + (entry.error().hint.empty() ? "" : "; fix: " + entry.error().hint));
+  StorageReport report{*entry, {}, {}};
+  // The harness's preparation ran before the tracer: it wrote the entry, and measured the device.
+  if (!preparation_report.empty()) {
+    if (auto text = read_file(preparation_report)) {
+      const nlohmann::json j = parse_json_or_discarded(*text);
+      if (!j.is_discarded() && j.value("key", "") == entry->layout.key()) {
+        report.entry.written_now = j.value("written_now", false);
+        report.entry.write_s = j.value("write_s", 0.0);
+        const auto& d = j["device"];
+        report.device.name = d["name"].is_string() ? d["name"].get<std::string>() : "";
+        report.device.maj_min = d.value("maj_min", "");
+        if (d["seq_read_mb_s"].is_number()) report.device.seq_read_mb_s = d["seq_read_mb_s"].get<double>();
+        report.device.how = d.value("how", "");
+        return report;
+      }
+    }
+  }
+  const std::vector<std::string> probe =
+      config.storage == Storage::kShards ? entry->paths() : std::vector<std::string>{};
+  auto device = page_cache::block_device(config.dataset_cache_dir(), probe);
+  if (!device) throw DatasetError(device.error().message);
+  report.device = *device;
+  return report;
+}
+
+}  // namespace
+
+RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks, const std::string& preparation_report) {
   RunResult result;
   result.config = requested;
   auto device_or = resolve_device(requested.device);
@@ -130,22 +167,33 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks) {
   result.pid = getpid();
   result.main_tid = static_cast<pid_t>(syscall(SYS_gettid));
 
-  const torch::Tensor dataset = make_dataset(result.config);
+  std::optional<StorageReport> storage = prepare_storage(result.config, preparation_report);
+  if (storage) result.storage = storage->to_json(result.config);
+  const std::shared_ptr<const SampleStore> store = open_store(result.config, storage ? &storage->entry : nullptr);
   ModelStep step(result.config, device);
   if (requested.mode == Mode::kResident && device.is_cuda()) {
-    result.h2d_bytes_once = dataset.numel() * static_cast<int64_t>(dataset.element_size());
+    result.h2d_bytes_once = store->samples() * store->features() * static_cast<int64_t>(sizeof(float));
   }
+  bool first_measured = true;
 
   // What was measured before a stop is kept: the record says how the run ended.
   try {
     int epoch = 0;
     for (int rep = 0; rep < requested.repeat; ++rep) {
-      auto source = make_batch_source(result.config, dataset, device);
+      auto source = make_batch_source(result.config, store, device);
       const int epochs_this_repeat = requested.epochs + (rep == 0 ? requested.warmup_epochs : 0);
       for (int e = 0; e < epochs_this_repeat; ++e, ++epoch) {
         const bool measured = rep > 0 || e >= requested.warmup_epochs;
         int64_t h2d = 0, samples = 0, index = 0;
         double checksum = 0;
+        if (storage && measured) {
+          // Outside the epoch's time: eviction (cold) or the warming read, and the residency then.
+          auto residency = settle_page_cache(result.config, storage->entry, first_measured);
+          if (!residency) throw DatasetError(residency.error().message);
+          storage->epochs.push_back({epoch, *residency});
+          result.storage = storage->to_json(result.config);
+        }
+        if (measured) first_measured = false;
         const uint64_t t0 = now_ns();
         source->begin_epoch(epoch);
         for (;; ++index) {

@@ -22,7 +22,11 @@ struct RunHooks {
 // cuda when available for "auto"; an explicit "cuda" without a GPU is bad input.
 Result<torch::Device> resolve_device(const std::string& device);
 
-// Throws WorkerFailure / Interrupted; returns the record otherwise.
-RunResult run_workload(const WorkloadConfig& config, const RunHooks& hooks = {});
+// Throws WorkerFailure / Interrupted / DatasetError; returns the record otherwise. An on-disk
+// dataset is opened, or written before the first epoch when it is not in the cache yet;
+// preparation_report, when the harness prepared it (ingero-bench-workload --prepare-dataset), says
+// whether that wrote it and what the device measured.
+RunResult run_workload(const WorkloadConfig& config, const RunHooks& hooks = {},
+                       const std::string& preparation_report = {});
 
 }  // namespace ingero::workloads

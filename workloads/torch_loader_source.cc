@@ -1,29 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/torch_loader_source.h"
 
+#include <atomic>
+
 namespace ingero::workloads {
 
 namespace {
 
-// dataset[i] -> (row, index), so batches carry the ids of their samples.
+// dataset[i] -> (row, index), so batches carry the ids of their samples. The epoch a sample is
+// read for is shared with the source (worker threads read it; a jpeg sample's flip depends on it).
 class RowDataset : public torch::data::datasets::Dataset<RowDataset> {
  public:
-  explicit RowDataset(torch::Tensor data) : data_(std::move(data)) {}
+  RowDataset(std::shared_ptr<const SampleStore> store, std::shared_ptr<std::atomic<int>> epoch)
+      : store_(std::move(store)), memory_(store_->tensor()), epoch_(std::move(epoch)) {}
   torch::data::Example<> get(size_t index) override {
-    return {data_[static_cast<int64_t>(index)], torch::tensor(static_cast<int64_t>(index))};
+    const auto i = static_cast<int64_t>(index);
+    return {memory_.defined() ? memory_[i] : read_row(*store_, i, epoch_->load()), torch::tensor(i)};
   }
-  torch::optional<size_t> size() const override { return static_cast<size_t>(data_.size(0)); }
+  torch::optional<size_t> size() const override { return static_cast<size_t>(store_->samples()); }
 
  private:
-  torch::Tensor data_;
+  std::shared_ptr<const SampleStore> store_;
+  torch::Tensor memory_;
+  std::shared_ptr<std::atomic<int>> epoch_;
 };
 
 template <class Sampler>
 class TorchLoaderSource final : public BatchSource {
  public:
-  TorchLoaderSource(const WorkloadConfig& config, torch::Tensor dataset)
-      : loader_(torch::data::make_data_loader(
-            RowDataset(std::move(dataset)).map(torch::data::transforms::Stack<>()),
+  TorchLoaderSource(const WorkloadConfig& config, std::shared_ptr<const SampleStore> store)
+      : epoch_(std::make_shared<std::atomic<int>>(0)),
+        loader_(torch::data::make_data_loader(
+            RowDataset(std::move(store), epoch_).map(torch::data::transforms::Stack<>()),
             Sampler(static_cast<size_t>(config.samples)),
             torch::data::DataLoaderOptions()
                 .batch_size(static_cast<size_t>(config.batch_size))
@@ -34,8 +42,9 @@ class TorchLoaderSource final : public BatchSource {
                 .drop_last(config.drop_last)
                 .enforce_ordering(true))) {}
 
-  void begin_epoch(int) override {
+  void begin_epoch(int epoch) override {
     it_.reset();
+    epoch_->store(epoch);
     it_.emplace(loader_->begin());
   }
   std::optional<Batch> next() override {
@@ -52,17 +61,19 @@ class TorchLoaderSource final : public BatchSource {
       std::declval<RowDataset>().map(torch::data::transforms::Stack<>()), std::declval<Sampler>(),
       torch::data::DataLoaderOptions()));
   using Iterator = decltype(std::declval<Loader&>()->begin());
+  std::shared_ptr<std::atomic<int>> epoch_;
   Loader loader_;
   std::optional<Iterator> it_;
 };
 
 }  // namespace
 
-std::unique_ptr<BatchSource> make_torch_loader_source(const WorkloadConfig& config, const torch::Tensor& dataset) {
+std::unique_ptr<BatchSource> make_torch_loader_source(const WorkloadConfig& config,
+                                                      std::shared_ptr<const SampleStore> store) {
   if (config.shuffle) {
-    return std::make_unique<TorchLoaderSource<torch::data::samplers::RandomSampler>>(config, dataset);
+    return std::make_unique<TorchLoaderSource<torch::data::samplers::RandomSampler>>(config, std::move(store));
   }
-  return std::make_unique<TorchLoaderSource<torch::data::samplers::SequentialSampler>>(config, dataset);
+  return std::make_unique<TorchLoaderSource<torch::data::samplers::SequentialSampler>>(config, std::move(store));
 }
 
 }  // namespace ingero::workloads

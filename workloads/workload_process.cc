@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -80,7 +81,9 @@ int workload_process_main(const std::string& config_json, const std::string& res
   result.config = *config;
   int code = 0;
   try {
-    result = run_workload(*config);
+    const std::string report =
+        (std::filesystem::path(result_path).parent_path() / kPreparationReport).string();
+    result = run_workload(*config, {}, report);
     // A stop keeps what was measured; the exit code says which signal asked for it.
     if (result.status == "interrupted") code = 128 + (g_stop_signal ? g_stop_signal : SIGINT);
   } catch (const std::exception& e) {

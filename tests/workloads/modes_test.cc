@@ -152,7 +152,7 @@ TEST(Loader, AKilledWorkerIsReportedByIdAndSignal) {
   config.samples = 200'000;  // slow enough per batch that the workers are still busy
   config.batch_size = 20'000;
   auto dataset = make_dataset(config);
-  auto source = make_process_loader(config, dataset, /*per_sample=*/true, /*pin=*/false);
+  auto source = make_process_loader(config, memory_store(dataset), /*per_sample=*/true, /*pin=*/false);
   source->begin_epoch(0);
   ASSERT_TRUE(source->next().has_value());
   auto workers = testing::children_of(getpid());
@@ -178,8 +178,9 @@ TEST(Loader, CollatePerSampleEqualsOneGather) {
   auto idx = torch::tensor({5, 3, 999, 0}, torch::kInt64);
   auto a = torch::empty({4, config.features});
   auto b = torch::empty({4, config.features});
-  collate_into(a, dataset, idx, true);
-  collate_into(b, dataset, idx, false);
+  auto store = memory_store(dataset);
+  collate_into(a, *store, idx, true, 0);
+  collate_into(b, *store, idx, false, 0);
   EXPECT_TRUE(torch::equal(a, b));
   EXPECT_TRUE(torch::equal(a[2], dataset[999]));
 }
