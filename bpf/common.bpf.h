@@ -18,6 +18,7 @@
 /* Configuration, set by user space before load. system_wide lifts the tgid filter. */
 extern const volatile bool system_wide;
 extern const volatile __u64 offcpu_min_ns;
+extern const volatile __u64 iowait_min_ns;
 extern const volatile __u64 runq_min_ns;
 /* Wake the reader only once this much is waiting; it also drains on a short timer.
  * A wakeup per event would cost more than the event. */

@@ -7,6 +7,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool system_wide = false;
 const volatile __u64 offcpu_min_ns = 0;
+const volatile __u64 iowait_min_ns = 0;
 const volatile __u64 runq_min_ns = 0;
 const volatile __u64 wakeup_bytes = 0;
 

@@ -131,7 +131,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
       __sync_fetch_and_add(&s->iowait_count, 1);
       __sync_fetch_and_add(&s->iowait_ns, dur);
     }
-    if (dur >= offcpu_min_ns) {
+    if (dur >= (c->offcpu_iowait ? iowait_min_ns : offcpu_min_ns)) {
       const bool blocked = !c->offcpu_preempted;
       const __s64 waker = blocked ? c->waker : 0;
       const __u32 op = !blocked ? IB_OP_OFFCPU_PREEMPTED : c->offcpu_iowait ? IB_OP_OFFCPU_IO : IB_OP_OFFCPU_BLOCKED;

@@ -229,7 +229,7 @@ CREATE TABLE IF NOT EXISTS losses (
 
 CREATE TABLE IF NOT EXISTS run_settings (
   run_id  INTEGER NOT NULL,
-  key     TEXT NOT NULL,      -- e.g. 'offcpu_min_ns', 'runq_min_ns', 'ringbuf_bytes', 'cuda_detail',
+  key     TEXT NOT NULL,      -- e.g. 'offcpu_min_ns', 'iowait_min_ns', 'runq_min_ns', 'ringbuf_bytes', 'cuda_detail',
                               -- 'call_stream_min_ns', 'mem_burst_pages', 'mem_burst_min_ns', 'trace_problem',
                               -- 'world_size'
                               -- (the WORLD_SIZE the run's ranked processes were started with),

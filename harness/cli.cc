@@ -44,6 +44,11 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--offcpu-min-us", f->offcpu_min_us, "Record off-CPU intervals at least this long individually")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--iowait-min-us", f->iowait_min_us,
+                  "Record I/O waits (a read waiting for the disk) at least this long individually: they are "
+                  "shorter than other sleeps (tens of µs on an SSD) and are what shows a loader waiting on storage")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--runq-min-us", f->runq_min_us, "Record run-queue waits at least this long individually")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

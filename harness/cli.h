@@ -22,6 +22,7 @@ struct TraceFlags {
   std::string cuda_detail = "latency";
   double call_stream_min_us = 1000;
   double offcpu_min_us = 100;
+  double iowait_min_us = 10;
   double runq_min_us = 100;
   int mem_burst_pages = 64;
   double mem_burst_ms = 10;

@@ -123,6 +123,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.cuda_detail = *detail;
   s.options.call_stream_min_ns = static_cast<uint64_t>(flags.call_stream_min_us * 1e3);
   s.options.offcpu_min_ns = static_cast<uint64_t>(flags.offcpu_min_us * 1e3);
+  s.options.iowait_min_ns = static_cast<uint64_t>(flags.iowait_min_us * 1e3);
   s.options.runq_min_ns = static_cast<uint64_t>(flags.runq_min_us * 1e3);
   s.options.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
   s.options.mem_burst_min_ns = static_cast<uint64_t>(flags.mem_burst_ms * 1e6);

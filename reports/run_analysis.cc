@@ -259,7 +259,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   } else if (run.traced) {
     notes.push_back("no events lost (every ring buffer and the writer queue delivered everything)");
   }
-  for (const char* key : {"offcpu_min_ns", "runq_min_ns"}) {
+  for (const char* key : {"offcpu_min_ns", "iowait_min_ns", "runq_min_ns"}) {
     auto it = a.context.settings.find(key);
     if (it == a.context.settings.end()) continue;
     notes.push_back(fmt::format("{} = {} ns: shorter intervals are not stored as events, so they count as "

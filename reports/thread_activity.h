@@ -2,7 +2,7 @@
 // What one thread was doing over time, rebuilt from its recorded intervals:
 // waiting for a CPU (preempted, run queue), allocating pinned memory, waiting for
 // I/O, blocked otherwise, else on CPU while alive. Off-CPU intervals are only recorded above the run's
-// threshold (run_settings 'offcpu_min_ns'); shorter ones read as on-CPU.
+// threshold (run_settings 'offcpu_min_ns', I/O waits 'iowait_min_ns'); shorter ones read as on-CPU.
 #pragma once
 
 #include <cstdint>

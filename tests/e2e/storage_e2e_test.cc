@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -122,6 +123,40 @@ TEST_F(StorageE2e, BadStorageFlagsAreBadInput) {
     EXPECT_NE(out.text.find(message), std::string::npos) << flags << "\n" << out.text;
     EXPECT_FALSE(fs::exists(dir_ + "/cache")) << flags << " wrote into the cache";
   }
+}
+
+// A cold per-file dataset read by the main thread itself, traced: the I/O is a cause, with its figures,
+// and it reaches the Perfetto export.
+TEST_F(StorageE2e, AColdPerFileDatasetReadInTheMainThreadIsAnIoCause) {
+  if (geteuid() != 0) GTEST_SKIP() << "the eBPF tracer needs root (run the tests with sudo)";
+  const std::string db = dir_ + "/traced.db";
+  const Output out = capture(std::string(kBinary) + " --workload dataloader --device cpu --mode loader --num-workers 0" +
+                             " --samples 3000 --batch-size 250 --features 100 --epochs 1 --seed 5 --storage files" +
+                             " --page-cache cold --dataset-cache " + dir_ + "/cache --db " + db + " --out " + dir_ +
+                             "/out-traced");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  const Output explained = capture(std::string(kBinary) + " explain --json --db " + db + " --run 1");
+  ASSERT_EQ(explained.exit_code, 0) << explained.text;
+  const auto report = nlohmann::json::parse(explained.text);
+  const auto& io = report["metrics"]["io"];
+  EXPECT_GT(io["iowait_ns"].get<int64_t>(), 0) << io.dump();
+  EXPECT_GE(io["cache_pages_added"].get<int64_t>(), 3000) << io.dump();  // a page per sample file, at least
+  bool io_cause = false;
+  for (const auto& chain : report["causal_chains"])
+    if (chain["cause"] == "main.io_wait") {
+      io_cause = true;
+      EXPECT_GT(chain["evidence"]["io_wait_ns"].get<int64_t>(), 0) << chain.dump();
+      bool io_line = false;
+      for (const auto& line : chain["timeline"]) io_line |= line.get<std::string>().rfind("[IO] ", 0) == 0;
+      EXPECT_TRUE(io_line) << chain.dump();
+    }
+  EXPECT_TRUE(io_cause) << explained.text.substr(0, 4000);
+  const std::string perfetto = dir_ + "/trace.json";
+  ASSERT_EQ(capture(std::string(kBinary) + " export --db " + db + " --run 1 --out " + perfetto).exit_code, 0);
+  std::ifstream f(perfetto);
+  const std::string trace((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("\"offcpu_io\""), std::string::npos);
+  EXPECT_NE(trace.find("\"block_io\""), std::string::npos);
 }
 
 }  // namespace
