@@ -23,7 +23,7 @@ def row_of(run_id, label, config, result, report):
     result = json.loads(result) if result else {}
     storage = result.get("storage") or {}
     m = (report or {}).get("metrics", {})
-    chains = (report or {}).get("causal_chains", [])
+    chains = [c for c in (report or {}).get("causal_chains", []) if c["victim"] == "batch_wait"]
     return {
         "run": run_id, "label": label, "mode": config.get("mode"), "workers": config.get("num_workers"),
         "storage": config.get("storage", "memory"), "page_cache": config.get("page_cache"),
@@ -39,7 +39,7 @@ def row_of(run_id, label, config, result, report):
 
 def table(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
-    print("| storage | page cache | mode | workers | epoch median | waiting | verdict | first causes (share of the waits) "
+    print("| storage | page cache | mode | workers | epoch median | waiting | verdict | causes of the waits (share) "
           "| read MB/s (device's) | change named first |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
