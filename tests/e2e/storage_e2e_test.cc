@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/common/temp_dir.h"
 #include "tests/e2e/command.h"
 
 namespace ingero::testing {
@@ -24,15 +25,6 @@ bool python_with_torch() { return std::system("/usr/bin/python3 -c 'import torch
 
 class StorageE2e : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ingero-storage-e2e-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   // ingero-bench --workload dataloader, untraced, small, into out/<name>.
   Output run(const std::string& name, const std::string& flags) {
     return capture(std::string(kBinary) + " --workload dataloader --no-trace --device cpu --python /usr/bin/python3" +
@@ -49,7 +41,8 @@ class StorageE2e : public ::testing::Test {
     }
     return out;
   }
-  std::string dir_;
+  TempDir folder_{"ingero-storage-e2e"};
+  const std::string& dir_ = folder_.path();
 };
 
 TEST_F(StorageE2e, PythonGivesTheSameChecksumsFromEveryStorage) {

@@ -135,6 +135,21 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
 constexpr const char* kColdFilesResult =
     R"({"storage": {"storage": "files", "page_cache": "cold", "device": {"name": "vda", "seq_read_mb_s": 500}}})";
 
+// A run of 500 ms with a main thread and `workers` worker processes (pid == tid).
+int64_t add_storage_run(TraceFixture& db, const std::string& config, const std::vector<int64_t>& workers,
+                        std::optional<std::string> result = std::nullopt) {
+  RunSpec spec;
+  spec.label = "loader w" + std::to_string(workers.size());
+  spec.config_json = config;
+  spec.result_json = std::move(result);
+  spec.end_ns = 500 * kMs;
+  const int64_t run = db.add_run(spec);
+  db.add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+  for (int64_t w : workers)
+    db.add_thread(run, {w, w, kMain, "ib-worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+  return run;
+}
+
 bool has_change(const CausalChain& chain, const std::string& knob, const std::string& value) {
   for (const Change& c : chain.changes)
     if (c.knob == knob && c.value == value) return true;
@@ -145,17 +160,11 @@ TEST(CausalChains, WorkersBlockedOnReadsAreAnIoCauseWithTheirReadsAndTheDeviceRa
   const std::string path = temp_db_path("io-workers");
   {
     auto db = TraceFixture::create(path);
-    RunSpec spec;
-    spec.label = "loader w2";
-    spec.config_json = R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
-                       R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
-                       R"("storage":"files","format":"raw","page_cache":"cold"})";
-    spec.result_json = kColdFilesResult;
-    spec.end_ns = 500 * kMs;
-    const int64_t run = db->add_run(spec);
-    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
-    for (int64_t w : {kWorkerA, kWorkerB})
-      db->add_thread(run, {w, w, kMain, "ib-worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+    const int64_t run = add_storage_run(*db,
+                                        R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
+                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
+                                        R"("storage":"files","format":"raw","page_cache":"cold"})",
+                                        {kWorkerA, kWorkerB}, kColdFilesResult);
     db->begin();
     add_batches(*db, run, 20);
     for (int b = 0; b < 20; ++b) {
@@ -207,13 +216,11 @@ TEST(CausalChains, MainThreadReadingItsOwnBatchesIsAnIoCause) {
   const std::string path = temp_db_path("io-main");
   {
     auto db = TraceFixture::create(path);
-    RunSpec spec;
-    spec.label = "loader w0";
-    spec.config_json = R"({"mode":"loader","num_workers":0,"pin_memory":false,"persistent_workers":false,)"
-                       R"("shuffle":true,"cpus":0,"batch_size":256,"storage":"shards","page_cache":"warm"})";
-    spec.end_ns = 500 * kMs;
-    const int64_t run = db->add_run(spec);
-    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+    const int64_t run = add_storage_run(*db,
+                                        R"({"mode":"loader","num_workers":0,"pin_memory":false,)"
+                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
+                                        R"("storage":"shards","page_cache":"warm"})",
+                                        {});
     db->begin();
     for (int b = 0; b < 20; ++b) {
       const int64_t start = 10 * kMs + b * 20 * kMs;

@@ -27,23 +27,13 @@
 #include "common/trace_contract.h"
 #include "common/wait_status.h"
 #include "tracer/threads.h"
+#include "tests/common/temp_dir.h"
 #include "tracer/trace_db.h"
 
 namespace ingero::tracer {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/ingero-tracer-test-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ingero::testing::TempDir;
 
 int64_t query_int(sqlite3* db, const std::string& sql) {
   auto stmt = sql::Statement::prepare(db, sql);

@@ -13,13 +13,6 @@
 
 namespace ingero::tracer::testing {
 
-TempDir::TempDir() {
-  char pattern[] = "/tmp/ingero-tracer-test-XXXXXX";
-  path_ = mkdtemp(pattern);
-}
-
-TempDir::~TempDir() { std::filesystem::remove_all(path_); }
-
 int64_t TracedRun::query_int(const std::string& sql) const {
   auto stmt = sql::Statement::prepare(db.get(), sql);
   if (!stmt) return -1;

@@ -10,19 +10,12 @@
 #include <string>
 
 #include "common/sqlite.h"
+#include "tests/common/temp_dir.h"
 #include "tracer/tracer.h"
 
 namespace ingero::tracer::testing {
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ::ingero::testing::TempDir;
 
 struct TracedRun {
   int64_t run_id = 0;

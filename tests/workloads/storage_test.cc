@@ -17,6 +17,7 @@
 #include "workloads/jpeg_samples.h"
 #include "workloads/model.h"
 #include "workloads/runner.h"
+#include "tests/common/temp_dir.h"
 #include "workloads/sample_store.h"
 
 namespace ingero::workloads {
@@ -27,15 +28,6 @@ namespace fs = std::filesystem;
 // A fresh cache folder per test, removed after it.
 class StorageTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ingero-storage-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    cache_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(cache_, ec);
-  }
   WorkloadConfig config(Storage storage, SampleFormat format = SampleFormat::kRaw) const {
     WorkloadConfig c;
     c.mode = Mode::kDirect;
@@ -63,7 +55,8 @@ class StorageTest : public ::testing::Test {
     *entry = *prepared;
     return open_store(c, entry);
   }
-  std::string cache_;
+  ingero::testing::TempDir folder_{"ingero-storage-test"};
+  const std::string& cache_ = folder_.path();
 };
 
 // Resident pages of the files, counted here with mincore independently of page_cache.cc.
