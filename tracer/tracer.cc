@@ -270,6 +270,7 @@ Status BpfTracer::load() {
   auto* ro = skel_->rodata;
   ro->system_wide = opts_.system_wide && !opts_.cuda_processes_only;
   ro->offcpu_min_ns = opts_.offcpu_min_ns;
+  ro->iowait_min_ns = opts_.iowait_min_ns;
   ro->runq_min_ns = opts_.runq_min_ns;
   ro->wakeup_bytes = opts_.ringbuf_bytes / 4;
   ro->mem_burst_pages = opts_.mem_burst_pages;
@@ -658,6 +659,7 @@ std::vector<TraceLoss> BpfTracer::collect_losses() const {
 std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
   return {
       {"offcpu_min_ns", std::to_string(opts_.offcpu_min_ns)},
+      {"iowait_min_ns", std::to_string(opts_.iowait_min_ns)},
       {"runq_min_ns", std::to_string(opts_.runq_min_ns)},
       {"ringbuf_bytes", std::to_string(opts_.ringbuf_bytes)},
       {"queue_capacity", std::to_string(opts_.queue_capacity)},

@@ -33,6 +33,7 @@ struct TraceOptions {
   CudaDetail cuda_detail = CudaDetail::latency;
   uint64_t call_stream_min_ns = 1'000'000;   // hot calls (launches) stored individually from this long
   uint64_t offcpu_min_ns = 100'000;          // stream off-CPU intervals at least this long
+  uint64_t iowait_min_ns = 10'000;           // and I/O waits (offcpu_io) at least this long
   uint64_t runq_min_ns = 100'000;            // stream run-queue waits at least this long
   uint64_t mem_burst_pages = 64;             // page faults / allocations per burst event, at least
   uint64_t mem_burst_min_ns = 10'000'000;    // ... and spanning this long (bounds the event rate)
