@@ -212,6 +212,29 @@ TEST(CausalChains, WorkersBlockedOnReadsAreAnIoCauseWithTheirReadsAndTheDeviceRa
   EXPECT_NEAR(*a.metrics.io.read_mb_s, (20.0 * (1 << 20) / 1e6) / 0.5, 1e-6);
 }
 
+TEST(CausalChains, WorkersOnCpuWithAJpegDatasetAreDecodingAndNotToldToBatch) {
+  const std::string path = temp_db_path("jpeg-workers");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_storage_run(*db,
+                                        R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
+                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
+                                        R"("storage":"files","format":"jpeg","image_size":64,"page_cache":"warm"})",
+                                        {kWorkerA, kWorkerB});
+    db->begin();
+    add_batches(*db, run, 20);  // the workers are on CPU throughout: no interval of theirs is recorded
+    db->commit();
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* cpu = find_chain(a, "batch_wait", "worker.on_cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_NE(cpu->root_cause.find("decoding and transforming JPEG"), std::string::npos) << cpu->root_cause;
+  EXPECT_NE(cpu->recommendation.find("decode fewer bytes"), std::string::npos) << cpu->recommendation;
+  // One gather per batch cannot skip a decode per sample: loader-batched is not suggested from disk.
+  EXPECT_FALSE(has_change(*cpu, "mode", "loader-batched"));
+  EXPECT_TRUE(has_change(*cpu, "num_workers", "3"));
+}
+
 TEST(CausalChains, MainThreadReadingItsOwnBatchesIsAnIoCause) {
   const std::string path = temp_db_path("io-main");
   {
