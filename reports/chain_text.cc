@@ -191,7 +191,9 @@ int io_worker_target(const ChainTextContext& text, int workers) {
   return std::min(2 * cores, std::max(2, 2 * workers));
 }
 
-void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value);
+void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value) {
+  out.push_back({knob, value});
+}
 
 // The knobs that overlap or remove reads from storage.
 void suggest_io_changes(std::vector<Change>& changes, const ChainTextContext& text, const RunConfigSummary& cfg,
@@ -334,9 +336,6 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
   }
 }
 
-void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value) {
-  out.push_back({knob, value});
-}
 
 // A user's job: the DataLoader knobs the observer saw, changed toward what the evidence asks.
 std::vector<Change> user_job_changes(const CausalChain& chain, const ChainTextContext& text,

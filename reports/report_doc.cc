@@ -22,7 +22,7 @@ const std::vector<TimelineKind> kTimelineKinds = {
     {"worker start-up", "a loader worker from fork until ready for its first task"},
     {"blocked", "off CPU, sleeping or blocked (intervals above the run's off-CPU threshold)"},
     {"I/O wait", "off CPU waiting for I/O: a read waiting for the disk, a page-cache miss (intervals above the "
-                 "run's off-CPU threshold)"},
+                 "run's I/O-wait threshold)"},
     {"waiting for a CPU", "runnable but not running: preempted, or woken and queued"},
     {"on CPU", "running: the thread's lifetime outside its stored off-CPU intervals (shorter ones than the run's "
                "off-CPU threshold count as on CPU)"},

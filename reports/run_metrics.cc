@@ -179,23 +179,18 @@ RunConfigSummary summarize_config(const RunRecord& run) {
 }
 
 namespace {
-const nlohmann::json& storage_device(const RunRecord& run) {
-  static const nlohmann::json kNone;
-  if (!run.result.is_object()) return kNone;
+// The device the workload measured for its dataset on disk (the result record's storage.device):
+// its sequential read rate and name, into `io`; left empty where none was measured.
+void add_storage_device(const RunRecord& run, IoSummary& io) {
+  if (!run.result.is_object()) return;
   auto storage = run.result.find("storage");
-  if (storage == run.result.end() || !storage->is_object()) return kNone;
+  if (storage == run.result.end() || !storage->is_object()) return;
   auto device = storage->find("device");
-  return device == storage->end() || !device->is_object() ? kNone : *device;
+  if (device == storage->end() || !device->is_object()) return;
+  if (auto rate = json_number(*device, "seq_read_mb_s"); rate && *rate > 0) io.device_read_mb_s = rate;
+  io.device_name = json_value<std::string>(*device, "name", "");
 }
 }  // namespace
-
-std::optional<double> device_read_mb_s(const RunRecord& run) {
-  auto rate = json_number(storage_device(run), "seq_read_mb_s");
-  if (rate && *rate > 0) return rate;
-  return std::nullopt;
-}
-
-std::string device_name(const RunRecord& run) { return json_value<std::string>(storage_device(run), "name", ""); }
 
 std::optional<int> usable_cores(const RunRecord& run) {
   const int pinned = summarize_config(run).cpus;
@@ -334,8 +329,7 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
   m.io.cache_pages_added = totals.cache_pages_added;
   if (window.whole_run && window.length_ns() > 0)
     m.io.read_mb_s = static_cast<double>(totals.io_bytes) / 1e6 / (static_cast<double>(window.length_ns()) / 1e9);
-  m.io.device_read_mb_s = device_read_mb_s(run);
-  m.io.device_name = device_name(run);
+  add_storage_device(run, m.io);
   return m;
 }
 

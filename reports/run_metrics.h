@@ -115,9 +115,7 @@ struct IoSummary {
   std::optional<double> device_read_mb_s;
   std::string device_name;
 };
-// The device the workload measured for its dataset on disk: its sequential read rate, name.
-std::optional<double> device_read_mb_s(const RunRecord& run);
-std::string device_name(const RunRecord& run);
+
 
 struct RunMetrics {
   double window_s = 0;

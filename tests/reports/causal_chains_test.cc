@@ -135,6 +135,17 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
 constexpr const char* kColdFilesResult =
     R"({"storage": {"storage": "files", "page_cache": "cold", "device": {"name": "vda", "seq_read_mb_s": 500}}})";
 
+// A loader run's configuration (loader_config, no pinning) with its dataset on disk.
+std::string disk_config(int workers, const std::string& storage, const std::string& format,
+                        const std::string& page_cache) {
+  auto config = nlohmann::json::parse(loader_config(workers, 2, /*pin=*/false));
+  config["storage"] = storage;
+  config["format"] = format;
+  config["page_cache"] = page_cache;
+  if (format == "jpeg") config["image_size"] = 64;
+  return config.dump();
+}
+
 // A run of 500 ms with a main thread and `workers` worker processes (pid == tid).
 int64_t add_storage_run(TraceFixture& db, const std::string& config, const std::vector<int64_t>& workers,
                         std::optional<std::string> result = std::nullopt) {
@@ -160,11 +171,8 @@ TEST(CausalChains, WorkersBlockedOnReadsAreAnIoCauseWithTheirReadsAndTheDeviceRa
   const std::string path = temp_db_path("io-workers");
   {
     auto db = TraceFixture::create(path);
-    const int64_t run = add_storage_run(*db,
-                                        R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
-                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
-                                        R"("storage":"files","format":"raw","page_cache":"cold"})",
-                                        {kWorkerA, kWorkerB}, kColdFilesResult);
+    const int64_t run =
+        add_storage_run(*db, disk_config(2, "files", "raw", "cold"), {kWorkerA, kWorkerB}, kColdFilesResult);
     db->begin();
     add_batches(*db, run, 20);
     for (int b = 0; b < 20; ++b) {
@@ -216,11 +224,7 @@ TEST(CausalChains, WorkersOnCpuWithAJpegDatasetAreDecodingAndNotToldToBatch) {
   const std::string path = temp_db_path("jpeg-workers");
   {
     auto db = TraceFixture::create(path);
-    const int64_t run = add_storage_run(*db,
-                                        R"({"mode":"loader","num_workers":2,"prefetch_factor":2,"pin_memory":false,)"
-                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
-                                        R"("storage":"files","format":"jpeg","image_size":64,"page_cache":"warm"})",
-                                        {kWorkerA, kWorkerB});
+    const int64_t run = add_storage_run(*db, disk_config(2, "files", "jpeg", "warm"), {kWorkerA, kWorkerB});
     db->begin();
     add_batches(*db, run, 20);  // the workers are on CPU throughout: no interval of theirs is recorded
     db->commit();
@@ -239,11 +243,7 @@ TEST(CausalChains, MainThreadReadingItsOwnBatchesIsAnIoCause) {
   const std::string path = temp_db_path("io-main");
   {
     auto db = TraceFixture::create(path);
-    const int64_t run = add_storage_run(*db,
-                                        R"({"mode":"loader","num_workers":0,"pin_memory":false,)"
-                                        R"("persistent_workers":false,"shuffle":true,"cpus":0,"batch_size":256,)"
-                                        R"("storage":"shards","page_cache":"warm"})",
-                                        {});
+    const int64_t run = add_storage_run(*db, disk_config(0, "shards", "raw", "warm"), {});
     db->begin();
     for (int b = 0; b < 20; ++b) {
       const int64_t start = 10 * kMs + b * 20 * kMs;
