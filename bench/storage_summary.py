@@ -50,7 +50,8 @@ def table(path):
         causes = ", ".join(f"{c['cause']} {c['share'] * 100:.0f} %" for c in r["causes"]) or "–"
         median = f"{r['epoch_median_s']:.3f} s" if r.get("epoch_median_s") is not None else r.get("status") or "–"
         waiting = f"{r['wait_fraction'] * 100:.0f} %" if r.get("wait_fraction") is not None else "–"
-        print(f"| {r['storage']} | {r.get('page_cache') or '–'} | {r['mode']} | {r['workers']} | {median} | {waiting} "
+        storage = r["storage"] if r.get("format", "raw") == "raw" else f"{r['storage']} ({r['format']})"
+        print(f"| {storage} | {r.get('page_cache') or '–'} | {r['mode']} | {r['workers']} | {median} | {waiting} "
               f"| {(r.get('verdict') or '–').split(' (')[0]} | {causes} | {rate} | {', '.join(r['changes']) or '–'} |")
 
 
