@@ -31,7 +31,7 @@ void diagnose_run(const reports::TraceFile& trace, int64_t run_id, std::ostream&
   out << "\n";
   if (report->chains.chains.empty()) return;
   const auto& top = report->chains.chains.front();
-  out << fmt::format("  [{}] {}\n", top.severity, top.summary);
+  out << fmt::format("  [{}] {}\n", reports::severity_name(top.severity), report->chain_words.front().summary);
   for (const auto& check : top.checks) out << "  " << check_line(check) << "\n";
 }
 

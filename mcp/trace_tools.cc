@@ -272,10 +272,6 @@ ToolSpec trace_stats_tool(Trace trace) {
 
 // ---- get_causal_chains
 
-int severity_rank(const std::string& severity) {
-  return severity == "HIGH" ? 3 : severity == "MEDIUM" ? 2 : 1;
-}
-
 std::string change_line(const reports::ChangeCheck& check) {
   if (!check.run_id)
     return fmt::format("    {}={}: unmeasured (no run of this DB differs by it alone); measure it with: {}\n",
@@ -288,9 +284,10 @@ std::string change_line(const reports::ChangeCheck& check) {
   return line + "\n";
 }
 
-std::string chain_text(const reports::CausalChain& chain) {
-  std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank, chain.severity,
-                                 chain.summary, chain.root_cause, chain.recommendation);
+std::string chain_text(const reports::CausalChain& chain, const reports::ChainWords& words) {
+  std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank,
+                                 reports::severity_name(chain.severity), words.summary, words.root_cause,
+                                 words.recommendation);
   for (const auto& check : chain.checks) text += change_line(check);
   return text;
 }
@@ -318,15 +315,16 @@ ToolSpec causal_chains_tool(Trace trace) {
         auto report = explain_run(*trace, args, false);
         if (!report) return report.error();
         const auto top_n = static_cast<size_t>(optional_integer(args, "top_n").value_or(kChainsDefault));
-        const int floor = severity_rank(args.value("min_severity", "LOW"));
+        // The schema's enum admits only the three names, so the lowest is a safe fallback.
+        const auto floor = reports::parse_severity(args.value("min_severity", "LOW")).value_or(reports::Severity::low);
         const json doc = reports::to_json(*report);
         json chains = json::array();
         std::string text = fmt::format("{}: {}\n", run_name(report->run), verdict_text(report->metrics));
         const auto& all = report->chains.chains;
         for (size_t i = 0; i < all.size() && chains.size() < top_n; ++i) {
-          if (severity_rank(all[i].severity) < floor) continue;
+          if (all[i].severity < floor) continue;
           chains.push_back(doc["causal_chains"][i]);
-          text += chain_text(all[i]);
+          text += chain_text(all[i], report->chain_words[i]);
         }
         text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
                             args.value("min_severity", "LOW"), top_n);

@@ -12,7 +12,8 @@
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
-#include "reports/chain_text.h"
+#include "reports/chain_changes.h"
+#include "reports/format.h"
 #include "reports/thread_activity.h"
 
 namespace ingero::reports {
@@ -334,8 +335,9 @@ class ChainBuilder {
     std::sort(forks_.begin(), forks_.end(), [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
     op_totals_.assign(ops_.size(), {});
     for (const auto& v : victims_) attribute_one(v);
+    analysis.producers = producer_counts();
     analysis.victims = summaries();
-    analysis.chains = chains();
+    analysis.chains = chains(analysis.producers);
     return analysis;
   }
 
@@ -407,8 +409,7 @@ class ChainBuilder {
       VictimSummary summary{ops_[i].name, ops_[i].selection, totals.count, totals.total_ns, {}};
       for (const auto& [cause, ns] : totals.by_cause) {
         const double share = totals.total_ns > 0 ? ns / static_cast<double>(totals.total_ns) : 0;
-        summary.causes.push_back({cause.code(), cause_label(cause, ops_[i].name, ops_[i].is_wait, !producer_tids_.empty()),
-                                  static_cast<int64_t>(ns), share});
+        summary.causes.push_back({cause, static_cast<int64_t>(ns), share});
       }
       std::sort(summary.causes.begin(), summary.causes.end(),
                 [](const CauseShare& a, const CauseShare& b) { return a.ns > b.ns; });
@@ -417,7 +418,7 @@ class ChainBuilder {
     return out;
   }
 
-  std::vector<CausalChain> chains() const {
+  std::vector<CausalChain> chains(const std::map<std::string, int>& producers) const {
     std::vector<CausalChain> out;
     const double window = static_cast<double>(std::max<int64_t>(1, in_.window.length_ns()));
     for (const auto& [key, acc] : chains_) {
@@ -430,7 +431,6 @@ class ChainBuilder {
       chain.victim = op.name;
       chain.victim_role = victim_role(op_index);
       chain.cause = cause;
-      chain.cause_label = cause_label(cause, op.name, op.is_wait, !producer_tids_.empty());
       chain.calls_explained = acc.calls_explained;
       chain.victim_calls = totals.count;
       chain.lost_ns = static_cast<int64_t>(acc.lost_ns);
@@ -441,7 +441,7 @@ class ChainBuilder {
       chain.evidence = acc.evidence;
       chain.evidence.threads = static_cast<int>(acc.tids.size());
       chain.evidence.page_faults = static_cast<int64_t>(acc.faults + 0.5);
-      describe_chain(chain, ChainTextContext{in_.context, in_.metrics, in_.calls, producer_counts()});
+      chain.changes = suggested_changes(chain, ChainContext{in_.context, in_.metrics, in_.calls, producers});
       out.push_back(std::move(chain));
     }
     std::sort(out.begin(), out.end(),
@@ -511,10 +511,25 @@ const std::vector<std::string>& activity_ops() {
   return ops;
 }
 
-std::string severity_of(double share_of_window, const ChainThresholds& limits) {
-  if (share_of_window >= limits.high_share_of_window) return "HIGH";
-  if (share_of_window >= limits.medium_share_of_window) return "MEDIUM";
+Severity severity_of(double share_of_window, const ChainThresholds& limits) {
+  if (share_of_window >= limits.high_share_of_window) return Severity::high;
+  if (share_of_window >= limits.medium_share_of_window) return Severity::medium;
+  return Severity::low;
+}
+
+const char* severity_name(Severity severity) {
+  switch (severity) {
+    case Severity::high: return "HIGH";
+    case Severity::medium: return "MEDIUM";
+    case Severity::low: break;
+  }
   return "LOW";
+}
+
+std::optional<Severity> parse_severity(const std::string& name) {
+  for (Severity s : {Severity::low, Severity::medium, Severity::high})
+    if (name == severity_name(s)) return s;
+  return std::nullopt;
 }
 
 std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
@@ -537,7 +552,7 @@ std::optional<CausalChain> host_bound_chain(const RunContext& context, const Run
   std::map<std::string, int> producers;
   for (const ThreadRecord& t : context.threads)
     if (t.role == contract::kRoleWorker || t.role == contract::kRolePin) ++producers[t.role];
-  describe_host_chain(chain, ChainTextContext{context, metrics, calls, producers});
+  chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, producers});
   return chain;
 }
 

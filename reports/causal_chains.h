@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ struct ChainThresholds {
 };
 
 enum class CauseKind { cpu_wait, blocked, on_cpu, pinned_alloc, startup, io_wait, unattributed };
+
+// How much of the analysed time a chain overlapped (ChainThresholds); ordered, so that a floor
+// compares as a number.
+enum class Severity { low, medium, high };
+const char* severity_name(Severity severity);  // "LOW", "MEDIUM", "HIGH"
+std::optional<Severity> parse_severity(const std::string& name);
 
 struct Cause {
   CauseKind kind = CauseKind::unattributed;
@@ -70,13 +77,14 @@ struct ChangeCheck {
   std::string command;                  // when unmeasured: the command that measures both
 };
 
+// Numbers only: the words for a chain (its label, timeline, root cause and advice) come from
+// reports/chain_text.h, which renderers call.
 struct CausalChain {
   int rank = 0;
-  std::string severity;       // HIGH | MEDIUM | LOW
+  Severity severity = Severity::low;
   std::string victim;         // the slow op: a CUDA function or batch_wait
   std::string victim_role;    // role of the thread it ran on
   Cause cause;
-  std::string cause_label;
   int64_t calls_explained = 0;
   int64_t victim_calls = 0;   // slow intervals of that op
   int64_t lost_ns = 0;        // time the cause overlapped the slow intervals (an upper bound on the saving)
@@ -84,17 +92,15 @@ struct CausalChain {
   double share_of_victim = 0;
   double share_of_window = 0;
   ChainEvidence evidence;
-  std::vector<std::string> timeline;  // [SYSTEM] / [HOST] / [CUDA] or [LOADER] / [CAUSE]
-  std::string summary;
-  std::string root_cause;
-  std::string recommendation;
-  std::vector<Change> changes;      // the knobs the recommendation names
+  // A GPU-bound job's loader chain: the waits it explains do not limit the step, so it names no
+  // loader change (and is LOW whatever its share).
+  bool loader_change_withheld = false;
+  std::vector<Change> changes;      // the configuration changes the cause calls for
   std::vector<ChangeCheck> checks;  // filled by explain from the other runs in the DB
 };
 
 struct CauseShare {
-  std::string code;
-  std::string label;
+  Cause cause;
   int64_t ns = 0;
   double share = 0;
 };
@@ -110,6 +116,7 @@ struct VictimSummary {
 
 struct ChainAnalysis {
   ChainThresholds thresholds;
+  std::map<std::string, int> producers;  // producer threads on the path, per role (worker, pin)
   std::vector<VictimSummary> victims;
   std::vector<CausalChain> chains;  // ranked by lost time
 };
@@ -142,7 +149,7 @@ struct ChainInputs {
 ChainAnalysis analyze_causal_chains(const ChainInputs& inputs);
 
 // HIGH, MEDIUM or LOW by the share of the analysed wall time a cause overlapped.
-std::string severity_of(double share_of_window, const ChainThresholds& limits);
+Severity severity_of(double share_of_window, const ChainThresholds& limits);
 
 // A host-bound job's chain (nothing waited, the main thread was busy on the CPU outside CUDA
 // calls): its victim is the main loop itself, its cause the main thread on CPU, its time the

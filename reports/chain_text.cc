@@ -10,14 +10,11 @@
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
+#include "reports/chain_changes.h"
 #include "reports/job_evidence.h"
 
 namespace ingero::reports {
 namespace {
-
-bool is_sync_op(const std::string& op) { return op.find("ynchronize") != std::string::npos; }
-bool is_copy_op(const std::string& op) { return op.find("emcpy") != std::string::npos; }
-bool is_launch_op(const std::string& op) { return op.find("aunchKernel") != std::string::npos; }
 
 std::string plural_role(const std::string& role) {
   if (role == "worker") return "workers";
@@ -25,19 +22,12 @@ std::string plural_role(const std::string& role) {
   return role + " threads";
 }
 
-std::string cores_text(const ChainTextContext& text) {
+std::string cores_text(const ChainContext& text) {
   return text.metrics.cores ? fmt::format("{} cores", *text.metrics.cores) : "the available cores";
 }
 
-int worker_budget(const ChainTextContext& text) {
-  return text.metrics.cores ? std::max(1, *text.metrics.cores - 1) : 1;
-}
-
-// A job we did not write: advice in DataLoader terms, not our workload modes.
-bool users_job(const ChainTextContext& text) { return text.context.run.kind != contract::kind::kWorkload; }
-
 // Workers' on-CPU share of their lifetime and the cores left idle, for "workers busy, cores idle".
-std::string worker_load_text(const ChainTextContext& text) {
+std::string worker_load_text(const ChainContext& text) {
   std::map<int64_t, const ThreadRecord*> workers;
   for (const ThreadRecord& t : text.context.threads)
     if (t.role == contract::kRoleWorker) workers[t.tid] = &t;
@@ -61,25 +51,13 @@ std::string worker_load_text(const ChainTextContext& text) {
   return line;
 }
 
-// Workers that would let the loop stop waiting, from its waiting share: w workers keep a loop
-// waiting a share W fed at 1 − W of the rate it consumes, so it needs about w / (1 − W) of them
-// (w0: the main thread's own W of each step, spread over W / (1 − W) workers); at most the budget.
-int workers_to_remove_waits(double waiting_share, int workers, int budget) {
-  const double waiting = std::clamp(waiting_share, 0.0, 0.95);
-  const double needed = workers > 0 ? workers / (1.0 - waiting) : waiting / (1.0 - waiting);
-  return std::clamp(static_cast<int>(std::ceil(needed)), std::min(budget, workers + 1), budget);
-}
-
 // The change for a user's job whose main thread builds its batches itself (num_workers=0).
-std::string move_batch_building(const ChainTextContext& text) {
+std::string move_batch_building(const ChainContext& text) {
   return fmt::format("Move batch building off the training loop: num_workers > 0 (at most {} on {}), and with large "
                      "batches of cheap samples one gather per batch (BatchSampler with batch_size=None, or "
                      "__getitems__), or index the tensor directly.",
                      worker_budget(text), cores_text(text));
 }
-
-// Per-sample fetch and collate of large batches: one gather per batch beats any worker count.
-constexpr int64_t kLargeBatch = 4096;
 
 std::string faults_text(const ChainEvidence& e) {
   if (e.page_faults == 0) return "";
@@ -95,7 +73,7 @@ std::string io_evidence_text(const CausalChain& chain) {
   return text;
 }
 
-std::optional<std::string> io_line(const CausalChain& chain, const ChainTextContext& text) {
+std::optional<std::string> io_line(const CausalChain& chain, const ChainContext& text) {
   const IoSummary& io = text.metrics.io;
   if (chain.cause.kind != CauseKind::io_wait && io.bytes == 0) return std::nullopt;
   std::string line = fmt::format("[IO] {} read in {} requests", format_bytes(static_cast<double>(io.bytes)),
@@ -112,7 +90,7 @@ std::optional<std::string> io_line(const CausalChain& chain, const ChainTextCont
   return line;
 }
 
-std::string system_line(const ChainTextContext& text) {
+std::string system_line(const ChainContext& text) {
   std::string line = "[SYSTEM] ";
   if (text.metrics.cpu_busy_share && text.metrics.cores) {
     line += fmt::format("CPU {:.0f} % of {} cores busy with the traced processes",
@@ -126,7 +104,7 @@ std::string system_line(const ChainTextContext& text) {
   return line;
 }
 
-std::optional<std::string> gpu_line(const ChainTextContext& text) {
+std::optional<std::string> gpu_line(const ChainContext& text) {
   if (!text.metrics.gpu_util) return std::nullopt;
   std::string line = fmt::format("[GPU] busy {} of the {} (NVML, {} GPU{})", format_percent(*text.metrics.gpu_util),
                                  text.metrics.gpu_over_loop ? "training loop" : "window", text.metrics.gpus_sampled,
@@ -143,7 +121,7 @@ std::string host_line(const CausalChain& chain) {
                      faults_text(e), format_count(chain.victim_calls), chain.victim == "batch_wait" ? "waits" : "calls");
 }
 
-std::string victim_line(const CausalChain& chain, const ChainTextContext& text) {
+std::string victim_line(const CausalChain& chain, const ChainContext& text) {
   if (chain.victim == "batch_wait") {
     const auto& w = text.metrics.batch_wait;
     return fmt::format("[LOADER] batch_wait {} of the time waiting ({}); p99={} ({}× p50={})",
@@ -163,8 +141,8 @@ std::string victim_line(const CausalChain& chain, const ChainTextContext& text) 
   return "[CUDA] " + chain.victim;
 }
 
-std::string cause_line(const CausalChain& chain) {
-  return fmt::format("[CAUSE] {}: overlapped {} = {} of the slow intervals' time", chain.cause_label,
+std::string cause_line(const CausalChain& chain, const std::string& label) {
+  return fmt::format("[CAUSE] {}: overlapped {} = {} of the slow intervals' time", label,
                      format_duration_ns(static_cast<double>(chain.lost_ns)), format_percent(chain.share_of_victim));
 }
 
@@ -175,7 +153,7 @@ struct Advice {
 
 // The storage changes that cut reads, after `first` (the loader change): shards for per-sample
 // files, a warm page cache for a cold one, fewer bytes per sample.
-std::string storage_advice(const ChainTextContext& text, const std::string& first) {
+std::string storage_advice(const ChainContext& text, const std::string& first) {
   const RunConfigSummary cfg = effective_config(text.context);
   std::string out = first;
   if (cfg.storage == "files") out += "; fewer, larger files (shards read by offset) instead of one file per sample";
@@ -185,29 +163,7 @@ std::string storage_advice(const ChainTextContext& text, const std::string& firs
   return out;
 }
 
-// I/O-bound readers sleep, so more of them than cores help: up to twice the cores.
-int io_worker_target(const ChainTextContext& text, int workers) {
-  const int cores = text.metrics.cores.value_or(1);
-  return std::min(2 * cores, std::max(2, 2 * workers));
-}
-
-void suggest(std::vector<Change>& out, const std::string& knob, const std::string& value) {
-  out.push_back({knob, value});
-}
-
-// The knobs that overlap or remove reads from storage.
-void suggest_io_changes(std::vector<Change>& changes, const ChainTextContext& text, const RunConfigSummary& cfg,
-                        bool workers_possible) {
-  const int target = io_worker_target(text, cfg.num_workers);
-  if (workers_possible && target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
-  const int prefetch = cfg.prefetch_factor > 0 ? cfg.prefetch_factor : 2;
-  if (workers_possible && cfg.num_workers > 0 && prefetch < 8)
-    suggest(changes, "prefetch_factor", std::to_string(2 * prefetch));
-  if (cfg.storage == "files") suggest(changes, "storage", "shards");
-  if (cfg.page_cache == "cold") suggest(changes, "page_cache", "warm");
-}
-
-Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
+Advice self_advice(const CausalChain& chain, const ChainContext& text) {
   const std::string& op = chain.victim;
   const bool wait = op == "batch_wait";
   const bool has_producers = !text.producers.empty();
@@ -282,7 +238,7 @@ Advice self_advice(const CausalChain& chain, const ChainTextContext& text) {
           "Move the call out of the hot loop or batch it."};
 }
 
-Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
+Advice producer_advice(const CausalChain& chain, const ChainContext& text) {
   const std::string who = plural_role(chain.cause.role);
   auto producers = text.producers.find(chain.cause.role);
   const int count = producers == text.producers.end() ? 0 : producers->second;
@@ -337,83 +293,6 @@ Advice producer_advice(const CausalChain& chain, const ChainTextContext& text) {
 }
 
 
-// A user's job: the DataLoader knobs the observer saw, changed toward what the evidence asks.
-std::vector<Change> user_job_changes(const CausalChain& chain, const ChainTextContext& text,
-                                     const RunConfigSummary& cfg) {
-  std::vector<Change> changes;
-  const int budget = worker_budget(text);
-  const bool wait = chain.victim == "batch_wait";
-  const bool large_batches = cfg.batch_size && *cfg.batch_size >= kLargeBatch;
-  switch (chain.cause.kind) {
-    case CauseKind::on_cpu:
-      if (chain.cause.producer && chain.cause.role == "pin") {
-        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      } else if (wait && (chain.cause.producer || cfg.num_workers == 0)) {
-        if (large_batches) suggest(changes, "sampling", "batched");
-        const int target = workers_to_remove_waits(text.metrics.wait_fraction.value_or(0.5), cfg.num_workers, budget);
-        if (target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
-        if (cfg.num_workers > 0 && !cfg.persistent_workers) suggest(changes, "persistent_workers", "on");
-      }
-      break;
-    case CauseKind::cpu_wait:
-      if (cfg.num_workers > budget) suggest(changes, "num_workers", std::to_string(budget));
-      break;
-    case CauseKind::pinned_alloc:
-      if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      break;
-    case CauseKind::startup:
-      if (!cfg.persistent_workers && cfg.num_workers > 0) suggest(changes, "persistent_workers", "on");
-      break;
-    case CauseKind::io_wait:
-      if (wait) suggest_io_changes(changes, text, cfg, true);
-      break;
-    default:
-      break;
-  }
-  return changes;
-}
-
-// The knobs the advice names, relative to the analysed run's configuration; none where
-// the advice is not a configuration change (or the run has no workload configuration).
-std::vector<Change> suggested_changes(const CausalChain& chain, const ChainTextContext& text) {
-  std::vector<Change> changes;
-  const RunConfigSummary cfg = effective_config(text.context);
-  if (cfg.mode.empty()) return changes;
-  if (users_job(text)) return user_job_changes(chain, text, cfg);
-  const int workers = cfg.num_workers;
-  const int budget = worker_budget(text);
-  const bool loader = cfg.mode == "loader";
-  const bool uses_workers = contract::find_mode(cfg.mode) && contract::find_mode(cfg.mode)->uses_workers;
-  const bool wait = chain.victim == "batch_wait";
-  switch (chain.cause.kind) {
-    case CauseKind::on_cpu:
-      if (chain.cause.producer && chain.cause.role == "pin") {
-        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      } else if (wait) {
-        if (loader && cfg.storage == "memory") suggest(changes, "mode", "loader-batched");
-        if (uses_workers && workers < budget) suggest(changes, "num_workers", std::to_string(std::min(budget, std::max(1, 2 * workers))));
-      } else if (is_copy_op(chain.victim) && !cfg.pin_memory && uses_workers) {
-        suggest(changes, "pin_memory", "on");
-      }
-      break;
-    case CauseKind::cpu_wait:
-      if (uses_workers && workers > budget) suggest(changes, "num_workers", std::to_string(budget));
-      break;
-    case CauseKind::pinned_alloc:
-      if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      break;
-    case CauseKind::startup:
-      if (!cfg.persistent_workers && workers > 0) suggest(changes, "persistent_workers", "on");
-      break;
-    case CauseKind::io_wait:
-      if (wait) suggest_io_changes(changes, text, cfg, uses_workers);
-      break;
-    default:
-      break;
-  }
-  return changes;
-}
-
 }  // namespace
 
 std::string cause_label(const Cause& cause, const std::string& victim_op, bool victim_is_wait,
@@ -451,55 +330,82 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
   }
 }
 
-void describe_chain(CausalChain& chain, const ChainTextContext& text) {
-  chain.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain)};
-  if (auto gpu = gpu_line(text)) chain.timeline.insert(chain.timeline.begin() + 1, *gpu);
-  if (auto io = io_line(chain, text)) chain.timeline.insert(chain.timeline.end() - 1, *io);
-  chain.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
-                              chain.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
+namespace {
+
+// A GPU-bound job's loader chain: why no loader change is named.
+std::string withheld_loader_advice(const ChainContext& text) {
+  const RunMetrics& m = text.metrics;
+  return fmt::format(
+      "None for the loader: the GPU is busy {} of the training loop and the loop waits {} of the time, so a "
+      "faster loader would not shorten the step.",
+      m.gpu_util ? format_percent(*m.gpu_util) : "most", m.wait_fraction ? format_percent(*m.wait_fraction) : "little");
+}
+
+ChainWords slow_interval_words(const CausalChain& chain, const ChainContext& text) {
+  ChainWords words;
+  words.cause_label = cause_label(chain.cause, chain.victim, chain.victim == "batch_wait", !text.producers.empty());
+  words.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain, words.cause_label)};
+  if (auto gpu = gpu_line(text)) words.timeline.insert(words.timeline.begin() + 1, *gpu);
+  if (auto io = io_line(chain, text)) words.timeline.insert(words.timeline.end() - 1, *io);
+  words.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
+                              words.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
                               format_count(chain.calls_explained), format_count(chain.victim_calls),
                               chain.victim == "batch_wait" ? "waits" : "calls");
   const Advice advice = chain.cause.producer ? producer_advice(chain, text) : self_advice(chain, text);
-  chain.root_cause = advice.root_cause;
-  chain.recommendation = advice.change;
-  chain.changes = suggested_changes(chain, text);
+  words.root_cause = advice.root_cause;
+  words.recommendation = chain.loader_change_withheld ? withheld_loader_advice(text) : advice.change;
+  return words;
 }
 
-}  // namespace ingero::reports
-
-namespace ingero::reports {
-
-void describe_host_chain(CausalChain& chain, const ChainTextContext& text) {
+ChainWords host_bound_words(const CausalChain& chain, const ChainContext& text) {
   const double share = chain.share_of_victim;
   const bool producers = !text.producers.empty();
-  chain.cause_label = "main thread on CPU outside CUDA calls";
-  chain.timeline = {system_line(text),
+  ChainWords words;
+  words.cause_label = "main thread on CPU outside CUDA calls";
+  words.timeline = {system_line(text),
                     fmt::format("[HOST] main thread on CPU outside CUDA calls {} of its time; {}", format_percent(share),
                                 producers ? "loader workers ran beside it" : "no DataLoader worker or pin thread ran"),
                     "[LOADER] no batch waited on: the main loop was busy, not waiting",
-                    fmt::format("[CAUSE] {}: {} = {} of the main loop's time", chain.cause_label,
+                    fmt::format("[CAUSE] {}: {} = {} of the main loop's time", words.cause_label,
                                 format_duration_ns(static_cast<double>(chain.lost_ns)), format_percent(share))};
-  if (auto gpu = gpu_line(text)) chain.timeline.insert(chain.timeline.begin() + 1, *gpu);
-  chain.summary = fmt::format("{} ← {}: {} of its time ({})", chain.victim, chain.cause_label, format_percent(share),
+  if (auto gpu = gpu_line(text)) words.timeline.insert(words.timeline.begin() + 1, *gpu);
+  words.summary = fmt::format("{} ← {}: {} of its time ({})", chain.victim, words.cause_label, format_percent(share),
                               format_duration_ns(static_cast<double>(chain.lost_ns)));
   const std::string gpu = text.metrics.gpu_util ? fmt::format(" while the GPU was busy {}", format_percent(*text.metrics.gpu_util))
                                                 : std::string();
   if (producers) {
-    chain.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, with "
+    words.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, with "
                                    "loader workers beside it: the loop's own Python work (the step, the model's "
                                    "host side, transfers) is the pace, not the data.", format_percent(share), gpu);
-    chain.recommendation = "Profile the training step on the CPU (py-spy, torch.profiler's CPU view); keep host work "
+    words.recommendation = "Profile the training step on the CPU (py-spy, torch.profiler's CPU view); keep host work "
                            "out of the loop (logging, .item() calls, per-step Python transforms).";
   } else {
-    chain.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, and no "
+    words.root_cause = fmt::format("The main thread was busy on the CPU {} of its time outside CUDA calls{}, and no "
                                    "DataLoader worker ran: a DataLoader with num_workers=0 runs its per-sample fetch "
                                    "and collate here, in the training loop, along with the step's own host work.",
                                    format_percent(share), gpu);
-    chain.recommendation = move_batch_building(text);
-    const RunConfigSummary cfg = effective_config(text.context);
-    if (cfg.batch_size && *cfg.batch_size >= kLargeBatch) chain.changes.push_back({"sampling", "batched"});
-    chain.changes.push_back({"num_workers", std::to_string(workers_to_remove_waits(share, 0, worker_budget(text)))});
+    words.recommendation = move_batch_building(text);
   }
+  return words;
+}
+
+}  // namespace
+
+ChainWords describe_chain(const CausalChain& chain, const ChainContext& text) {
+  return chain.victim == kMainBusyVictim ? host_bound_words(chain, text) : slow_interval_words(chain, text);
+}
+
+std::vector<ChainWords> describe_chains(const ChainAnalysis& analysis, const RunContext& context,
+                                        const RunMetrics& metrics, const std::vector<CallLatencyRow>& calls) {
+  const ChainContext text{context, metrics, calls, analysis.producers};
+  std::vector<ChainWords> out;
+  out.reserve(analysis.chains.size());
+  for (const CausalChain& chain : analysis.chains) out.push_back(describe_chain(chain, text));
+  return out;
+}
+
+std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis) {
+  return cause_label(share.cause, victim_op, victim_op == "batch_wait", !analysis.producers.empty());
 }
 
 }  // namespace ingero::reports

@@ -1,32 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// The words of a causal chain: cause labels, the timeline, the root cause and what
-// to change. Kept apart from the attribution so the numbers and the prose evolve
-// separately.
+// The words of a causal chain: its cause's label, the timeline, the root cause and what to
+// change, made from the chain's numbers (reports/causal_chains.h) when a report is rendered.
+// The one text layer for chains: terminal, Markdown/HTML, JSON and MCP answers all take theirs
+// from here.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "reports/causal_chains.h"
+#include "reports/chain_changes.h"
 #include "reports/format.h"
 #include "reports/run_metrics.h"
 
 namespace ingero::reports {
 
-std::string cause_label(const Cause& cause, const std::string& victim_op, bool victim_is_wait,
-                        bool run_has_producers);
-
-struct ChainTextContext {
-  const RunContext& context;
-  const RunMetrics& metrics;
-  const std::vector<CallLatencyRow>& calls;
-  std::map<std::string, int> producers;  // producer threads per role
+struct ChainWords {
+  std::string cause_label;
+  std::vector<std::string> timeline;  // [SYSTEM] / [GPU] / [HOST] / [CUDA] or [LOADER] / [IO] / [CAUSE]
+  std::string summary;
+  std::string root_cause;
+  std::string recommendation;
 };
 
-// Fills timeline, summary, root_cause and recommendation from the chain's numbers.
-void describe_chain(CausalChain& chain, const ChainTextContext& text);
-// The same for a host-bound job's chain (host_bound_chain).
-void describe_host_chain(CausalChain& chain, const ChainTextContext& text);
+std::string cause_label(const Cause& cause, const std::string& victim_op, bool victim_is_wait,
+                        bool run_has_producers);
+// The label of one cause of a victim's slow intervals (VictimSummary::causes).
+std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis);
+
+// A chain's words: a slow interval's chain, or a host-bound job's (host_bound_chain).
+ChainWords describe_chain(const CausalChain& chain, const ChainContext& context);
+// Every chain of an analysis, in its order.
+std::vector<ChainWords> describe_chains(const ChainAnalysis& analysis, const RunContext& context,
+                                        const RunMetrics& metrics, const std::vector<CallLatencyRow>& calls);
 
 }  // namespace ingero::reports

@@ -40,10 +40,10 @@ std::vector<std::string> chain_evidence(const TraceFile& trace, int64_t run_id) 
   if (m.wait_fraction)
     lines.push_back(fmt::format("run {} waited for data {} of the time: {}", run_id, format_percent(*m.wait_fraction),
                                 input_bound_name(m.verdict)));
-  for (const auto& chain : analysis->chains.chains) {
-    if (lines.size() >= 4) break;
-    lines.push_back(fmt::format("[{}] {} — {}", chain.severity, chain.summary, chain.root_cause));
-  }
+  const auto words = describe_chains(analysis->chains, analysis->context, analysis->metrics, analysis->calls);
+  for (size_t i = 0; i < words.size() && lines.size() < 4; ++i)
+    lines.push_back(fmt::format("[{}] {} — {}", severity_name(analysis->chains.chains[i].severity), words[i].summary,
+                                words[i].root_cause));
   return lines;
 }
 
@@ -59,10 +59,11 @@ std::optional<std::string> first_unmeasured_change(const TraceFile& trace, const
   auto analysis = analyze_run(trace, run, std::nullopt, WaitSelection::slow_or_input_bound);
   if (!analysis) return std::nullopt;
   check_changes(analysis->chains.chains, run, runs, trace.path());
-  for (const auto& chain : analysis->chains.chains)
-    for (const auto& check : chain.checks)
+  const auto words = describe_chains(analysis->chains, analysis->context, analysis->metrics, analysis->calls);
+  for (size_t i = 0; i < words.size(); ++i)
+    for (const auto& check : analysis->chains.chains[i].checks)
       if (!check.run_id && !check.command.empty())
-        return fmt::format("The diagnosed cause, {}, suggests {}={}, unmeasured: measure it with {}", chain.summary,
+        return fmt::format("The diagnosed cause, {}, suggests {}={}, unmeasured: measure it with {}", words[i].summary,
                            check.change.knob, check.change.value, check.command);
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/chain_text.h"
 #include "reports/format.h"
 
 namespace ingero::reports {
@@ -48,7 +49,8 @@ std::map<std::string, std::pair<std::string, double>> wait_cause_shares(const Ru
   std::map<std::string, std::pair<std::string, double>> shares;
   for (const auto& victim : r.chains.victims) {
     if (victim.op != "batch_wait") continue;
-    for (const auto& cause : victim.causes) shares[cause.code] = {cause.label, cause.share};
+    for (const auto& cause : victim.causes)
+      shares[cause.cause.code()] = {cause_share_label(cause, victim.op, r.chains), cause.share};
   }
   return shares;
 }

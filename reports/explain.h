@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/chain_text.h"
 #include "reports/run_analysis.h"
 #include "reports/tracing_cost.h"
 
@@ -30,6 +31,7 @@ struct ExplainReport {
   std::vector<ProcessRow> roles;      // totals per role
   std::vector<ProcessRow> processes;  // filled with --per-process
   ChainAnalysis chains;
+  std::vector<ChainWords> chain_words;  // chains.chains' words, in their order (reports/chain_text.h)
   std::optional<RankAnalysis> ranks;  // a DDP job
   std::vector<LoaderRecord> loaders;  // the DataLoaders the observer saw (a user's job)
   std::string gpu_sampler;            // run setting: "nvml", or why the GPU was not sampled

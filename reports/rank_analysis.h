@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "reports/causal_chains.h"
+#include "reports/chain_text.h"
 #include "reports/jobs.h"
 #include "reports/run_metrics.h"
 #include "reports/trace_data.h"
@@ -45,6 +46,9 @@ struct RankRow {
   RunMetrics metrics;   // its own: epochs from its record, waits and steps from its main loop
   ThreadCounters counters;  // over the rank's processes (main loop, pin thread, workers)
   std::optional<CausalChain> top_chain;
+  // Its words, made here through reports/chain_text.h: the rank's own context they need is
+  // built for this analysis and not kept.
+  std::optional<ChainWords> top_chain_words;
   std::vector<NcclCallRow> nccl;  // most total time first; empty when it made no NCCL call
   int64_t waits_for_straggler_ns = 0;  // step time beyond the straggler's (0 for the straggler)
 };

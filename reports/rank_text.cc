@@ -55,7 +55,7 @@ std::vector<std::string> node_cores_sentences(const RankAnalysis& r, const NodeC
 }
 
 std::string top_cause_text(const RankRow& row) {
-  return row.top_chain ? fmt::format("[{}] {}", row.top_chain->severity, row.top_chain->summary) : "";
+  return row.top_chain ? fmt::format("[{}] {}", severity_name(row.top_chain->severity), row.top_chain_words->summary) : "";
 }
 
 }  // namespace ingero::reports

@@ -95,10 +95,11 @@ json to_json(const ProcessRow& r) {
 
 namespace {
 
-json to_json(const VictimSummary& v) {
+json to_json(const VictimSummary& v, const ChainAnalysis& analysis) {
   json causes = json::array();
   for (const auto& c : v.causes) {
-    causes.push_back({{"cause", c.code}, {"label", c.label}, {"ns", c.ns}, {"share", c.share}});
+    causes.push_back({{"cause", c.cause.code()}, {"label", cause_share_label(c, v.op, analysis)}, {"ns", c.ns},
+                      {"share", c.share}});
   }
   return {{"op", v.op}, {"selection", v.selection}, {"count", v.count}, {"total_ns", v.total_ns},
           {"causes", causes}};
@@ -193,15 +194,15 @@ json to_json(const ChainEvidence& e) {
           {"io_wait_ns", e.io_wait_ns}, {"read_bytes", e.read_bytes}};
 }
 
-json to_json(const CausalChain& c) {
+json to_json(const CausalChain& c, const ChainWords& words) {
   json checks = json::array();
   for (const auto& check : c.checks) checks.push_back(to_json(check));
-  return {{"rank", c.rank}, {"severity", c.severity}, {"victim", c.victim}, {"victim_role", c.victim_role},
-          {"cause", c.cause.code()}, {"cause_label", c.cause_label}, {"calls_explained", c.calls_explained},
-          {"victim_calls", c.victim_calls}, {"lost_ns", c.lost_ns}, {"victim_ns", c.victim_ns},
-          {"share_of_victim", c.share_of_victim}, {"share_of_window", c.share_of_window},
-          {"evidence", to_json(c.evidence)}, {"timeline", c.timeline}, {"summary", c.summary},
-          {"root_cause", c.root_cause}, {"recommendation", c.recommendation}, {"changes", checks}};
+  return {{"rank", c.rank}, {"severity", severity_name(c.severity)}, {"victim", c.victim},
+          {"victim_role", c.victim_role}, {"cause", c.cause.code()}, {"cause_label", words.cause_label},
+          {"calls_explained", c.calls_explained}, {"victim_calls", c.victim_calls}, {"lost_ns", c.lost_ns},
+          {"victim_ns", c.victim_ns}, {"share_of_victim", c.share_of_victim}, {"share_of_window", c.share_of_window},
+          {"evidence", to_json(c.evidence)}, {"timeline", words.timeline}, {"summary", words.summary},
+          {"root_cause", words.root_cause}, {"recommendation", words.recommendation}, {"changes", checks}};
 }
 
 namespace {
@@ -226,7 +227,7 @@ json to_json(const RankRow& row) {
           {"runq_ns", row.counters.runq_ns},
           {"involuntary_switches", row.counters.involuntary_switches},
           {"waits_for_straggler_ns", row.waits_for_straggler_ns},
-          {"top_chain", row.top_chain ? to_json(*row.top_chain) : json(nullptr)},
+          {"top_chain", row.top_chain ? to_json(*row.top_chain, *row.top_chain_words) : json(nullptr)},
           {"nccl", nccl}};
 }
 
@@ -306,9 +307,9 @@ json to_json(const ExplainReport& r) {
   json processes = json::array();
   for (const auto& row : r.processes) processes.push_back(to_json(row));
   json victims = json::array();
-  for (const auto& v : r.chains.victims) victims.push_back(to_json(v));
+  for (const auto& v : r.chains.victims) victims.push_back(to_json(v, r.chains));
   json chains = json::array();
-  for (const auto& c : r.chains.chains) chains.push_back(to_json(c));
+  for (size_t i = 0; i < r.chains.chains.size(); ++i) chains.push_back(to_json(r.chains.chains[i], r.chain_words[i]));
   json loaders = json::array();
   for (const auto& l : r.loaders)
     loaders.push_back({{"pid", l.pid}, {"loader", l.loader}, {"knobs", l.knobs}, {"overrides", l.overrides},

@@ -13,7 +13,7 @@ namespace ingero::reports {
 
 nlohmann::json to_json(const ChainThresholds& thresholds);
 nlohmann::json to_json(const ChainEvidence& evidence);
-nlohmann::json to_json(const CausalChain& chain);
+nlohmann::json to_json(const CausalChain& chain, const ChainWords& words);
 nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const ProcessRow& row);
 nlohmann::json to_json(const RunMetrics& metrics);

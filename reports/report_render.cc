@@ -271,7 +271,8 @@ std::vector<std::string> rank_lines(const RankAnalysis& r) {
   if (r.job) lines = job_sentences(*r.job);
   lines.push_back(straggler_sentence(r));
   for (const RankRow& row : r.ranks)
-    if (row.top_chain) lines.push_back(fmt::format("{}: change: {}", rank_name(r, row), row.top_chain->recommendation));
+    if (row.top_chain_words)
+      lines.push_back(fmt::format("{}: change: {}", rank_name(r, row), row.top_chain_words->recommendation));
   for (const NodeCores& node : r.nodes)
     for (auto& line : node_cores_sentences(r, node)) lines.push_back(std::move(line));
   return lines;
@@ -295,9 +296,10 @@ std::vector<std::string> diagnosis_lines(const ExplainReport& r) {
     lines.push_back(line + ".");
   }
   if (r.chains.chains.empty()) lines.push_back("No causal chain stood out in this run's trace.");
-  for (const auto& chain : r.chains.chains) {
-    lines.push_back(
-        fmt::format("[{}] {} — {} {}", chain.severity, chain.summary, chain.root_cause, chain.recommendation));
+  for (size_t i = 0; i < r.chains.chains.size(); ++i) {
+    const ChainWords& w = r.chain_words[i];
+    lines.push_back(fmt::format("[{}] {} — {} {}", severity_name(r.chains.chains[i].severity), w.summary, w.root_cause,
+                                w.recommendation));
   }
   return lines;
 }

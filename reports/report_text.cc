@@ -182,28 +182,30 @@ void render_ranks(const RankAnalysis& r, std::ostream& out) {
   for (const RankRow& row : r.ranks) {
     if (!row.top_chain) continue;
     fmt::print(out, "{} top cause: {}\n    change: {}\n", rank_name(r, row), top_cause_text(row),
-               row.top_chain->recommendation);
+               row.top_chain_words->recommendation);
     for (const auto& check : row.top_chain->checks) render_check(check, out);
   }
   for (const NodeCores& node : r.nodes) render_node_cores(r, node, out);
   render_nccl(r, out);
 }
 
-void render_chains(const ChainAnalysis& a, std::ostream& out) {
+void render_chains(const ChainAnalysis& a, const std::vector<ChainWords>& words, std::ostream& out) {
   heading(out, "Slow intervals and where their time went");
   if (a.victims.empty()) fmt::print(out, "none: no CUDA call in a latency tail and no input-bound waiting\n");
   for (const auto& v : a.victims) {
     fmt::print(out, "{}: {} intervals, {} ({})\n", v.op, format_count(v.count), ns_text(v.total_ns), v.selection);
     for (const auto& c : v.causes) {
-      fmt::print(out, "  {:>7}  {:>9}  {}\n", format_percent(c.share), ns_text(c.ns), c.label);
+      fmt::print(out, "  {:>7}  {:>9}  {}\n", format_percent(c.share), ns_text(c.ns), cause_share_label(c, v.op, a));
     }
   }
   heading(out, "Causal chains (ranked by the waiting each cause overlapped)");
   if (a.chains.empty()) fmt::print(out, "no causal chain: nothing in the trace explains slow intervals\n");
-  for (const auto& c : a.chains) {
-    fmt::print(out, "#{} [{}] {}\n", c.rank, c.severity, c.summary);
-    for (const auto& line : c.timeline) fmt::print(out, "    {}\n", line);
-    fmt::print(out, "    root cause: {}\n    change: {}\n", c.root_cause, c.recommendation);
+  for (size_t i = 0; i < a.chains.size(); ++i) {
+    const CausalChain& c = a.chains[i];
+    const ChainWords& w = words[i];
+    fmt::print(out, "#{} [{}] {}\n", c.rank, severity_name(c.severity), w.summary);
+    for (const auto& line : w.timeline) fmt::print(out, "    {}\n", line);
+    fmt::print(out, "    root cause: {}\n    change: {}\n", w.root_cause, w.recommendation);
     for (const auto& check : c.checks) render_check(check, out);
   }
   const auto& t = a.thresholds;
@@ -248,7 +250,7 @@ void render_text(const ExplainReport& r, std::ostream& out) {
   render_process_rows(r.roles, "Per role", out);
   render_process_rows(r.processes, "Per process", out);
   if (r.ranks) render_ranks(*r.ranks, out);
-  render_chains(r.chains, out);
+  render_chains(r.chains, r.chain_words, out);
   if (!r.notes.empty()) heading(out, "Notes");
   for (const auto& note : r.notes) fmt::print(out, "- {}\n", note);
 }

@@ -146,15 +146,12 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, const
 
 // A GPU-bound job: the few waits a loader chain explains (start-up, a rare late batch) are not what
 // limits the step, so they get no loader change.
-void demote_loader_chains(std::vector<CausalChain>& chains, const RunMetrics& m) {
+void demote_loader_chains(std::vector<CausalChain>& chains) {
   for (CausalChain& c : chains) {
     if (c.victim != "batch_wait") continue;
-    c.severity = "LOW";
+    c.severity = Severity::low;
     c.changes.clear();
-    c.recommendation = fmt::format(
-        "None for the loader: the GPU is busy {} of the training loop and the loop waits {} of the time, so a "
-        "faster loader would not shorten the step.",
-        m.gpu_util ? format_percent(*m.gpu_util) : "most", m.wait_fraction ? format_percent(*m.wait_fraction) : "little");
+    c.loader_change_withheld = true;
   }
 }
 
@@ -209,7 +206,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
     for (CausalChain& c : a.chains.chains) ++c.rank;
     a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));
   }
-  if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains, a.metrics);
+  if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains);
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
   a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});
