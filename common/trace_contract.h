@@ -139,6 +139,13 @@ inline constexpr std::string_view kObserverUnused = "unused";
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";
 
+// The recording thresholds (ns, decimal): shorter off-CPU intervals, I/O waits, run-queue waits and
+// CUDA calls are not stored as events, which a reader says when it counts from events.
+inline constexpr std::string_view kOffcpuMinNsSetting = "offcpu_min_ns";
+inline constexpr std::string_view kIowaitMinNsSetting = "iowait_min_ns";
+inline constexpr std::string_view kRunqMinNsSetting = "runq_min_ns";
+inline constexpr std::string_view kCallStreamMinNsSetting = "call_stream_min_ns";
+
 // Whether the tracer recorded which thread woke each blocked interval ("1"; "0" with
 // --no-wakeups): an attached job's waits are estimated from those wakers.
 inline constexpr std::string_view kWakersSetting = "wakers";

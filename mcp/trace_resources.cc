@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/schema_sql.h"
-#include "reports/commands.h"
+#include "reports/trace_reports.h"
 #include "reports/report_text.h"
 
 namespace ingero::mcp {

@@ -11,7 +11,7 @@
 #include "common/trace_contract.h"
 #include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
-#include "reports/commands.h"
+#include "reports/trace_reports.h"
 #include "reports/format.h"
 #include "reports/tracing_cost_text.h"
 #include "reports/report_json.h"

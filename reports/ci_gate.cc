@@ -23,14 +23,14 @@ Error bad_baseline(const std::string& path, const std::string& what) {
 }
 
 GateResult judge(const std::string& label, std::vector<double> base, std::vector<double> now, const GateRule& rule) {
-  GateResult r{label, std::move(base), std::move(now), "", std::nullopt, std::nullopt, ""};
+  GateResult r{label, std::move(base), std::move(now), GateVerdict::missing, std::nullopt, std::nullopt, ""};
   if (r.current.empty()) {
-    r.verdict = "missing";
+    r.verdict = GateVerdict::missing;
     r.reason = "no completed repeat in this run";
     return r;
   }
   if (r.baseline.empty()) {
-    r.verdict = "new";
+    r.verdict = GateVerdict::new_config;
     r.reason = fmt::format("no baseline yet; median {} over {} repeats", format_seconds(median(r.current)),
                            r.current.size());
     return r;
@@ -44,10 +44,10 @@ GateResult judge(const std::string& label, std::vector<double> base, std::vector
                   format_seconds(median(r.current)), format_seconds(median(r.baseline)), rule.confidence * 100,
                   in.low, in.high, r.test->p_value);
   r.verdict = gate_verdict(*r.slowdown, rule);
-  if (r.verdict == "regression") {
+  if (r.verdict == GateVerdict::regression) {
     r.reason = fmt::format("slower by more than {:g} % beyond noise (the whole interval above {:.3f}): {}",
                            rule.threshold * 100, 1 + rule.threshold, numbers);
-  } else if (r.verdict == "improvement") {
+  } else if (r.verdict == GateVerdict::improvement) {
     r.reason = fmt::format("faster by more than {:g} % beyond noise (the whole interval below {:.3f}): {}",
                            rule.threshold * 100, 1 / (1 + rule.threshold), numbers);
   } else {
@@ -60,12 +60,25 @@ GateResult judge(const std::string& label, std::vector<double> base, std::vector
 
 }  // namespace
 
-std::string gate_verdict(const RatioEstimate& slowdown, const GateRule& rule) {
+GateVerdict gate_verdict(const RatioEstimate& slowdown, const GateRule& rule) {
   const Interval& in = slowdown.interval;
-  if (in.low > 1 + rule.threshold) return "regression";
-  if (in.high < 1 / (1 + rule.threshold)) return "improvement";
+  if (in.low > 1 + rule.threshold) return GateVerdict::regression;
+  if (in.high < 1 / (1 + rule.threshold)) return GateVerdict::improvement;
+  return GateVerdict::unchanged;
+}
+
+const char* gate_verdict_name(GateVerdict verdict) {
+  switch (verdict) {
+    case GateVerdict::regression: return "regression";
+    case GateVerdict::improvement: return "improvement";
+    case GateVerdict::new_config: return "new";
+    case GateVerdict::missing: return "missing";
+    case GateVerdict::unchanged: break;
+  }
   return "unchanged";
 }
+
+bool fails_gate(GateVerdict verdict) { return verdict == GateVerdict::regression || verdict == GateVerdict::missing; }
 
 Result<CiBaseline> ci_baseline_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object() || doc.value("schema", "") != kBaselineSchema)
@@ -103,7 +116,7 @@ std::string machine_kind(const json& m) {
 
 bool GateReport::failed() const {
   return std::any_of(results.begin(), results.end(),
-                     [](const GateResult& r) { return r.verdict == "regression" || r.verdict == "missing"; });
+                     [](const GateResult& r) { return fails_gate(r.verdict); });
 }
 
 GateReport gate(const std::string& suite, const std::vector<std::string>& order, const CiBaseline& baseline,
@@ -124,7 +137,7 @@ GateReport gate(const std::string& suite, const std::vector<std::string>& order,
 
 std::string render_junit(const GateReport& report) {
   int failures = 0;
-  for (const auto& r : report.results) failures += r.verdict == "regression" || r.verdict == "missing";
+  for (const auto& r : report.results) failures += fails_gate(r.verdict);
   std::string xml = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n",
       render::escape_xml("ingero-bench ci: " + report.suite), report.results.size(), failures);
@@ -134,14 +147,14 @@ std::string render_junit(const GateReport& report) {
     for (double e : r.current) seconds += e;
     xml += fmt::format("  <testcase classname=\"ingero-bench.ci.{}\" name=\"{}\" time=\"{:.3f}\">", render::escape_xml(report.suite),
                        render::escape_xml(r.label), seconds);
-    if (r.verdict == "regression" || r.verdict == "missing")
+    if (fails_gate(r.verdict))
       xml += fmt::format("\n    <failure message=\"{}\">{}</failure>\n  ",
-                         render::escape_xml(r.verdict == "regression"
+                         render::escape_xml(r.verdict == GateVerdict::regression
                                         ? fmt::format("{:.3f}x slower than the baseline", r.slowdown->ratio)
                                         : std::string("not measured")),
                          render::escape_xml(r.reason));
     else
-      xml += fmt::format("\n    <system-out>{}: {}</system-out>\n  ", r.verdict, render::escape_xml(r.reason));
+      xml += fmt::format("\n    <system-out>{}: {}</system-out>\n  ", gate_verdict_name(r.verdict), render::escape_xml(r.reason));
     xml += "</testcase>\n";
   }
   return xml + "</testsuite>\n";
@@ -162,7 +175,7 @@ std::string render_markdown(const GateReport& report) {
                       r.slowdown ? fmt::format("{:.3f}x", r.slowdown->ratio) : "-",
                       r.slowdown ? fmt::format("{:.3f}-{:.3f}", r.slowdown->interval.low, r.slowdown->interval.high)
                                  : "-",
-                      r.test ? fmt::format("{:.3g}", r.test->p_value) : "-", r.verdict);
+                      r.test ? fmt::format("{:.3g}", r.test->p_value) : "-", gate_verdict_name(r.verdict));
   }
   return md;
 }

@@ -37,15 +37,26 @@ struct GateRule {
   double confidence = 0.95;  // ... with its interval wholly above 1.10
 };
 
-// "regression" when the interval's low end is above 1 + threshold, "improvement" when its high
-// end is below 1 / (1 + threshold), else "unchanged".
-std::string gate_verdict(const RatioEstimate& slowdown, const GateRule& rule);
+enum class GateVerdict {
+  unchanged,
+  regression,
+  improvement,
+  new_config,  // no baseline yet
+  missing,     // no completed repeat in this run
+};
+const char* gate_verdict_name(GateVerdict verdict);  // "regression", "new", ... as the reports print it
+// A regression, or a configuration that was not measured: the gate fails on it.
+bool fails_gate(GateVerdict verdict);
+
+// regression when the interval's low end is above 1 + threshold, improvement when its high
+// end is below 1 / (1 + threshold), else unchanged.
+GateVerdict gate_verdict(const RatioEstimate& slowdown, const GateRule& rule);
 
 struct GateResult {
   std::string label;
   std::vector<double> baseline;
   std::vector<double> current;
-  std::string verdict;  // regression | improvement | unchanged | new (no baseline) | missing (not run)
+  GateVerdict verdict = GateVerdict::missing;
   std::optional<RatioEstimate> slowdown;  // median(current) / median(baseline)
   std::optional<MannWhitney> test;
   std::string reason;  // the numbers behind the verdict, in words

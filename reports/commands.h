@@ -1,48 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The analysis commands behind `ingero-bench explain | compare | recommend`, and the
-// reports they are made of (the MCP tools and the main job's diagnosis use the same).
-// Each reads only the trace DB (no root, no GPU) and never writes it.
+// `ingero-bench explain | compare | recommend`: the reports of reports/trace_reports.h, printed
+// as text or JSON.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <ostream>
-#include <string>
 
 #include "common/result.h"
-#include "reports/compare.h"
-#include "reports/explain.h"
-#include "reports/recommend.h"
+#include "reports/trace_reports.h"
 
 namespace ingero::reports {
 
-struct ExplainOptions {
-  std::string db;
-  std::optional<int64_t> run;      // default: last run
-  bool per_process = false;
-  std::optional<double> since_s;   // only the last N seconds of the run
-  bool json = false;
-};
-// The explain report of a run, with every suggested change checked against the DB's runs.
-Result<ExplainReport> make_explain_report(const TraceFile& trace, const ExplainOptions& options);
 Status explain(const ExplainOptions& options, std::ostream& out);
-
-struct CompareOptions {
-  std::string db;
-  int64_t run_a = 0;
-  int64_t run_b = 0;
-  bool json = false;
-};
-Result<CompareReport> make_compare_report(const TraceFile& trace, int64_t run_a, int64_t run_b);
 Status compare(const CompareOptions& options, std::ostream& out);
-
-struct RecommendOptions {
-  std::string db;
-  std::optional<int64_t> sweep;         // default: the last sweep in the DB, else every run
-  std::optional<int64_t> baseline_run;  // the user's configuration; default: the sweep's, or the first loader run
-  bool json = false;
-};
-Result<RecommendReport> make_recommend_report(const TraceFile& trace, const RecommendOptions& options);
 Status recommend(const RecommendOptions& options, std::ostream& out);
 
 }  // namespace ingero::reports

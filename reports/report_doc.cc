@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
-#include "reports/commands.h"
+#include "reports/trace_reports.h"
 #include "reports/format.h"
 #include "reports/input_errors.h"
 #include "reports/run_analysis.h"

@@ -256,8 +256,9 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   } else if (run.traced) {
     notes.push_back("no events lost (every ring buffer and the writer queue delivered everything)");
   }
-  for (const char* key : {"offcpu_min_ns", "iowait_min_ns", "runq_min_ns"}) {
-    auto it = a.context.settings.find(key);
+  for (std::string_view key :
+       {contract::kOffcpuMinNsSetting, contract::kIowaitMinNsSetting, contract::kRunqMinNsSetting}) {
+    auto it = a.context.settings.find(std::string(key));
     if (it == a.context.settings.end()) continue;
     notes.push_back(fmt::format("{} = {} ns: shorter intervals are not stored as events, so they count as "
                                 "on-CPU time in the causal chains (exact totals are in the process table)",
@@ -277,9 +278,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
     notes.push_back(fmt::format("{}: {} calls counted exactly in the kernel; its percentiles are log2 bucket upper "
                                 "bounds over the whole run (only calls of at least {} ns were stored one by one)",
                                 row.function, format_count(row.calls),
-                                a.context.settings.count("call_stream_min_ns")
-                                    ? a.context.settings.at("call_stream_min_ns")
-                                    : std::string("?")));
+                                a.context.setting(contract::kCallStreamMinNsSetting).value_or("?")));
   }
   const bool has_workers = std::any_of(a.context.threads.begin(), a.context.threads.end(),
                                        [](const ThreadRecord& t) { return t.role == contract::kRoleWorker; });

@@ -658,15 +658,15 @@ std::vector<TraceLoss> BpfTracer::collect_losses() const {
 
 std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
   return {
-      {"offcpu_min_ns", std::to_string(opts_.offcpu_min_ns)},
-      {"iowait_min_ns", std::to_string(opts_.iowait_min_ns)},
-      {"runq_min_ns", std::to_string(opts_.runq_min_ns)},
+      {std::string(contract::kOffcpuMinNsSetting), std::to_string(opts_.offcpu_min_ns)},
+      {std::string(contract::kIowaitMinNsSetting), std::to_string(opts_.iowait_min_ns)},
+      {std::string(contract::kRunqMinNsSetting), std::to_string(opts_.runq_min_ns)},
       {"ringbuf_bytes", std::to_string(opts_.ringbuf_bytes)},
       {"queue_capacity", std::to_string(opts_.queue_capacity)},
       {"system_wide", opts_.system_wide ? "1" : "0"},
       {"cuda_discovery", opts_.library_paths.empty() ? "maps" : "explicit"},
       {"cuda_detail", std::string(cuda_detail_name(opts_.cuda_detail))},
-      {"call_stream_min_ns", std::to_string(opts_.call_stream_min_ns)},
+      {std::string(contract::kCallStreamMinNsSetting), std::to_string(opts_.call_stream_min_ns)},
       {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
       {"mem_burst_min_ns", std::to_string(opts_.mem_burst_min_ns)},
       {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},

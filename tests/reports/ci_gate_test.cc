@@ -20,17 +20,17 @@ RatioEstimate ratio(double value, double low, double high) {
 
 TEST(CiGateRule, ASlowdownWithinTheThresholdAtItsLowEndIsUnchanged) {
   const GateRule rule{0.10, 0.95};
-  EXPECT_EQ(gate_verdict(ratio(1.115, 1.045, 1.141), rule), "unchanged");  // the false failure
-  EXPECT_EQ(gate_verdict(ratio(1.30, 1.09, 1.40), rule), "unchanged");     // could be 9 %: not shown beyond 10 %
-  EXPECT_EQ(gate_verdict(ratio(1.25, 1.12, 1.38), rule), "regression");    // at least 12 % slower
-  EXPECT_EQ(gate_verdict(ratio(4.0, 3.6, 4.4), GateRule{1.0, 0.95}), "regression");
-  EXPECT_EQ(gate_verdict(ratio(1.9, 1.5, 2.3), GateRule{1.0, 0.95}), "unchanged");
+  EXPECT_EQ(gate_verdict(ratio(1.115, 1.045, 1.141), rule), GateVerdict::unchanged);  // the false failure
+  EXPECT_EQ(gate_verdict(ratio(1.30, 1.09, 1.40), rule), GateVerdict::unchanged);     // could be 9 %: not shown beyond 10 %
+  EXPECT_EQ(gate_verdict(ratio(1.25, 1.12, 1.38), rule), GateVerdict::regression);    // at least 12 % slower
+  EXPECT_EQ(gate_verdict(ratio(4.0, 3.6, 4.4), GateRule{1.0, 0.95}), GateVerdict::regression);
+  EXPECT_EQ(gate_verdict(ratio(1.9, 1.5, 2.3), GateRule{1.0, 0.95}), GateVerdict::unchanged);
 }
 
 TEST(CiGateRule, AnImprovementNeedsTheWholeIntervalBelowTheMirroredThreshold) {
   const GateRule rule{0.10, 0.95};
-  EXPECT_EQ(gate_verdict(ratio(0.88, 0.85, 0.95), rule), "unchanged");  // 0.95 > 1 / 1.1
-  EXPECT_EQ(gate_verdict(ratio(0.80, 0.75, 0.90), rule), "improvement");
+  EXPECT_EQ(gate_verdict(ratio(0.88, 0.85, 0.95), rule), GateVerdict::unchanged);  // 0.95 > 1 / 1.1
+  EXPECT_EQ(gate_verdict(ratio(0.80, 0.75, 0.90), rule), GateVerdict::improvement);
 }
 
 TEST(CiGateRule, TheSummarySaysTheRule) {
