@@ -259,13 +259,12 @@ ToolSpec trace_stats_tool(Trace trace) {
         if (!report) return report.error();
         auto losses = recorded_losses(*trace, report->run.run_id, report->metrics.events_lost);
         if (!losses) return losses.error();
-        const json doc = reports::to_json(*report);
-        return ToolAnswer{json{{"run", doc["run"]},
-                               {"metrics", doc["metrics"]},
-                               {"calls", doc["call_latency"]},
+        return ToolAnswer{json{{"run", reports::to_json(report->run)},
+                               {"metrics", reports::to_json(report->metrics)},
+                               {"calls", reports::to_json(report->calls)},
                                {"losses", *losses},
-                               {"tracing_cost", doc["tracing_cost"]},
-                               {"notes", doc["notes"]}},
+                               {"tracing_cost", reports::to_json(report->tracing_cost)},
+                               {"notes", report->notes}},
                           stats_text(*report, *losses)};
       });
 }
@@ -317,25 +316,25 @@ ToolSpec causal_chains_tool(Trace trace) {
         const auto top_n = static_cast<size_t>(optional_integer(args, "top_n").value_or(kChainsDefault));
         // The schema's enum admits only the three names, so the lowest is a safe fallback.
         const auto floor = reports::parse_severity(args.value("min_severity", "LOW")).value_or(reports::Severity::low);
-        const json doc = reports::to_json(*report);
         json chains = json::array();
         std::string text = fmt::format("{}: {}\n", run_name(report->run), verdict_text(report->metrics));
         const auto& all = report->chains.chains;
         for (size_t i = 0; i < all.size() && chains.size() < top_n; ++i) {
           if (all[i].severity < floor) continue;
-          chains.push_back(doc["causal_chains"][i]);
+          chains.push_back(reports::to_json(all[i], report->chain_words[i]));
           text += chain_text(all[i], report->chain_words[i]);
         }
         text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
                             args.value("min_severity", "LOW"), top_n);
-        return ToolAnswer{json{{"run", doc["run"]},
-                               {"verdict", doc["metrics"]["verdict"]},
-                               {"wait_fraction", doc["metrics"]["wait_fraction"]},
+        const reports::RunMetrics& m = report->metrics;
+        return ToolAnswer{json{{"run", reports::to_json(report->run)},
+                               {"verdict", reports::input_bound_name(m.verdict)},
+                               {"wait_fraction", m.wait_fraction ? json(*m.wait_fraction) : json(nullptr)},
                                {"chains_total", all.size()},
                                {"chains", chains},
-                               {"slow_intervals", doc["slow_intervals"]},
-                               {"thresholds", doc["chain_thresholds"]},
-                               {"notes", doc["notes"]}},
+                               {"slow_intervals", reports::slow_intervals_json(report->chains)},
+                               {"thresholds", reports::to_json(report->chains.thresholds)},
+                               {"notes", report->notes}},
                           text};
       });
 }

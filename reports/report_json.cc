@@ -299,15 +299,25 @@ json to_json(const TracingCost& c) {
           {"lines", tracing_cost_lines(c)}};
 }
 
+json to_json(const std::vector<CallLatencyRow>& rows) {
+  json out = json::array();
+  for (const auto& row : rows) out.push_back(to_json(row));
+  return out;
+}
+
+json slow_intervals_json(const ChainAnalysis& analysis) {
+  json out = json::array();
+  for (const auto& v : analysis.victims) out.push_back(to_json(v, analysis));
+  return out;
+}
+
 json to_json(const ExplainReport& r) {
-  json calls = json::array();
-  for (const auto& row : r.calls) calls.push_back(to_json(row));
+  const json calls = to_json(r.calls);
   json roles = json::array();
   for (const auto& row : r.roles) roles.push_back(to_json(row));
   json processes = json::array();
   for (const auto& row : r.processes) processes.push_back(to_json(row));
-  json victims = json::array();
-  for (const auto& v : r.chains.victims) victims.push_back(to_json(v, r.chains));
+  const json victims = slow_intervals_json(r.chains);
   json chains = json::array();
   for (size_t i = 0; i < r.chains.chains.size(); ++i) chains.push_back(to_json(r.chains.chains[i], r.chain_words[i]));
   json loaders = json::array();

@@ -15,6 +15,8 @@ nlohmann::json to_json(const ChainThresholds& thresholds);
 nlohmann::json to_json(const ChainEvidence& evidence);
 nlohmann::json to_json(const CausalChain& chain, const ChainWords& words);
 nlohmann::json to_json(const CallLatencyRow& row);
+nlohmann::json to_json(const std::vector<CallLatencyRow>& rows);
+nlohmann::json slow_intervals_json(const ChainAnalysis& analysis);  // explain's "slow_intervals"
 nlohmann::json to_json(const ProcessRow& row);
 nlohmann::json to_json(const RunMetrics& metrics);
 nlohmann::json to_json(const RunHeader& header);
