@@ -37,9 +37,14 @@ json bounded_integer(const std::string& description, int64_t minimum, std::optio
   return schema;
 }
 
-json run_id_schema(const std::string& description = "run id, as list_runs gives it") {
-  return bounded_integer(description, 1);
-}
+// Row ids are 64-bit, but a JSON number past 2^53 is no longer an exact integer (to a client, or to
+// a parser that reads 99999999999999999999 as a double, which then wrapped to a negative id): ids
+// stop at the largest exact one.
+constexpr int64_t kMaxExactJsonInteger = (int64_t{1} << 53) - 1;
+
+json id_schema(const std::string& description) { return bounded_integer(description, 1, kMaxExactJsonInteger); }
+
+json run_id_schema(const std::string& description = "run id, as list_runs gives it") { return id_schema(description); }
 
 std::optional<int64_t> optional_integer(const json& args, const char* key) {
   const auto it = args.find(key);
@@ -404,7 +409,7 @@ ToolSpec recommendation_tool(Trace trace) {
       "From the measured configurations (a sweep's, by default the last sweep's, else every run's): the one to use, "
       "its speed-up over the baseline with an interval, whether interleaved re-runs verified it, the configurations "
       "within noise of it, and the baseline's causal chains as evidence (`ingero-bench recommend --json`).",
-      s::arguments({{"sweep", bounded_integer("sweep id (default: the last sweep; every run when the DB has none)", 1)},
+      s::arguments({{"sweep", id_schema("sweep id (default: the last sweep; every run when the DB has none)")},
                     {"baseline_run", run_id_schema("the run whose configuration is the baseline (default: the "
                                                    "sweep's, else the first loader run)")}}),
       s::recommend_report(),

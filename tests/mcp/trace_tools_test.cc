@@ -319,6 +319,25 @@ TEST_F(McpTraceToolsTest, WrongArgumentTypesAreInvalidParams) {
   EXPECT_EQ(response["error"]["code"], rpc_code::kInvalidParams);
 }
 
+TEST_F(McpTraceToolsTest, AnIdBeyondAnExactJsonIntegerIsInvalidParamsNotAnotherRun) {
+  // Written as text: 99999999999999999999 does not fit 64 bits and is read as a double, which once
+  // became a negative run id.
+  for (const std::string id : {"99999999999999999999", "9223372036854775808", "9007199254740993", "1e300"}) {
+    for (const std::string tool : {"get_trace_stats", "get_causal_chains"}) {
+      const std::string line = R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" + tool +
+                               R"(","arguments":{"run":)" + id + "}}}";
+      auto response = server_->handle(line);
+      ASSERT_TRUE(response.has_value()) << id;
+      EXPECT_EQ((*response)["error"]["code"], rpc_code::kInvalidParams) << id << ": " << response->dump();
+      EXPECT_NE(response->dump().find("must be <= 9007199254740991"), std::string::npos) << response->dump();
+    }
+  }
+  const std::string sweep = R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_recommendation",)"
+                            R"("arguments":{"sweep":99999999999999999999}}})";
+  EXPECT_EQ((*server_->handle(sweep))["error"]["code"], rpc_code::kInvalidParams);
+  EXPECT_FALSE(call("get_trace_stats", {{"run", 1}}).value("isError", true));  // a real id still answers
+}
+
 TEST_F(McpTraceToolsTest, SqlSelectsAndCapsRows) {
   const json runs = structured("run_sql", {{"query", "SELECT run_id, label FROM runs ORDER BY run_id"}});
   EXPECT_EQ(runs["columns"], (json{"run_id", "label"}));
