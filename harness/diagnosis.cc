@@ -10,14 +10,6 @@ namespace ingero::harness {
 
 namespace {
 
-std::string check_line(const reports::ChangeCheck& check) {
-  const std::string change = fmt::format("{}={}", check.change.knob, check.change.value);
-  if (check.run_id && check.this_median_s && check.other_median_s)
-    return fmt::format("{}: measured by run {} ({} vs {} per epoch)", change, *check.run_id,
-                       reports::format_seconds(*check.other_median_s), reports::format_seconds(*check.this_median_s));
-  return fmt::format("{}: unmeasured; measure it with: {}", change, check.command);
-}
-
 void diagnose_run(const reports::TraceFile& trace, int64_t run_id, std::ostream& out) {
   auto report = reports::make_explain_report(trace, {trace.path(), run_id, false, std::nullopt, false});
   if (!report) {
@@ -32,7 +24,7 @@ void diagnose_run(const reports::TraceFile& trace, int64_t run_id, std::ostream&
   if (report->chains.chains.empty()) return;
   const auto& top = report->chains.chains.front();
   out << fmt::format("  [{}] {}\n", reports::severity_name(top.severity), report->chain_words.front().summary);
-  for (const auto& check : top.checks) out << "  " << check_line(check) << "\n";
+  for (const auto& check : top.checks) out << "  " << reports::change_check_text(check) << "\n";
 }
 
 }  // namespace

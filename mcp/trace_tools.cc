@@ -276,23 +276,11 @@ ToolSpec trace_stats_tool(Trace trace) {
 
 // ---- get_causal_chains
 
-std::string change_line(const reports::ChangeCheck& check) {
-  if (!check.run_id)
-    return fmt::format("    {}={}: unmeasured (no run of this DB differs by it alone); measure it with: {}\n",
-                       check.change.knob, check.change.value, check.command);
-  std::string line = fmt::format("    {}={}: measured by run {} '{}'", check.change.knob, check.change.value,
-                                 *check.run_id, check.label);
-  if (check.other_median_s && check.this_median_s)
-    line += fmt::format(": epoch median {} vs {} here", reports::format_seconds(*check.other_median_s),
-                        reports::format_seconds(*check.this_median_s));
-  return line + "\n";
-}
-
 std::string chain_text(const reports::CausalChain& chain, const reports::ChainWords& words) {
   std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank,
                                  reports::severity_name(chain.severity), words.summary, words.root_cause,
                                  words.recommendation);
-  for (const auto& check : chain.checks) text += change_line(check);
+  for (const auto& check : chain.checks) text += "    " + reports::change_check_text(check) + "\n";
   return text;
 }
 

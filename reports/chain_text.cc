@@ -404,6 +404,18 @@ std::vector<ChainWords> describe_chains(const ChainAnalysis& analysis, const Run
   return out;
 }
 
+std::string change_check_text(const ChangeCheck& check) {
+  const std::string change = fmt::format("{}={}", check.change.knob, check.change.value);
+  if (!check.run_id)
+    return fmt::format("{}: unmeasured (no run of this DB differs by it alone); measure it with: {}", change,
+                       check.command);
+  std::string text = fmt::format("{}: measured by run {} '{}'", change, *check.run_id, check.label);
+  if (check.this_median_s && check.other_median_s)
+    text += fmt::format(": {} per epoch vs {} here ({} this run's time)", format_seconds(*check.other_median_s),
+                        format_seconds(*check.this_median_s), format_ratio(*check.other_median_s / *check.this_median_s));
+  return text;
+}
+
 std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis) {
   return cause_label(share.cause, victim_op, victim_op == "batch_wait", !analysis.producers.empty());
 }

@@ -28,6 +28,10 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 // The label of one cause of a victim's slow intervals (VictimSummary::causes).
 std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis);
 
+// One sentence for a suggested change and what the DB says of it: the run that measured it
+// (with both epoch medians when known), or the command that measures it.
+std::string change_check_text(const ChangeCheck& check);
+
 // A chain's words: a slow interval's chain, or a host-bound job's (host_bound_chain).
 ChainWords describe_chain(const CausalChain& chain, const ChainContext& context);
 // Every chain of an analysis, in its order.

@@ -123,17 +123,7 @@ void render_process_rows(const std::vector<ProcessRow>& rows, const std::string&
   fmt::print(out, "(off-CPU and run-queue quantiles are log2 bucket bounds, from the kernel histograms)\n");
 }
 
-void render_check(const ChangeCheck& check, std::ostream& out) {
-  if (check.run_id && check.this_median_s && check.other_median_s) {
-    fmt::print(out, "    measured: {}={} is run {} ({}): {} per epoch vs {} here ({} this run's time)\n",
-               check.change.knob, check.change.value, *check.run_id, check.label,
-               format_seconds(*check.other_median_s), format_seconds(*check.this_median_s),
-               format_ratio(*check.other_median_s / *check.this_median_s));
-  } else if (!check.run_id) {
-    fmt::print(out, "    unmeasured: {}={} — measure it with: {}\n", check.change.knob, check.change.value,
-               check.command);
-  }
-}
+void render_check(const ChangeCheck& check, std::ostream& out) { fmt::print(out, "    {}\n", change_check_text(check)); }
 
 void render_job(const Job& job, std::ostream& out) {
   const auto lines = job_sentences(job);

@@ -405,4 +405,15 @@ TEST(ExplainCommand, RendersJsonAndText) {
 }
 
 }  // namespace
+TEST(ChainText, AChangeCheckSaysWhichRunMeasuredItOrTheCommandThatWould) {
+  ChangeCheck unmeasured{{"num_workers", "4"}, std::nullopt, "", std::nullopt, std::nullopt, "ingero-bench --x"};
+  EXPECT_EQ(change_check_text(unmeasured),
+            "num_workers=4: unmeasured (no run of this DB differs by it alone); measure it with: ingero-bench --x");
+  ChangeCheck measured{{"num_workers", "4"}, 7, "loader w4", 2.0, 1.0, ""};
+  EXPECT_EQ(change_check_text(measured),
+            "num_workers=4: measured by run 7 'loader w4': 1.00 s per epoch vs 2.00 s here (0.5× this run's time)");
+  measured.this_median_s.reset();  // a run without epochs still names itself, never "unmeasured"
+  EXPECT_EQ(change_check_text(measured), "num_workers=4: measured by run 7 'loader w4'");
+}
+
 }  // namespace ingero::reports::testing
