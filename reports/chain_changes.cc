@@ -53,66 +53,47 @@ void suggest_io_changes(std::vector<Change>& changes, const ChainContext& in, co
   if (cfg.page_cache == "cold") suggest(changes, "page_cache", "warm");
 }
 
-// A user's job: the DataLoader knobs the observer saw, changed toward what the evidence asks.
-std::vector<Change> user_job_changes(const CausalChain& chain, const ChainContext& in,
-                                     const RunConfigSummary& cfg) {
-  std::vector<Change> changes;
+// The main loop or its producers busy on the CPU: a user's job gets DataLoader knobs (more workers
+// toward what would keep up, a gather per batch for large batches); our workloads their modes.
+void on_cpu_changes(std::vector<Change>& changes, const CausalChain& chain, const ChainContext& in,
+                    const RunConfigSummary& cfg, bool uses_workers) {
   const int budget = worker_budget(in);
+  const int workers = cfg.num_workers;
   const bool wait = chain.victim == "batch_wait";
-  const bool large_batches = cfg.batch_size && *cfg.batch_size >= kLargeBatch;
-  switch (chain.cause.kind) {
-    case CauseKind::on_cpu:
-      if (chain.cause.producer && chain.cause.role == "pin") {
-        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      } else if (wait && (chain.cause.producer || cfg.num_workers == 0)) {
-        if (large_batches) suggest(changes, "sampling", "batched");
-        const int target = workers_to_remove_waits(in.metrics.wait_fraction.value_or(0.5), cfg.num_workers, budget);
-        if (target > cfg.num_workers) suggest(changes, "num_workers", std::to_string(target));
-        if (cfg.num_workers > 0 && !cfg.persistent_workers) suggest(changes, "persistent_workers", "on");
-      }
-      break;
-    case CauseKind::cpu_wait:
-      if (cfg.num_workers > budget) suggest(changes, "num_workers", std::to_string(budget));
-      break;
-    case CauseKind::pinned_alloc:
-      if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      break;
-    case CauseKind::startup:
-      if (!cfg.persistent_workers && cfg.num_workers > 0) suggest(changes, "persistent_workers", "on");
-      break;
-    case CauseKind::io_wait:
-      if (wait) suggest_io_changes(changes, in, cfg, true);
-      break;
-    default:
-      break;
+  if (chain.cause.producer && chain.cause.role == "pin") {
+    if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
+  } else if (users_job(in)) {
+    if (!wait || !(chain.cause.producer || workers == 0)) return;
+    if (cfg.batch_size && *cfg.batch_size >= kLargeBatch) suggest(changes, "sampling", "batched");
+    const int target = workers_to_remove_waits(in.metrics.wait_fraction.value_or(0.5), workers, budget);
+    if (target > workers) suggest(changes, "num_workers", std::to_string(target));
+    if (workers > 0 && !cfg.persistent_workers) suggest(changes, "persistent_workers", "on");
+  } else if (wait) {
+    if (cfg.mode == "loader" && cfg.storage == "memory") suggest(changes, "mode", "loader-batched");
+    if (uses_workers && workers < budget)
+      suggest(changes, "num_workers", std::to_string(std::min(budget, std::max(1, 2 * workers))));
+  } else if (is_copy_op(chain.victim) && !cfg.pin_memory && uses_workers) {
+    suggest(changes, "pin_memory", "on");
   }
-  return changes;
 }
 
 }  // namespace
 
 // The knobs the advice names, relative to the analysed run's configuration; none where
 // the advice is not a configuration change (or the run has no workload configuration).
+// A user's job is a DataLoader (it can always take workers); our workloads say by their mode.
 std::vector<Change> suggested_changes(const CausalChain& chain, const ChainContext& in) {
   std::vector<Change> changes;
   const RunConfigSummary cfg = effective_config(in.context);
   if (cfg.mode.empty()) return changes;
-  if (users_job(in)) return user_job_changes(chain, in, cfg);
+  const auto* mode = contract::find_mode(cfg.mode);
+  const bool uses_workers = users_job(in) || (mode && mode->uses_workers);
   const int workers = cfg.num_workers;
   const int budget = worker_budget(in);
-  const bool loader = cfg.mode == "loader";
-  const bool uses_workers = contract::find_mode(cfg.mode) && contract::find_mode(cfg.mode)->uses_workers;
   const bool wait = chain.victim == "batch_wait";
   switch (chain.cause.kind) {
     case CauseKind::on_cpu:
-      if (chain.cause.producer && chain.cause.role == "pin") {
-        if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
-      } else if (wait) {
-        if (loader && cfg.storage == "memory") suggest(changes, "mode", "loader-batched");
-        if (uses_workers && workers < budget) suggest(changes, "num_workers", std::to_string(std::min(budget, std::max(1, 2 * workers))));
-      } else if (is_copy_op(chain.victim) && !cfg.pin_memory && uses_workers) {
-        suggest(changes, "pin_memory", "on");
-      }
+      on_cpu_changes(changes, chain, in, cfg, uses_workers);
       break;
     case CauseKind::cpu_wait:
       if (uses_workers && workers > budget) suggest(changes, "num_workers", std::to_string(budget));
