@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mcp/tool_schemas.h"
 
+#include "reports/report_json.h"
+
 namespace ingero::mcp::schemas {
 namespace {
-
-json typed(const char* type, const std::string& description) {
-  json schema{{"type", type}};
-  if (!description.empty()) schema["description"] = description;
-  return schema;
-}
 
 json latency_stats(const std::string& description) {
   return object({{"count", integer("timed calls or events")},
@@ -70,53 +66,6 @@ json recommend_entry(const std::string& description) {
 }
 
 }  // namespace
-
-json integer(const std::string& description) { return typed("integer", description); }
-json number(const std::string& description) { return typed("number", description); }
-json string(const std::string& description) { return typed("string", description); }
-json boolean(const std::string& description) { return typed("boolean", description); }
-
-json any(const std::string& description) { return json{{"description", description}}; }
-
-json string_enum(const std::vector<std::string>& values, const std::string& description) {
-  json schema = typed("string", description);
-  schema["enum"] = values;
-  return schema;
-}
-
-json nullable(json schema) {
-  schema["type"] = json::array({schema["type"], "null"});
-  return schema;
-}
-
-json array_of(json items, const std::string& description) {
-  json schema = typed("array", description);
-  schema["items"] = std::move(items);
-  return schema;
-}
-
-json object(const Properties& properties, const std::string& description) {
-  json schema = typed("object", description);
-  schema["properties"] = json::object();
-  schema["required"] = json::array();
-  for (const auto& [name, property] : properties) {
-    schema["properties"][name] = property;
-    schema["required"].push_back(name);
-  }
-  return schema;
-}
-
-json with_optional(json object_schema, const Properties& properties) {
-  for (const auto& [name, property] : properties) object_schema["properties"][name] = property;
-  return object_schema;
-}
-
-json arguments(const Properties& properties, const std::vector<std::string>& required) {
-  json schema = object(properties);
-  schema["required"] = required;
-  schema["additionalProperties"] = false;
-  return schema;
-}
 
 json run_header() {
   return object({{"run_id", integer()},
@@ -252,45 +201,7 @@ json process_row() {
   return object(properties, "one process or role: exact scheduler, memory and I/O counters");
 }
 
-json causal_chain() {
-  const json change = with_optional(
-      object({{"knob", string("mode | num_workers | prefetch_factor | pin_memory | persistent_workers")},
-              {"value", string()},
-              {"measured", boolean("true: a run of this DB differs by this change alone (run_id, medians); "
-                                   "false: unmeasured, `command` measures it")}},
-             "a configuration change the chain suggests, checked against the DB's runs"),
-      {{"run_id", integer("the run that measured the change")},
-       {"label", string()},
-       {"this_median_s", nullable(number("the analysed run's epoch median"))},
-       {"other_median_s", nullable(number("the changed configuration's epoch median"))},
-       {"command", string("the command that measures both side by side")}});
-  return object(
-      {{"rank", integer()},
-       {"severity", string_enum({"HIGH", "MEDIUM", "LOW"})},
-       {"victim", string("the slow op: a CUDA function or batch_wait")},
-       {"victim_role", string()},
-       {"cause", string("role.kind, e.g. worker.on_cpu, main.cpu_wait")},
-       {"cause_label", string()},
-       {"calls_explained", integer()},
-       {"victim_calls", integer("slow intervals of that op")},
-       {"lost_ns", integer("time the cause overlapped the slow intervals: an upper bound on the saving")},
-       {"victim_ns", integer()},
-       {"share_of_victim", number()},
-       {"share_of_window", number()},
-       {"evidence", object({{"threads", integer()},
-                            {"context_switches", integer()},
-                            {"offcpu_overlap_ns", integer()},
-                            {"page_faults", integer()},
-                            {"forks", integer()},
-                            {"io_wait_ns", integer("on those threads, in the slow intervals: slept in I/O wait")},
-                            {"read_bytes", integer("block I/O completed for them in those intervals")}})},
-       {"timeline", array_of(string())},
-       {"summary", string()},
-       {"root_cause", string()},
-       {"recommendation", string()},
-       {"changes", array_of(change)}},
-      "slow intervals of one op and the cause that overlapped them");
-}
+json causal_chain() { return reports::causal_chain_schema(); }
 
 json slow_interval_summary() {
   return object({{"op", string()},
@@ -303,15 +214,7 @@ json slow_interval_summary() {
                                              {"share", number()}}))}});
 }
 
-json chain_thresholds() {
-  return object({{"slow_vs_p50", number()},
-                 {"slow_min_ns", integer()},
-                 {"explains_share", number()},
-                 {"min_chain_share", number()},
-                 {"high_share_of_window", number()},
-                 {"medium_share_of_window", number()}},
-                "the stated thresholds of the chain analysis");
-}
+json chain_thresholds() { return reports::chain_thresholds_schema(); }
 
 json compare_report() {
   return object(

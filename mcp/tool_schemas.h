@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// JSON Schemas of the trace tools: a few builders, and the shapes of the report JSON
+// JSON Schemas of the trace tools: the builders of common/json_schema.h, and the shapes of the report JSON
 // (reports/report_json.h) that the tools return. Clients validate structuredContent
 // against these (the TypeScript SDK with Ajv), so every field says whether it can be null.
 #pragma once
@@ -10,25 +10,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_schema.h"
+
 namespace ingero::mcp::schemas {
 
 using nlohmann::json;
-using Properties = std::vector<std::pair<std::string, json>>;
-
-json integer(const std::string& description = {});
-json number(const std::string& description = {});
-json string(const std::string& description = {});
-json boolean(const std::string& description = {});
-json any(const std::string& description);  // any JSON value (e.g. a stored configuration)
-json string_enum(const std::vector<std::string>& values, const std::string& description = {});
-json nullable(json schema);  // the same, or null
-json array_of(json items, const std::string& description = {});
-// An output object: every property listed is required; more may be added later.
-json object(const Properties& properties, const std::string& description = {});
-// The object schema with more properties that are present only sometimes.
-json with_optional(json object_schema, const Properties& properties);
-// A tool's arguments: only those listed, `required` of them required.
-json arguments(const Properties& properties, const std::vector<std::string>& required = {});
+using json_schema::Properties;
+using json_schema::any;
+using json_schema::array_of;
+using json_schema::arguments;
+using json_schema::boolean;
+using json_schema::integer;
+using json_schema::nullable;
+using json_schema::number;
+using json_schema::object;
+using json_schema::string;
+using json_schema::string_enum;
+using json_schema::with_optional;
 
 // Report pieces, as report_json.cc writes them.
 json run_header();
@@ -36,9 +34,9 @@ json metrics();
 json call_row();
 json tracing_cost();  // as report_json.cc writes it
 json process_row();
-json causal_chain();
+json causal_chain();       // reports::causal_chain_schema(): from the fields its writer uses
 json slow_interval_summary();
-json chain_thresholds();
+json chain_thresholds();   // reports::chain_thresholds_schema(), likewise
 json compare_report();
 json recommend_report();
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/json_shape.h"
+
 #include "reports/tracing_cost_text.h"
 
 namespace ingero::reports {
@@ -157,18 +159,34 @@ json contract_entry(const ConfigResult& c, const std::vector<int64_t>& verify_ru
           {"interval", to_json(c.interval)}};
 }
 
-json to_json(const ChangeCheck& c) {
-  json entry = {{"knob", c.change.knob}, {"value", c.change.value}, {"measured", c.run_id.has_value()}};
-  if (c.run_id) {
-    entry["run_id"] = *c.run_id;
-    entry["label"] = c.label;
-    entry["this_median_s"] = optional_json(c.this_median_s);
-    entry["other_median_s"] = optional_json(c.other_median_s);
-  } else {
-    entry["command"] = c.command;
-  }
-  return entry;
+const JsonShape<ChangeCheck>& change_check_shape() {
+  using namespace json_schema;
+  // The fields of a measured change, and of an unmeasured one.
+  const auto measured_only = [](auto read) {
+    return [read](const ChangeCheck& c) { return c.run_id ? json(read(c)) : absent(); };
+  };
+  static const JsonShape<ChangeCheck> shape(
+      "a configuration change the chain suggests, checked against the DB's runs",
+      {{"knob", string("mode | num_workers | prefetch_factor | pin_memory | persistent_workers | sampling | storage | "
+                       "page_cache"),
+        [](const ChangeCheck& c) { return json(c.change.knob); }},
+       {"value", string(), [](const ChangeCheck& c) { return json(c.change.value); }},
+       {"measured", boolean("true: a run of this DB differs by this change alone (run_id, medians); false: unmeasured, "
+                            "`command` measures it"),
+        [](const ChangeCheck& c) { return json(c.run_id.has_value()); }},
+       {"run_id", integer("the run that measured the change"), measured_only([](const ChangeCheck& c) { return *c.run_id; }),
+        true},
+       {"label", string(), measured_only([](const ChangeCheck& c) { return c.label; }), true},
+       {"this_median_s", nullable(number("the analysed run's epoch median")),
+        measured_only([](const ChangeCheck& c) { return optional_json(c.this_median_s); }), true},
+       {"other_median_s", nullable(number("the changed configuration's epoch median")),
+        measured_only([](const ChangeCheck& c) { return optional_json(c.other_median_s); }), true},
+       {"command", string("the command that measures both side by side"),
+        [](const ChangeCheck& c) { return c.run_id ? absent() : json(c.command); }, true}});
+  return shape;
 }
+
+json to_json(const ChangeCheck& c) { return change_check_shape().write(c); }
 
 std::string share_rule(double share) {
   return fmt::format("overlapped time ≥ {:g} % of the analysed wall time", share * 100.0);
@@ -176,34 +194,95 @@ std::string share_rule(double share) {
 
 }  // namespace
 
-json to_json(const ChainThresholds& t) {
-  return {{"slow_call", "duration ≥ max(p99, slow_vs_p50 × p50, slow_min_ns)"},
-          {"slow_vs_p50", t.slow_vs_p50},
-          {"slow_min_ns", t.slow_min_ns},
-          {"explains_share", t.explains_share},
-          {"min_chain_share", t.min_chain_share},
-          {"severity", {{"HIGH", share_rule(t.high_share_of_window)}, {"MEDIUM", share_rule(t.medium_share_of_window)},
-                        {"LOW", "below MEDIUM"}}},
-          {"high_share_of_window", t.high_share_of_window},
-          {"medium_share_of_window", t.medium_share_of_window}};
+namespace {
+
+const JsonShape<ChainThresholds>& thresholds_shape() {
+  using namespace json_schema;
+  static const JsonShape<ChainThresholds> shape(
+      "the stated thresholds of the chain analysis",
+      {{"slow_call", string("the rule for a slow call, in words"),
+        [](const ChainThresholds&) { return json("duration ≥ max(p99, slow_vs_p50 × p50, slow_min_ns)"); }},
+       {"slow_vs_p50", number(), [](const ChainThresholds& t) { return json(t.slow_vs_p50); }},
+       {"slow_min_ns", integer(), [](const ChainThresholds& t) { return json(t.slow_min_ns); }},
+       {"explains_share", number(), [](const ChainThresholds& t) { return json(t.explains_share); }},
+       {"min_chain_share", number(), [](const ChainThresholds& t) { return json(t.min_chain_share); }},
+       {"severity", object({{"HIGH", string()}, {"MEDIUM", string()}, {"LOW", string()}}, "each severity's rule, in words"),
+        [](const ChainThresholds& t) {
+          return json{{severity_name(Severity::high), share_rule(t.high_share_of_window)},
+                      {severity_name(Severity::medium), share_rule(t.medium_share_of_window)},
+                      {severity_name(Severity::low), "below MEDIUM"}};
+        }},
+       {"high_share_of_window", number(), [](const ChainThresholds& t) { return json(t.high_share_of_window); }},
+       {"medium_share_of_window", number(), [](const ChainThresholds& t) { return json(t.medium_share_of_window); }}});
+  return shape;
 }
 
-json to_json(const ChainEvidence& e) {
-  return {{"threads", e.threads}, {"context_switches", e.context_switches},
-          {"offcpu_overlap_ns", e.offcpu_overlap_ns}, {"page_faults", e.page_faults}, {"forks", e.forks},
-          {"io_wait_ns", e.io_wait_ns}, {"read_bytes", e.read_bytes}};
+}  // namespace
+
+json to_json(const ChainThresholds& t) { return thresholds_shape().write(t); }
+
+namespace {
+
+const JsonShape<ChainEvidence>& evidence_shape() {
+  using namespace json_schema;
+  static const JsonShape<ChainEvidence> shape(
+      "", {{"threads", integer(), [](const ChainEvidence& e) { return json(e.threads); }},
+           {"context_switches", integer(), [](const ChainEvidence& e) { return json(e.context_switches); }},
+           {"offcpu_overlap_ns", integer(), [](const ChainEvidence& e) { return json(e.offcpu_overlap_ns); }},
+           {"page_faults", integer(), [](const ChainEvidence& e) { return json(e.page_faults); }},
+           {"forks", integer(), [](const ChainEvidence& e) { return json(e.forks); }},
+           {"io_wait_ns", integer("on those threads, in the slow intervals: slept in I/O wait"),
+            [](const ChainEvidence& e) { return json(e.io_wait_ns); }},
+           {"read_bytes", integer("block I/O completed for them in those intervals"),
+            [](const ChainEvidence& e) { return json(e.read_bytes); }}});
+  return shape;
 }
 
-json to_json(const CausalChain& c, const ChainWords& words) {
-  json checks = json::array();
-  for (const auto& check : c.checks) checks.push_back(to_json(check));
-  return {{"rank", c.rank}, {"severity", severity_name(c.severity)}, {"victim", c.victim},
-          {"victim_role", c.victim_role}, {"cause", c.cause.code()}, {"cause_label", words.cause_label},
-          {"calls_explained", c.calls_explained}, {"victim_calls", c.victim_calls}, {"lost_ns", c.lost_ns},
-          {"victim_ns", c.victim_ns}, {"share_of_victim", c.share_of_victim}, {"share_of_window", c.share_of_window},
-          {"evidence", to_json(c.evidence)}, {"timeline", words.timeline}, {"summary", words.summary},
-          {"root_cause", words.root_cause}, {"recommendation", words.recommendation}, {"changes", checks}};
+}  // namespace
+
+json to_json(const ChainEvidence& e) { return evidence_shape().write(e); }
+
+namespace {
+
+const JsonShape<WordedChain>& causal_chain_shape() {
+  using namespace json_schema;
+  using W = WordedChain;
+  static const JsonShape<W> shape(
+      "slow intervals of one op and the cause that overlapped them",
+      {{"rank", integer(), [](const W& w) { return json(w.chain.rank); }},
+       {"severity", string_enum({"HIGH", "MEDIUM", "LOW"}),
+        [](const W& w) { return json(severity_name(w.chain.severity)); }},
+       {"victim", string("the slow op: a CUDA function, batch_wait, or main_on_cpu (a host-bound loop)"),
+        [](const W& w) { return json(w.chain.victim); }},
+       {"victim_role", string(), [](const W& w) { return json(w.chain.victim_role); }},
+       {"cause", string("role.kind, e.g. worker.on_cpu, main.cpu_wait"), [](const W& w) { return json(w.chain.cause.code()); }},
+       {"cause_label", string(), [](const W& w) { return json(w.words.cause_label); }},
+       {"calls_explained", integer(), [](const W& w) { return json(w.chain.calls_explained); }},
+       {"victim_calls", integer("slow intervals of that op"), [](const W& w) { return json(w.chain.victim_calls); }},
+       {"lost_ns", integer("time the cause overlapped the slow intervals: an upper bound on the saving"),
+        [](const W& w) { return json(w.chain.lost_ns); }},
+       {"victim_ns", integer(), [](const W& w) { return json(w.chain.victim_ns); }},
+       {"share_of_victim", number(), [](const W& w) { return json(w.chain.share_of_victim); }},
+       {"share_of_window", number(), [](const W& w) { return json(w.chain.share_of_window); }},
+       {"evidence", evidence_shape().schema(), [](const W& w) { return to_json(w.chain.evidence); }},
+       {"timeline", array_of(string()), [](const W& w) { return json(w.words.timeline); }},
+       {"summary", string(), [](const W& w) { return json(w.words.summary); }},
+       {"root_cause", string(), [](const W& w) { return json(w.words.root_cause); }},
+       {"recommendation", string(), [](const W& w) { return json(w.words.recommendation); }},
+       {"changes", array_of(change_check_shape().schema()), [](const W& w) {
+          json checks = json::array();
+          for (const auto& check : w.chain.checks) checks.push_back(to_json(check));
+          return checks;
+        }}});
+  return shape;
 }
+
+}  // namespace
+
+json to_json(const CausalChain& c, const ChainWords& words) { return causal_chain_shape().write({c, words}); }
+
+json causal_chain_schema() { return causal_chain_shape().schema(); }
+json chain_thresholds_schema() { return thresholds_shape().schema(); }
 
 namespace {
 

@@ -14,6 +14,14 @@ namespace ingero::reports {
 nlohmann::json to_json(const ChainThresholds& thresholds);
 nlohmann::json to_json(const ChainEvidence& evidence);
 nlohmann::json to_json(const CausalChain& chain, const ChainWords& words);
+// A chain with its words, as one causal_chains entry.
+struct WordedChain {
+  const CausalChain& chain;
+  const ChainWords& words;
+};
+// The JSON Schemas of what the two above write, from the same list of fields (reports/json_shape.h).
+nlohmann::json causal_chain_schema();
+nlohmann::json chain_thresholds_schema();
 nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const std::vector<CallLatencyRow>& rows);
 nlohmann::json slow_intervals_json(const ChainAnalysis& analysis);  // explain's "slow_intervals"

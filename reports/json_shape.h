@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// One list of fields for a report object's JSON: each field's name, its schema and how it is read
+// from the value. The writer and the schema MCP publishes (mcp/tool_schemas) both come from that
+// list, so what is sent cannot drift from what is described.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_schema.h"
+
+namespace ingero::reports {
+
+template <class T>
+struct JsonField {
+  std::string name;
+  nlohmann::json schema;
+  std::function<nlohmann::json(const T&)> value;
+  // Present only sometimes: the value is then written only when it is not discarded
+  // (nlohmann::json(nlohmann::json::value_t::discarded)), and the schema does not require it.
+  bool optional = false;
+};
+
+template <class T>
+class JsonShape {
+ public:
+  JsonShape(std::string description, std::vector<JsonField<T>> fields)
+      : description_(std::move(description)), fields_(std::move(fields)) {}
+
+  nlohmann::json write(const T& value) const {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& field : fields_) {
+      nlohmann::json v = field.value(value);
+      if (field.optional && v.is_discarded()) continue;
+      out[field.name] = std::move(v);
+    }
+    return out;
+  }
+
+  nlohmann::json schema() const {
+    json_schema::Properties always, sometimes;
+    for (const auto& field : fields_) (field.optional ? sometimes : always).emplace_back(field.name, field.schema);
+    return json_schema::with_optional(json_schema::object(always, description_), sometimes);
+  }
+
+ private:
+  std::string description_;
+  std::vector<JsonField<T>> fields_;
+};
+
+// The value an optional field leaves out.
+inline nlohmann::json absent() { return nlohmann::json(nlohmann::json::value_t::discarded); }
+
+}  // namespace ingero::reports
