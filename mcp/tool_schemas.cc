@@ -67,17 +67,7 @@ json recommend_entry(const std::string& description) {
 
 }  // namespace
 
-json run_header() {
-  return object({{"run_id", integer()},
-                 {"label", string()},
-                 {"kind", string("workload | command | attach | system")},
-                 {"status", string("ok | failed | interrupted | running | abandoned")},
-                 {"mode", string("workload mode (loader, direct, ...); empty for traced commands")},
-                 {"machine", string()},
-                 {"since_s", nullable(number())},
-                 {"window_s", number("analysed wall time, s")}},
-                "the run analysed");
-}
+json run_header() { return reports::run_header_schema(); }
 
 json metrics() {
   return object(
@@ -203,16 +193,7 @@ json process_row() {
 
 json causal_chain() { return reports::causal_chain_schema(); }
 
-json slow_interval_summary() {
-  return object({{"op", string()},
-                 {"selection", string("which intervals were taken, in words")},
-                 {"count", integer()},
-                 {"total_ns", integer()},
-                 {"causes", array_of(object({{"cause", string()},
-                                             {"label", string()},
-                                             {"ns", integer()},
-                                             {"share", number()}}))}});
-}
+json slow_interval_summary() { return reports::slow_interval_schema(); }
 
 json chain_thresholds() { return reports::chain_thresholds_schema(); }
 

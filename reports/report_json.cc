@@ -31,11 +31,29 @@ json to_json(const std::optional<BucketBounds>& b) {
 
 }  // namespace
 
-json to_json(const RunHeader& h) {
-  return {{"run_id", h.run_id}, {"label", h.label}, {"kind", h.kind}, {"status", h.status},
-          {"mode", h.mode}, {"machine", h.machine}, {"since_s", optional_json(h.since_s)},
-          {"window_s", h.window_s}};
+namespace {
+
+const JsonShape<RunHeader>& run_header_shape() {
+  using namespace json_schema;
+  static const JsonShape<RunHeader> shape(
+      "the run analysed",
+      {{"run_id", integer(), [](const RunHeader& h) { return json(h.run_id); }},
+       {"label", string(), [](const RunHeader& h) { return json(h.label); }},
+       {"kind", string("workload | command | attach | system"), [](const RunHeader& h) { return json(h.kind); }},
+       {"status", string("ok | failed | interrupted | running | abandoned"),
+        [](const RunHeader& h) { return json(h.status); }},
+       {"mode", string("workload mode (loader, direct, ...); empty for traced commands"),
+        [](const RunHeader& h) { return json(h.mode); }},
+       {"machine", string(), [](const RunHeader& h) { return json(h.machine); }},
+       {"since_s", nullable(number()), [](const RunHeader& h) { return optional_json(h.since_s); }},
+       {"window_s", number("analysed wall time, s"), [](const RunHeader& h) { return json(h.window_s); }}});
+  return shape;
 }
+
+}  // namespace
+
+json to_json(const RunHeader& h) { return run_header_shape().write(h); }
+json run_header_schema() { return run_header_shape().schema(); }
 
 json to_json(const RunMetrics& m) {
   return {{"window_s", m.window_s},
@@ -97,15 +115,33 @@ json to_json(const ProcessRow& r) {
 
 namespace {
 
-json to_json(const VictimSummary& v, const ChainAnalysis& analysis) {
-  json causes = json::array();
-  for (const auto& c : v.causes) {
-    causes.push_back({{"cause", c.cause.code()}, {"label", cause_share_label(c, v.op, analysis)}, {"ns", c.ns},
-                      {"share", c.share}});
-  }
-  return {{"op", v.op}, {"selection", v.selection}, {"count", v.count}, {"total_ns", v.total_ns},
-          {"causes", causes}};
+// One op's slow intervals with the analysis whose producers name their causes.
+struct VictimInAnalysis {
+  const VictimSummary& victim;
+  const ChainAnalysis& analysis;
+};
+
+const JsonShape<VictimInAnalysis>& slow_interval_shape() {
+  using namespace json_schema;
+  using V = VictimInAnalysis;
+  static const JsonShape<V> shape(
+      "", {{"op", string(), [](const V& v) { return json(v.victim.op); }},
+           {"selection", string("which intervals were taken, in words"), [](const V& v) { return json(v.victim.selection); }},
+           {"count", integer(), [](const V& v) { return json(v.victim.count); }},
+           {"total_ns", integer(), [](const V& v) { return json(v.victim.total_ns); }},
+           {"causes",
+            array_of(object({{"cause", string()}, {"label", string()}, {"ns", integer()}, {"share", number()}})),
+            [](const V& v) {
+              json causes = json::array();
+              for (const auto& c : v.victim.causes)
+                causes.push_back({{"cause", c.cause.code()}, {"label", cause_share_label(c, v.victim.op, v.analysis)},
+                                  {"ns", c.ns}, {"share", c.share}});
+              return causes;
+            }}});
+  return shape;
 }
+
+json to_json(const VictimSummary& v, const ChainAnalysis& analysis) { return slow_interval_shape().write({v, analysis}); }
 
 }  // namespace
 
@@ -282,6 +318,7 @@ const JsonShape<WordedChain>& causal_chain_shape() {
 json to_json(const CausalChain& c, const ChainWords& words) { return causal_chain_shape().write({c, words}); }
 
 json causal_chain_schema() { return causal_chain_shape().schema(); }
+json slow_interval_schema() { return slow_interval_shape().schema(); }
 json chain_thresholds_schema() { return thresholds_shape().schema(); }
 
 namespace {

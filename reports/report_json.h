@@ -21,6 +21,8 @@ struct WordedChain {
 };
 // The JSON Schemas of what the two above write, from the same list of fields (reports/json_shape.h).
 nlohmann::json causal_chain_schema();
+nlohmann::json slow_interval_schema();  // one "slow_intervals" entry
+nlohmann::json run_header_schema();
 nlohmann::json chain_thresholds_schema();
 nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const std::vector<CallLatencyRow>& rows);
