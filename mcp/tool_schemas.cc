@@ -148,28 +148,7 @@ json tracing_cost() {
                 "what tracing cost the job, from the calibrated cost of a probe hit");
 }
 
-json call_row() {
-  json row = latency_stats("one probed CUDA runtime / driver or NCCL function");
-  const Properties columns{
-      {"function", string()},
-      {"category", string("cuda_runtime | cuda_driver | nccl")},
-      {"calls", integer("calls over the whole run: exact, or the estimate when `estimated`")},
-      {"estimated", boolean("the function was duty-cycled: calls is estimated from the probed windows")},
-      {"probed_calls", integer("calls the probes trapped (all of them when not estimated)")},
-      {"calls_low", integer("95 % interval of calls (= calls when exact)")},
-      {"calls_high", nullable(integer("null: no upper bound"))},
-      {"duty_share", nullable(number("share of the sampled processes' time the probes were attached"))},
-      {"errors", integer()},
-      {"bytes", integer()},
-      {"percentiles", string_enum({"exact", "log2_bucket_upper_bound"},
-                                  "exact: over every stored call; else upper bounds of log2 latency buckets")},
-      {"covers", string_enum({"whole_run", "window"})}};
-  for (const auto& [name, property] : columns) {
-    row["properties"][name] = property;
-    row["required"].push_back(name);
-  }
-  return row;
-}
+json call_row() { return reports::call_row_schema(); }
 
 json process_row() {
   Properties properties{{"role", string("main | worker | pin | other")},

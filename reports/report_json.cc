@@ -145,22 +145,50 @@ json to_json(const VictimSummary& v, const ChainAnalysis& analysis) { return slo
 
 }  // namespace
 
-json to_json(const CallLatencyRow& row) {
-  json entry = to_json(row.stats);
-  entry["function"] = row.function;
-  entry["category"] = row.category;
-  entry["calls"] = row.count();
-  entry["estimated"] = row.estimate.has_value();
-  entry["probed_calls"] = row.calls;
-  entry["calls_low"] = row.estimate ? json(row.estimate->low) : json(row.calls);
-  entry["calls_high"] = row.estimate ? (row.estimate->high ? json(*row.estimate->high) : json(nullptr)) : json(row.calls);
-  entry["duty_share"] = row.estimate ? json(row.estimate->duty_share) : json(nullptr);
-  entry["errors"] = row.errors;
-  entry["bytes"] = row.bytes;
-  entry["percentiles"] = row.exact ? "exact" : "log2_bucket_upper_bound";
-  entry["covers"] = row.whole_run ? "whole_run" : "window";
-  return entry;
+namespace {
+
+const JsonShape<CallLatencyRow>& call_row_shape() {
+  using namespace json_schema;
+  using R = CallLatencyRow;
+  static const JsonShape<R> shape(
+      "one probed CUDA runtime / driver or NCCL function",
+      {{"function", string(), [](const R& r) { return json(r.function); }},
+       {"category", string("cuda_runtime | cuda_driver | nccl"), [](const R& r) { return json(r.category); }},
+       {"count", integer("timed calls or events"), [](const R& r) { return json(r.stats.count); }},
+       {"p50_ns", integer(), [](const R& r) { return json(r.stats.p50_ns); }},
+       {"p90_ns", integer(), [](const R& r) { return json(r.stats.p90_ns); }},
+       {"p99_ns", integer(), [](const R& r) { return json(r.stats.p99_ns); }},
+       {"max_ns", integer(), [](const R& r) { return json(r.stats.max_ns); }},
+       {"total_ns", integer(), [](const R& r) { return json(r.stats.total_ns); }},
+       {"calls", integer("calls over the whole run: exact, or the estimate when `estimated`"),
+        [](const R& r) { return json(r.count()); }},
+       {"estimated", boolean("the function was duty-cycled: calls is estimated from the probed windows"),
+        [](const R& r) { return json(r.estimate.has_value()); }},
+       {"probed_calls", integer("calls the probes trapped (all of them when not estimated)"),
+        [](const R& r) { return json(r.calls); }},
+       {"calls_low", integer("95 % interval of calls (= calls when exact)"),
+        [](const R& r) { return r.estimate ? json(r.estimate->low) : json(r.calls); }},
+       {"calls_high", nullable(integer("null: no upper bound")),
+        [](const R& r) {
+          return r.estimate ? (r.estimate->high ? json(*r.estimate->high) : json(nullptr)) : json(r.calls);
+        }},
+       {"duty_share", nullable(number("share of the sampled processes' time the probes were attached")),
+        [](const R& r) { return r.estimate ? json(r.estimate->duty_share) : json(nullptr); }},
+       {"errors", integer(), [](const R& r) { return json(r.errors); }},
+       {"bytes", integer(), [](const R& r) { return json(r.bytes); }},
+       {"percentiles",
+        string_enum({"exact", "log2_bucket_upper_bound"},
+                    "exact: over every stored call; else upper bounds of log2 latency buckets"),
+        [](const R& r) { return json(r.exact ? "exact" : "log2_bucket_upper_bound"); }},
+       {"covers", string_enum({"whole_run", "window"}),
+        [](const R& r) { return json(r.whole_run ? "whole_run" : "window"); }}});
+  return shape;
 }
+
+}  // namespace
+
+json to_json(const CallLatencyRow& row) { return call_row_shape().write(row); }
+json call_row_schema() { return call_row_shape().schema(); }
 
 namespace {
 
