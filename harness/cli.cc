@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,12 +17,42 @@ namespace {
 
 constexpr const char* kVersion = "ingero-bench 0.2.0";
 
+// A finite number in [lo, hi]. CLI11's Range lets NaN through (every comparison with it is false)
+// and prints its bounds with std::to_string: 309 digits for NonNegativeNumber's DBL_MAX.
+CLI::Validator number_in(double lo, double hi = std::numeric_limits<double>::infinity()) {
+  const std::string range = std::isinf(hi) ? fmt::format("at least {:.15g}", lo) : fmt::format("from {:.15g} to {:.15g}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value))
+          return fmt::format("'{}' is not a number ({})", text, range);
+        if (value < lo || value > hi) return fmt::format("{} is out of range ({})", text, range);
+        return {};
+      },
+      std::isinf(hi) ? fmt::format("NUMBER >= {:.15g}", lo) : fmt::format("NUMBER in [{:.15g}, {:.15g}]", lo, hi));
+}
+
+// Digits only: CLI11 reads "-1" into an unsigned value as 2^64 - 1.
+const CLI::Validator kWholeNumber(
+    [](std::string& text) -> std::string {
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        return fmt::format("'{}' is not a whole number from 0", text);
+      return {};
+    },
+    "WHOLE NUMBER");
+
+// A path or list given as '' would mean "not given" downstream (--pid '' a system-wide trace).
+const CLI::Validator kNotEmpty(
+    [](std::string& text) -> std::string { return text.empty() ? std::string("must not be empty") : std::string(); },
+    "");
+
 void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--db", f->db, "Trace database (SQLite); runs accumulate in it")->capture_default_str();
   app->add_flag("--no-trace", f->no_trace, "Run without the eBPF tracer (timings only; no root needed)");
   app->add_flag("--system-wide", f->system_wide, "Trace every process, not only the workload's tree");
   app->add_option("--cudart", f->libraries,
-                  "Probe this CUDA runtime, driver or NCCL library file instead of the ones the processes map");
+                  "Probe this CUDA runtime, driver or NCCL library file instead of the ones the processes map")
+      ->check(kNotEmpty);
   app->add_option("--cuda-detail", f->cuda_detail,
                   "count: launches counted only; latency: every call timed, launches stored only when slow; "
                   "both duty-cycle a hot call (its count then estimated, and labelled so); exact: latency with every "
@@ -30,42 +61,42 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--hot-share-pct", f->hot_share_pct,
                   "A call is hot, and duty-cycled, when its probes would cost a thread more than this % of its time")
       ->capture_default_str()
-      ->check(CLI::Range(0.0001, 100.0));
+      ->check(number_in(0.0001, 100.0));
   app->add_option("--sample-window-ms", f->sample_window_ms, "A hot call's probes are attached this long ...")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 10000.0));
+      ->check(number_in(0.1, 10000.0));
   app->add_option("--sample-period-ms", f->sample_period_ms, "... once per this period (at a random place in it)")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 100000.0));
+      ->check(number_in(0.1, 100000.0));
   app->add_option("--call-stream-min-us", f->call_stream_min_us,
                   "Store a kernel launch as an event when it lasts at least this long (all are counted)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   app->add_option("--offcpu-min-us", f->offcpu_min_us, "Record off-CPU intervals at least this long individually")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   app->add_option("--iowait-min-us", f->iowait_min_us,
                   "Record I/O waits (a read waiting for the disk) at least this long individually: they are "
                   "shorter than other sleeps (tens of µs on an SSD) and are what shows a loader waiting on storage")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   app->add_option("--runq-min-us", f->runq_min_us, "Record run-queue waits at least this long individually")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   app->add_option("--mem-burst-pages", f->mem_burst_pages, "Page faults (or allocations) per memory burst event, at least")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(number_in(1, 1 << 20));
   app->add_option("--mem-burst-ms", f->mem_burst_ms,
                   "A memory burst event spans at least this long (at most two per thread and kind in that time)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(number_in(0.0, 10000.0));
   app->add_flag("--no-gpu-samples", f->no_gpu_samples,
                 "Do not sample the GPUs' utilisation through NVML while tracing (sampled by default where NVML exists)");
   app->add_flag("--no-wakeups", f->no_wakeups,
                 "Do not record which thread woke each blocked interval (an attached job's waits are estimated from it)");
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->check(number_in(1, 1024));
 }
 
 void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
@@ -102,7 +133,7 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
   app->add_option("--max-batches", c.max_batches,
                   sweep ? "Each epoch is its first N batches (default: whole epochs; under --budget, chosen to fit)"
                         : "Each epoch is its first N batches of the shuffled order (default: whole epochs)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(number_in(int64_t{1}, int64_t{1} << 40));
   app->add_option("--repeat", c.repeat, "Repeat the measured epochs with a fresh loader (median/min/max over all)")
       ->capture_default_str();
   app->add_flag("--train,!--no-train", c.train,
@@ -114,7 +145,9 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
       ->capture_default_str();
   app->add_option("--cpus", c.cpus, "Pin the workload and its workers to N cores (0: not pinned)")
       ->capture_default_str();
-  app->add_option("--seed", c.seed, "Seed of the dataset, model and shuffle order")->capture_default_str();
+  app->add_option("--seed", c.seed, "Seed of the dataset, model and shuffle order")
+      ->capture_default_str()
+      ->check(kWholeNumber);
   app->add_option("--storage", f->storage,
                   "Where the dataset lives: memory (the seeded tensor), files (one record file per sample) or shards "
                   "(a few large files read by offset); on disk it is written once into --dataset-cache and reused")
@@ -129,10 +162,12 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
       ->capture_default_str();
   app->add_option("--dataset-cache", c.dataset_cache,
                   "Folder of the on-disk datasets (default $XDG_CACHE_HOME/ingero-bench/datasets, else "
-                  "~/.cache/ingero-bench/datasets)");
-  app->add_option("--out", f->out_dir, "Folder for one JSON result record per run")->capture_default_str();
-  app->add_option("--report", f->report, "Also write the results table as Markdown to this file");
-  app->add_option("--python", f->python, "python3 with torch for the python modes (default: first that imports torch)");
+                  "~/.cache/ingero-bench/datasets)")
+      ->check(kNotEmpty);
+  app->add_option("--out", f->out_dir, "Folder for one JSON result record per run")->capture_default_str()->check(kNotEmpty);
+  app->add_option("--report", f->report, "Also write the results table as Markdown to this file")->check(kNotEmpty);
+  app->add_option("--python", f->python, "python3 with torch for the python modes (default: first that imports torch)")
+      ->check(kNotEmpty);
   add_trace_flags(app, &f->trace);
 }
 
@@ -223,7 +258,7 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
       "sweep", "Find the best loader configuration by measurement and prove it with interleaved re-runs");
   add_workload_flags(sweep, &parsed.sweep.workload, true);
   sweep->add_option("--budget", parsed.sweep.budget_s, "Stop starting new points after this many seconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   auto* resume = sweep->add_option("--resume", h.resume_sweep,
                                    "Continue an interrupted sweep in --db (its id; default: the last one)")
                      ->expected(0, 1);
@@ -238,29 +273,33 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
                   "Measure every point --max-repeats times, without pruning (the reference for the adaptive search)");
   sweep->add_option("--max-repeats", parsed.sweep.max_repeats, "Most runs of one point")
       ->capture_default_str()
-      ->check(CLI::Range(1, 20));
+      ->check(number_in(1, 20));
   sweep->add_option("--steps", parsed.sweep.steps,
                     "Your command (after --): steps timed in each run, after the warm-up (default 50)")
-      ->check(CLI::Range(5, 10'000'000));
+      ->check(number_in(5, 10'000'000));
   sweep->add_option("--seconds", parsed.sweep.seconds, "Your command: seconds timed in each run instead of --steps")
-      ->check(CLI::Range(1.0, 86'400.0));
+      ->check(number_in(1.0, 86'400.0));
   sweep->add_option("--warmup-steps", parsed.sweep.warmup_steps, "Your command: steps skipped before timing")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1'000'000));
+      ->check(number_in(0, 1'000'000));
   sweep->add_option("--loader", parsed.sweep.loader,
                     "Your command: the DataLoader to change, by construction order from 0 (default: the one "
                     "iterated most)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0));
   sweep->add_option("--verify-rounds", parsed.sweep.verify_rounds,
                     "Interleaved re-runs of baseline and recommendation (each round runs both)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 10));
+      ->check(number_in(1, 10));
 
   auto* trace = app.add_subcommand(
       "trace", "Trace a command (-- CMD ...), running processes (--pid), or every CUDA process (--duration)");
   add_trace_flags(trace, &parsed.trace.trace);
-  trace->add_option("--pid", parsed.trace.pids, "Attach to these running processes (comma-separated pids)");
-  trace->add_option("--duration", parsed.trace.duration, "Stop after this long (e.g. 60s, 5m)");
+  trace->add_option("--pid", parsed.trace.pids, "Attach to these running processes (comma-separated pids)")
+      ->check(kNotEmpty);
+  trace->add_option("--duration", parsed.trace.duration,
+                    "Stop after this long (e.g. 60s, 5m); a launched command is then ended (SIGINT to its process "
+                    "group, SIGKILL 10 s later) and the run is kept as ok")
+      ->check(kNotEmpty);
   trace->add_flag("--no-observer", parsed.trace.no_observer,
                   "Launch the command without the Python DataLoader observer (no batch timings then)");
   trace->add_option("--override", parsed.trace.overrides,
@@ -272,7 +311,7 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
 
   auto* runs = app.add_subcommand("runs", "List the runs in a trace DB as one results table");
   runs->add_option("--db", parsed.runs.db, "Trace database")->required();
-  runs->add_option("--report", parsed.runs.report, "Also write the table as Markdown to this file");
+  runs->add_option("--report", parsed.runs.report, "Also write the table as Markdown to this file")->check(kNotEmpty);
   runs->add_option("--format", parsed.runs.format,
                    "table, or gbench: Google Benchmark's JSON (one benchmark per run) for its compare tools")
       ->check(CLI::IsMember({"table", "gbench"}))
@@ -317,10 +356,10 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   report->add_option("--run", h.report_runs, "Run ids instead of a sweep (repeatable)");
   report->add_option("--format", parsed.report.format, "md, html or json (default: from --out's extension)")
       ->check(CLI::IsMember({"md", "markdown", "html", "json"}));
-  report->add_option("--out", parsed.report.out, "Output file")->required();
+  report->add_option("--out", parsed.report.out, "Output file")->required()->check(kNotEmpty);
 
   auto* merge = app.add_subcommand("merge", "Merge trace DBs from several nodes into one, to analyse a job as a whole");
-  merge->add_option("--out", parsed.merge.out, "The merged trace DB (must not exist yet)")->required();
+  merge->add_option("--out", parsed.merge.out, "The merged trace DB (must not exist yet)")->required()->check(kNotEmpty);
   merge->add_option("inputs", parsed.merge.inputs, "The nodes' trace DBs")->required();
 
   auto* exporter = app.add_subcommand("export", "Export a run as a trace for Perfetto / chrome://tracing");
@@ -329,7 +368,7 @@ Result<ParsedCommand> parse_command_line(const std::vector<std::string>& args) {
   exporter->add_option("--format", parsed.export_trace.format, "perfetto (Chrome trace-event JSON)")
       ->check(CLI::IsMember({"perfetto"}))
       ->capture_default_str();
-  exporter->add_option("--out", parsed.export_trace.out, "Output file (.json)")->required();
+  exporter->add_option("--out", parsed.export_trace.out, "Output file (.json)")->required()->check(kNotEmpty);
 
   // Everything after the first "--" is the traced command, given to it whole: CLI11 would end a
   // list option's values at "--" and then read the command's own flags as options.

@@ -276,14 +276,23 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
                                          s.error().message, std::nullopt});
       return s.error();
     }
-    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group, request.end_when);
+    // --duration ends a launched command as end_when does, counted from its release.
+    const auto released = Clock::now();
+    const auto end_when = [&] {
+      return (request.duration_s &&
+              std::chrono::duration<double>(Clock::now() - released).count() >= *request.duration_s) ||
+             (request.end_when && request.end_when());
+    };
+    const bool may_end = request.end_when || request.duration_s;
+    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group,
+                                  may_end ? std::function<bool()>(end_when) : std::function<bool()>());
     if (!status) {
       guard->fail_with(status.error().message);
       return status.error();
     }
     wait_status = status->first;
     outcome.ended_by_harness = status->second;
-    if (request.end_when && request.signal_group) end_process_group(child->pid());
+    if (may_end && request.signal_group) end_process_group(child->pid());
   } else {
     for (const Target& t : targets) {
       if (Status s = tracer->attach(t.pid); !s) {
@@ -328,7 +337,8 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   if (!targets.empty()) outcome.targets_summary = summarize_targets(outcomes);
 
   // The record survives first in --out, then in the DB; when both fail it stays where the
-  // workload wrote it.
+  // workload wrote it. A record --out cannot take (a full disk) is that output's failure, not the
+  // run's: the DB still holds the record whole.
   outcome.result = read_result(request);
   // A workload that exits 0 without its record measured nothing (a --python that is not
   // python, a script that returned early): a failed run, not an ok one with no numbers.
@@ -337,9 +347,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   if (outcome.result && request.record_dir) {
     const std::string path = run_file_path(*request.record_dir, guard->id(), request.label, "json");
     if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {
-      outcome.stored = false;
-      outcome.store_error = s.error().message;
-      outcome.record_kept_at = request.result_path;
+      outcome.record_error = s.error();
     } else {
       outcome.record_kept_at = path;
     }
@@ -353,7 +361,8 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
     }
   }
   outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
-                   : (outcome.exit_code == 0 && !record_missing) || (outcome.ended_by_harness && outcome.result)
+                   : (outcome.exit_code == 0 && !record_missing) ||
+                           (outcome.ended_by_harness && (outcome.result || !request.result_path))
                        ? std::string(contract::status::kOk)
                        : std::string(contract::status::kFailed);
   if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
@@ -371,8 +380,8 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
       outcome.stored = false;
       outcome.store_error = s.error().message;
     }
-    if (!outcome.record_kept_at) outcome.record_kept_at = request.result_path;
   }
+  if (!outcome.stored && !outcome.record_kept_at) outcome.record_kept_at = request.result_path;
   return outcome;
 }
 
