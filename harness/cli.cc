@@ -15,7 +15,7 @@ namespace ingero::harness {
 
 namespace {
 
-constexpr const char* kVersion = "ingero-bench 0.2.0";
+constexpr const char* kVersion = "ingero-bench " INGERO_VERSION;
 
 // A finite number in [lo, hi]. CLI11's Range lets NaN through (every comparison with it is false)
 // and prints its bounds with std::to_string: 309 digits for NonNegativeNumber's DBL_MAX.
