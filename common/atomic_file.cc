@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -55,37 +57,60 @@ Result<Target> classify(const std::string& path) {
                           "name a new or regular file (or /dev/stdout)");
 }
 
-Status write_all(int fd, std::string_view contents) {
+// 0 when all was written, else the errno.
+int write_all(int fd, std::string_view contents) {
   const char* p = contents.data();
   size_t left = contents.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Error::failure(std::strerror(errno));
+      return errno;
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  return {};
+  return 0;
+}
+
+// The process's umask, read without changing it (umask(2) sets it too, racing other threads'
+// file creation); 022 where /proc does not say.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return 022;
 }
 
 // A FIFO or a character device: opened without creating or truncating anything, written, closed.
 Status write_in_place(const std::string& path, std::string_view contents) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return Error::failure(fmt::format("cannot open {} for writing: {}", path, std::strerror(errno)));
+  if (fd < 0) return file_write_error("cannot open for writing", path, errno);
   struct stat st {};
   Status written;
   if (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
     written = Error::failure(fmt::format("{} changed while it was opened; nothing was written", path));
-  else if (Status s = write_all(fd, contents); !s)
-    written = Error::failure(fmt::format("cannot write {}: {}", path, s.error().message));
-  if (close(fd) != 0 && written)
-    written = Error::failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  else if (int err = write_all(fd, contents); err != 0)
+    written = file_write_error("cannot write", path, err);
+  if (close(fd) != 0 && written) written = file_write_error("cannot write", path, errno);
   return written;
 }
 
 }  // namespace
+
+namespace {
+
+// What to do about an errno that says the disk is full (or the quota spent); empty for others.
+std::string full_disk_hint(int err, const std::string& path) {
+  if (err != ENOSPC && err != EDQUOT) return {};
+  return fmt::format("the disk (or quota) holding {} is full: free space there, or choose another path", path);
+}
+
+}  // namespace
+
+Error file_write_error(const std::string& what, const std::string& path, int err) {
+  return Error::failure(fmt::format("{} {}: {}", what, path, std::strerror(err)), full_disk_hint(err, path));
+}
 
 Result<OutputTarget> output_target(const std::string& path) {
   auto target = classify(path);
@@ -102,33 +127,29 @@ Status write_file_atomically(const std::string& requested, std::string_view cont
   std::error_code ec;
   if (target.has_parent_path()) {
     fs::create_directories(target.parent_path(), ec);
-    if (ec) {
-      return Error::failure("cannot create directory " + target.parent_path().string() + ": " +
-                            ec.message());
-    }
+    if (ec) return file_write_error("cannot create directory", target.parent_path().string(), ec.value());
   }
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return Error::failure("cannot create temporary file next to " + path + ": " +
-                          std::strerror(errno));
-  }
-  auto fail = [&](const char* what) {
-    int err = errno;
+  if (fd < 0) return file_write_error("cannot create a temporary file next to", path, errno);
+  auto fail = [&](const char* what, int err) {
     close(fd);
     unlink(tmp.c_str());
-    return Error::failure(std::string(what) + " " + path + ": " + std::strerror(err));
+    return file_write_error(what, path, err);
   };
-  if (Status s = write_all(fd, contents); !s) return fail("cannot write");
-  if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) return fail("cannot sync");
+  if (int err = write_all(fd, contents); err != 0) return fail("cannot write", err);
+  // mkstemp made it 0600; it gets the mode open(O_CREAT, 0666) would give it under the umask.
+  if (fchmod(fd, 0666 & ~current_umask()) != 0) return fail("cannot set the mode of", errno);
+  if (fsync(fd) != 0) return fail("cannot sync", errno);
   if (close(fd) != 0) {
+    const int err = errno;
     unlink(tmp.c_str());
-    return Error::failure("cannot close temporary file for " + path);
+    return file_write_error("cannot close the temporary file of", path, err);
   }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
+    const int err = errno;
     unlink(tmp.c_str());
-    return Error::failure("cannot rename into " + path + ": " + std::strerror(err));
+    return file_write_error("cannot rename into", path, err);
   }
   return {};
 }
@@ -153,6 +174,17 @@ Status check_dir_writable(const std::string& flag, const fs::path& dir, const st
   if (access(base.c_str(), W_OK | X_OK) != 0)
     return Error::bad_input(fmt::format("{} {}: {} cannot be written by this user", flag, what, base.string()),
                             "choose a path in a writable directory");
+  // access() says yes to root everywhere, and /proc, sysfs or a read-only mount refuse only the
+  // write itself: what the output needs (a folder, then files in it) is created once and removed.
+  std::string probe = (base / ".ingero-bench-probe-XXXXXX").string();
+  if (mkdtemp(probe.data()) == nullptr) {
+    const int err = errno;
+    const std::string full = full_disk_hint(err, base.string());
+    return Error::bad_input(
+        fmt::format("{} {}: nothing can be created in {} ({})", flag, what, base.string(), std::strerror(err)),
+        full.empty() ? "choose a path in a writable directory" : full);
+  }
+  rmdir(probe.c_str());
   return {};
 }
 
@@ -206,15 +238,6 @@ Status check_writable_dir(const std::string& flag, const std::string& dir) {
   return check_dir_writable(flag, dir, dir);
 }
 
-Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}",
-                                      fs::temp_directory_path().string(), std::strerror(errno)),
-                          "set TMPDIR to a writable directory with free space");
-  return PrivateDir(pattern);
-}
-
 namespace {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
@@ -222,13 +245,53 @@ int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
   return 0;  // go on with the rest
 }
 
-}  // namespace
-
 // Removed with nftw, not std::filesystem::remove_all: LibTorch 2.x exports its own copy of
 // that function (seen calling through a null pointer), and the dynamic linker binds ours to it.
+void remove_tree(const std::string& path) { nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+constexpr const char* kKeptMarker = ".kept";
+
+}  // namespace
+
+void remove_stale_entries(const std::string& dir, const std::string& marker) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.rfind(marker);
+    if (at == std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoll(name.c_str() + at + marker.size()));
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM) continue;  // not a pid, or its owner still runs
+    struct stat st {};
+    // Another user's, or one kept on purpose (it holds a record the user was told about).
+    if (lstat(entry.path().c_str(), &st) != 0 || st.st_uid != geteuid()) continue;
+    if (S_ISDIR(st.st_mode) && access((entry.path() / kKeptMarker).c_str(), F_OK) == 0) continue;
+    remove_tree(entry.path().string());
+  }
+}
+
+Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
+  // The owner's pid in the name: what a SIGKILL (or a crash) left is removed by the next owner.
+  const std::string marker = prefix + "-";
+  remove_stale_entries(fs::temp_directory_path().string(), marker);
+  std::string pattern = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", marker, getpid())).string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}",
+                                      fs::temp_directory_path().string(), std::strerror(errno)),
+                          "set TMPDIR to a writable directory with free space");
+  return PrivateDir(pattern);
+}
+
+void PrivateDir::keep() {
+  if (keep_ || path_.empty()) return;
+  keep_ = true;
+  // Marked, so that the next owner's clean-up leaves it.
+  const int fd = ::open(file(kKeptMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+}
+
 PrivateDir::~PrivateDir() {
   if (path_.empty() || keep_) return;
-  nftw(path_.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  remove_tree(path_);
 }
 
 Result<std::string> read_file(const std::string& path) {

@@ -22,8 +22,18 @@ enum class OutputTarget {
 // to one, naming the path and what to pass instead.
 Result<OutputTarget> output_target(const std::string& path);
 
-// Creates missing parent directories. The temporary file is removed on failure.
+// Creates missing parent directories. The temporary file is removed on failure. The file's mode
+// is 0666 under the process's umask.
 Status write_file_atomically(const std::string& path, std::string_view contents);
+
+// "WHAT PATH: strerror(err)"; a full disk or quota (ENOSPC, EDQUOT) adds the hint to free
+// space or choose another path.
+Error file_write_error(const std::string& what, const std::string& path, int err);
+
+// Removes the entries of dir whose name holds `marker` followed by a pid (the last such marker)
+// when that process is gone: what a writer killed with SIGKILL left (DIR/OUT.partial-PID, a
+// PrivateDir). Only this user's entries, never a PrivateDir that was kept.
+void remove_stale_entries(const std::string& dir, const std::string& marker);
 
 // Reads a whole file; a missing or unreadable file is bad input naming the path.
 Result<std::string> read_file(const std::string& path);
@@ -39,8 +49,9 @@ Status check_writable_db(const std::string& flag, const std::string& path);
 // The same for a folder that files will be written into.
 Status check_writable_dir(const std::string& flag, const std::string& dir);
 
-// A fresh directory only this user can enter (mode 0700), removed with everything in it
-// when the owner goes, unless keep() was called.
+// A fresh directory only this user can enter (mode 0700), TMPDIR/PREFIX-PID-XXXXXX, removed with
+// everything in it when the owner goes, unless keep() was called; one whose owner died without
+// removing it is removed by the next create() of the prefix.
 class PrivateDir {
  public:
   static Result<PrivateDir> create(const std::string& prefix);
@@ -49,7 +60,7 @@ class PrivateDir {
   ~PrivateDir();
   const std::string& path() const { return path_; }
   std::string file(const std::string& name) const { return path_ + "/" + name; }
-  void keep() { keep_ = true; }
+  void keep();
 
  private:
   explicit PrivateDir(std::string path) : path_(std::move(path)) {}

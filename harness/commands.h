@@ -3,6 +3,8 @@
 // main() turns into a message (and exit code 2 for bad input).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ Result<int> run_workload_command(const WorkloadFlags& flags);
 // ingero-bench trace [--db FILE] (-- COMMAND [ARGS...] | --pid PIDS | --duration D); a launched
 // command's exit status passes through.
 Result<int> run_trace_command(const TraceCommandFlags& flags);
+
+// --pid 1,2,3 as running processes (each once, in the order given); bad input naming what is not one.
+Result<std::vector<pid_t>> parse_pids(const std::string& text);
 
 // ingero-bench runs --db FILE [--report FILE]: every run in the DB as one table.
 Result<int> run_runs_command(const RunsFlags& flags);

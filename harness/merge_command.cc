@@ -58,6 +58,9 @@ Status check_inputs(const MergeFlags& f) {
 
 Result<int> run_merge_command(const MergeFlags& flags) {
   if (Status s = check_inputs(flags); !s) return s.error();
+  // What a killed merge into the same name left (OUT.partial-PID and its side files).
+  const fs::path out(flags.out);
+  remove_stale_entries(out.has_parent_path() ? out.parent_path().string() : ".", out.filename().string() + ".partial-");
   std::vector<std::unique_ptr<reports::TraceFile>> inputs;
   for (const std::string& path : flags.inputs) {
     auto trace = reports::TraceFile::open(path);

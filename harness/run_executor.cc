@@ -227,18 +227,163 @@ Status RunGuard::commit(const tracer::RunEnd& end) {
 
 // ---- execute_run ------------------------------------------------------------------------
 
-Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
-                               const std::string& machine_json) {
+namespace {
+
+// The processes to attach to, each with its start time (a reused pid is not the target).
+Result<std::vector<Target>> find_targets(const std::vector<pid_t>& pids) {
   std::vector<Target> targets;
-  for (pid_t pid : request.attach_pids) {
+  for (pid_t pid : pids) {
     auto stat = proc::read_stat(pid);
     if (!stat) return Error::bad_input(fmt::format("no running process has pid {}", pid), "check the pid with ps");
     targets.push_back({pid, stat->start_time});
   }
+  return targets;
+}
+
+// Launches the command paused, enrolls it in the tracer, releases it and supervises it to its
+// end (--duration and end_when end it). Returns its wait status.
+Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, tracer::TraceDb& db, RunGuard& guard,
+                         RunOutcome& outcome) {
+  auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
+  if (!child) {
+    guard.fail_with(child.error().message);
+    return child.error();
+  }
+  if (tracer) {
+    if (Status s = tracer->enroll(child->pid()); !s) {
+      guard.fail_with(s.error().message);
+      return s.error();
+    }
+  }
+  (void)db.set_root_pid(guard.id(), child->pid());
+  if (Status s = child->release(); !s) {
+    if (tracer) (void)tracer->stop();
+    guard.fail_with(s.error().message);
+    (void)guard.commit(tracer::RunEnd{s.error().exit_code, std::string(contract::status::kFailed), std::nullopt,
+                                      s.error().message, std::nullopt});
+    return s.error();
+  }
+  // --duration ends a launched command as end_when does, counted from its release.
+  const auto released = Clock::now();
+  const auto end_when = [&] {
+    return (request.duration_s &&
+            std::chrono::duration<double>(Clock::now() - released).count() >= *request.duration_s) ||
+           (request.end_when && request.end_when());
+  };
+  const bool may_end = request.end_when || request.duration_s;
+  auto status = supervise_child(child->pid(), tracer, request.signal_group,
+                                may_end ? std::function<bool()>(end_when) : std::function<bool()>());
+  if (!status) {
+    guard.fail_with(status.error().message);
+    return status.error();
+  }
+  outcome.ended_by_harness = status->second;
+  if (may_end && request.signal_group) end_process_group(child->pid());
+  return status->first;
+}
+
+// Attaches to the targets and follows them; returns the span traced (monotonic ns).
+Result<std::pair<int64_t, int64_t>> run_attached(const RunRequest& request, const std::vector<Target>& targets,
+                                                 tracer::Tracer* tracer, RunGuard& guard) {
+  for (const Target& t : targets) {
+    if (Status s = tracer->attach(t.pid); !s) {
+      guard.fail_with(s.error().message);
+      (void)tracer->stop();
+      return s.error();
+    }
+  }
+  const int64_t from = monotonic_ns();
+  supervise_attached(targets, tracer, request.duration_s);
+  return std::make_pair(from, monotonic_ns());
+}
+
+// The tracer stopped and its totals (with the observer's and the attach's settings) stored.
+std::optional<tracer::TraceTotals> store_trace(const RunRequest& request, tracer::Tracer& tracer, tracer::TraceDb& db,
+                                               int64_t run_id, std::pair<int64_t, int64_t> traced_span,
+                                               RunOutcome& outcome) {
+  auto stopped = tracer.stop();
+  if (!stopped) {
+    outcome.trace_problems.push_back("the tracer could not be stopped cleanly: " + stopped.error().message);
+    return std::nullopt;
+  }
+  tracer::TraceTotals totals = std::move(*stopped);
+  if (traced_span.second > 0) {
+    totals.settings.emplace_back(std::string(contract::kTracedFromSetting), std::to_string(traced_span.first));
+    totals.settings.emplace_back(std::string(contract::kTracedUntilSetting), std::to_string(traced_span.second));
+  }
+  if (request.argv.empty()) add_trainer_command(totals);
+  if (request.observer_dir)
+    add_observed_job(*request.observer_dir, db, run_id, totals, outcome);
+  else if (request.kind == contract::kind::kCommand)
+    totals.settings.emplace_back(std::string(contract::kObserverSetting), std::string(contract::kObserverOff));
+  outcome.events_lost = totals.events_lost();
+  outcome.calls_traced = totals.calls_traced();
+  outcome.trace_problems = totals.problems;
+  if (Status s = db.write_totals(run_id, totals); !s) {
+    outcome.stored = false;
+    outcome.store_error = s.error().message;
+  }
+  return totals;
+}
+
+// The workload's record: read, kept in --out, its batch timings stored. The record survives first
+// in --out, then in the DB; when both fail it stays where the workload wrote it. A record --out
+// cannot take (a full disk) is that output's failure, not the run's: the DB still holds it whole.
+// Returns whether a record was due and missing.
+bool keep_record(const RunRequest& request, tracer::TraceDb& db, int64_t run_id, const tracer::TraceTotals* totals,
+                 RunOutcome& outcome) {
+  outcome.result = read_result(request);
+  // A workload that exits 0 without its record measured nothing (a --python that is not
+  // python, a script that returned early): a failed run, not an ok one with no numbers.
+  const bool record_missing = request.result_path && !outcome.result && !request.argv.empty() && outcome.exit_code == 0;
+  if (record_missing) outcome.child_exit += " without writing its result record";
+  if (outcome.result && request.record_dir) {
+    const std::string path = run_file_path(*request.record_dir, run_id, request.label, "json");
+    if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s)
+      outcome.record_error = s.error();
+    else
+      outcome.record_kept_at = path;
+  }
+  if (outcome.result) {
+    if (auto summary = workloads::summary_from_json(*outcome.result); summary) {
+      if (Status s = db.add_workload_events(run_id, workload_events(*summary, totals)); !s && outcome.stored) {
+        outcome.stored = false;
+        outcome.store_error = s.error().message;
+      }
+    }
+  }
+  return record_missing;
+}
+
+// The run's end as the DB keeps it: ok, failed (with why) or interrupted.
+tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const nlohmann::json& target_outcomes,
+                          bool attached, RunOutcome& outcome) {
+  outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
+                   : (outcome.exit_code == 0 && !record_missing) ||
+                           (outcome.ended_by_harness && (outcome.result || !request.result_path))
+                       ? std::string(contract::status::kOk)
+                       : std::string(contract::status::kFailed);
+  if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
+  std::optional<std::string> error;
+  if (outcome.status == contract::status::kFailed && outcome.stored)
+    error = outcome.result && outcome.result->contains("error") ? outcome.result->value("error", "")
+                                                                 : "the process " + outcome.child_exit;
+  if (!outcome.stored) error = "could not store everything: " + outcome.store_error;
+  return tracer::RunEnd{outcome.exit_code, outcome.status,
+                        outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt, error,
+                        attached ? std::optional<std::string>(target_outcomes.dump()) : std::nullopt};
+}
+
+}  // namespace
+
+Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
+                               const std::string& machine_json) {
+  auto targets = find_targets(request.attach_pids);
+  if (!targets) return targets.error();
   tracer::RunStart start{request.label,       request.kind,        request.argv,       request.config_json,
                          machine_json,        trace.enabled,       trace.options.system_wide,
                          std::nullopt,        request.sweep_id,    request.sweep_point, request.sweep_phase};
-  if (!targets.empty()) start.targets_json = nlohmann::json(request.attach_pids).dump();
+  if (!targets->empty()) start.targets_json = nlohmann::json(request.attach_pids).dump();
   auto guard = RunGuard::begin(db, start);
   if (!guard) return guard.error();
   RunOutcome outcome;
@@ -257,122 +402,32 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   int wait_status = 0;
   std::pair<int64_t, int64_t> traced_span{0, 0};  // attached: from the attach to the end of watching
   if (!request.argv.empty()) {
-    auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
-    if (!child) {
-      guard->fail_with(child.error().message);
-      return child.error();
-    }
-    if (tracer) {
-      if (Status s = tracer->enroll(child->pid()); !s) {
-        guard->fail_with(s.error().message);
-        return s.error();
-      }
-    }
-    (void)db.set_root_pid(guard->id(), child->pid());
-    if (Status s = child->release(); !s) {
-      if (tracer) (void)tracer->stop();
-      guard->fail_with(s.error().message);
-      (void)guard->commit(tracer::RunEnd{s.error().exit_code, std::string(contract::status::kFailed), std::nullopt,
-                                         s.error().message, std::nullopt});
-      return s.error();
-    }
-    auto status = supervise_child(child->pid(), tracer.get(), request.signal_group, request.end_when);
-    if (!status) {
-      guard->fail_with(status.error().message);
-      return status.error();
-    }
-    wait_status = status->first;
-    outcome.ended_by_harness = status->second;
-    if (request.end_when && request.signal_group) end_process_group(child->pid());
+    auto status = run_launched(request, tracer.get(), db, *guard, outcome);
+    if (!status) return status.error();
+    wait_status = *status;
   } else {
-    for (const Target& t : targets) {
-      if (Status s = tracer->attach(t.pid); !s) {
-        guard->fail_with(s.error().message);
-        (void)tracer->stop();
-        return s.error();
-      }
-    }
-    traced_span.first = monotonic_ns();
-    supervise_attached(targets, tracer.get(), request.duration_s);
-    traced_span.second = monotonic_ns();
+    auto span = run_attached(request, *targets, tracer.get(), *guard);
+    if (!span) return span.error();
+    traced_span = *span;
   }
   outcome.exit_code = request.argv.empty() ? 0 : shell_exit_code(wait_status);
   outcome.child_exit = request.argv.empty() ? "was traced" : describe_wait_status(wait_status);
 
   std::optional<tracer::TraceTotals> totals;
-  if (tracer) {
-    auto stopped = tracer->stop();
-    if (stopped) {
-      totals = std::move(*stopped);
-      if (traced_span.second > 0) {
-        totals->settings.emplace_back(std::string(contract::kTracedFromSetting), std::to_string(traced_span.first));
-        totals->settings.emplace_back(std::string(contract::kTracedUntilSetting), std::to_string(traced_span.second));
-      }
-      if (request.argv.empty()) add_trainer_command(*totals);
-      if (request.observer_dir)
-        add_observed_job(*request.observer_dir, db, guard->id(), *totals, outcome);
-      else if (request.kind == contract::kind::kCommand)
-        totals->settings.emplace_back(std::string(contract::kObserverSetting), std::string(contract::kObserverOff));
-      outcome.events_lost = totals->events_lost();
-      outcome.calls_traced = totals->calls_traced();
-      outcome.trace_problems = totals->problems;
-      if (Status s = db.write_totals(guard->id(), *totals); !s) {
-        outcome.stored = false;
-        outcome.store_error = s.error().message;
-      }
-    } else {
-      outcome.trace_problems.push_back("the tracer could not be stopped cleanly: " + stopped.error().message);
-    }
-  }
-  nlohmann::json outcomes = target_outcomes(targets, totals ? &*totals : nullptr);
-  if (!targets.empty()) outcome.targets_summary = summarize_targets(outcomes);
+  if (tracer) totals = store_trace(request, *tracer, db, guard->id(), traced_span, outcome);
+  const nlohmann::json outcomes = target_outcomes(*targets, totals ? &*totals : nullptr);
+  if (!targets->empty()) outcome.targets_summary = summarize_targets(outcomes);
 
-  // The record survives first in --out, then in the DB; when both fail it stays where the
-  // workload wrote it.
-  outcome.result = read_result(request);
-  // A workload that exits 0 without its record measured nothing (a --python that is not
-  // python, a script that returned early): a failed run, not an ok one with no numbers.
-  const bool record_missing = request.result_path && !outcome.result && !request.argv.empty() && outcome.exit_code == 0;
-  if (record_missing) outcome.child_exit += " without writing its result record";
-  if (outcome.result && request.record_dir) {
-    const std::string path = run_file_path(*request.record_dir, guard->id(), request.label, "json");
-    if (Status s = write_file_atomically(path, outcome.result->dump(2)); !s) {
-      outcome.stored = false;
-      outcome.store_error = s.error().message;
-      outcome.record_kept_at = request.result_path;
-    } else {
-      outcome.record_kept_at = path;
-    }
-  }
-  if (outcome.result) {
-    if (auto summary = workloads::summary_from_json(*outcome.result); summary) {
-      if (Status s = db.add_workload_events(guard->id(), workload_events(*summary, totals ? &*totals : nullptr)); !s && outcome.stored) {
-        outcome.stored = false;
-        outcome.store_error = s.error().message;
-      }
-    }
-  }
-  outcome.status = interrupt_requested() ? std::string(contract::status::kInterrupted)
-                   : (outcome.exit_code == 0 && !record_missing) || (outcome.ended_by_harness && outcome.result)
-                       ? std::string(contract::status::kOk)
-                       : std::string(contract::status::kFailed);
-  if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
-  std::optional<std::string> error;
-  if (outcome.status == contract::status::kFailed && outcome.stored)
-    error = outcome.result && outcome.result->contains("error") ? outcome.result->value("error", "")
-                                                                 : "the process " + outcome.child_exit;
-  if (!outcome.stored) error = "could not store everything: " + outcome.store_error;
-  tracer::RunEnd end{outcome.exit_code, outcome.status,
-                     outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt, error,
-                     targets.empty() ? std::nullopt : std::optional<std::string>(outcomes.dump())};
+  const bool record_missing = keep_record(request, db, guard->id(), totals ? &*totals : nullptr, outcome);
+  const tracer::RunEnd end = decide_end(request, record_missing, outcomes, !targets->empty(), outcome);
   if (Status s = guard->commit(end); !s) {
     guard->fail_with("could not store the end of the run: " + s.error().message);
     if (outcome.stored) {
       outcome.stored = false;
       outcome.store_error = s.error().message;
     }
-    if (!outcome.record_kept_at) outcome.record_kept_at = request.result_path;
   }
+  if (!outcome.stored && !outcome.record_kept_at) outcome.record_kept_at = request.result_path;
   return outcome;
 }
 

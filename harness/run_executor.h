@@ -48,7 +48,7 @@ struct RunRequest {
   std::vector<std::string> argv;             // the command to launch (empty: attach)
   std::vector<pid_t> attach_pids;            // kind attach: running processes to trace
   bool cuda_processes = false;               // kind system: every process that maps CUDA
-  std::optional<double> duration_s;          // attach / system: stop after this long
+  std::optional<double> duration_s;          // stop after this long (a launched command: as end_when)
   bool signal_group = false;                 // forward signals to the child's process group
   std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
   std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
@@ -88,6 +88,7 @@ struct RunOutcome {
   std::string targets_summary;           // attach: what became of each target
   bool stored = true;
   std::string store_error;
+  std::optional<Error> record_error;     // the record could not be written to --out (the DB has it)
   std::optional<std::string> record_kept_at;
 };
 

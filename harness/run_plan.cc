@@ -146,6 +146,19 @@ MachineLimits read_machine_limits() {
 
 namespace {
 int64_t saturating_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b; }
+int64_t saturating_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+
+// Linear(F,H)-ReLU-Linear(H,H)-ReLU-Linear(H,C) in float32: its weights (twice with --train, for
+// the gradients) and one batch's activations. Unchecked, --hidden 1000000 ended in LibTorch's
+// allocation failure and its backtrace.
+int64_t model_bytes(const WorkloadConfig& c) {
+  constexpr int64_t kFloat = 4;
+  const int64_t f = std::max<int64_t>(c.features, 1), h = c.hidden, k = c.classes;
+  int64_t weights = saturating_add(saturating_add(saturating_mul(f, h), saturating_mul(h, h)), saturating_mul(h, k));
+  if (c.train) weights = saturating_mul(weights, 2);
+  const int64_t activations = saturating_mul(std::min(c.batch_size, c.samples), saturating_add(2 * h, k));
+  return saturating_mul(saturating_add(weights, activations), kFloat);
+}
 }  // namespace
 
 Status check_resources(const WorkloadConfig& c, const MachineLimits& limits, std::vector<std::string>* warnings) {
@@ -161,6 +174,14 @@ Status check_resources(const WorkloadConfig& c, const MachineLimits& limits, std
                                         static_cast<double>(datasets_bytes) / 1e9,
                                         static_cast<double>(limits.available_bytes) / 1e9),
                             c.ranks > 1 ? "lower --samples, --features or --ranks" : "lower --samples or --features");
+  const int64_t model = model_bytes(c);
+  if (limits.available_bytes > 0 && model > limits.available_bytes)
+    return Error::bad_input(fmt::format("--hidden {} --classes {}: the model{} needs {:.1f} GB of memory for its weights "
+                                        "and a batch's activations; {:.1f} GB are available",
+                                        c.hidden, c.classes, c.train ? " (training)" : "",
+                                        static_cast<double>(model) / 1e9,
+                                        static_cast<double>(limits.available_bytes) / 1e9),
+                            "lower --hidden or --classes (defaults 512 and 10), or --batch-size");
   const int processes = c.ranks * (c.num_workers + 1) - 1;  // beyond the one launched
   if (processes > limits.process_headroom)
     return Error::bad_input(fmt::format("{} is {} more processes than this user may still start ({})", c.label(),

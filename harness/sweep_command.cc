@@ -455,7 +455,7 @@ Status Sweep::absorb(SweepPoint& point, const PointRun& outcome) {
     }
     settle(point);
   }
-  if (!outcome.outcome.stored) ++failures_;
+  if (!outcome.outcome.stored || outcome.outcome.record_error) ++failures_;
   return store(point);
 }
 

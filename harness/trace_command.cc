@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -20,8 +21,6 @@
 
 namespace ingero::harness {
 
-namespace {
-
 Result<std::vector<pid_t>> parse_pids(const std::string& text) {
   std::vector<pid_t> pids;
   size_t start = 0;
@@ -35,13 +34,12 @@ Result<std::vector<pid_t>> parse_pids(const std::string& text) {
     if (pid == getpid()) return Error::bad_input("--pid names ingero-bench itself", "pass the job's pid");
     if (!proc::read_stat(pid))
       return Error::bad_input(fmt::format("--pid {}: no such process", pid), "check the pid with ps");
-    pids.push_back(pid);
+    // --pid X,X attaches once: a second attach would count the process's events twice.
+    if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
     start = comma + 1;
   }
   return pids;
 }
-
-}  // namespace
 
 // The program execvp would run, found before anything is traced or stored.
 Status check_program(const std::string& program) {
@@ -128,8 +126,9 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   if (!outcome) return outcome.error();
   report_outcome(*outcome, false);
   if (launch)
-    std::fprintf(stderr, "ingero-bench: run %lld: '%s' %s; trace database: %s\n",
+    std::fprintf(stderr, "ingero-bench: run %lld: '%s' %s%s; trace database: %s\n",
                  static_cast<long long>(outcome->run_id), flags.command.front().c_str(), outcome->child_exit.c_str(),
+                 outcome->ended_by_harness ? fmt::format(" (ended after --duration {})", flags.duration).c_str() : "",
                  db->path().c_str());
   else
     std::fprintf(stderr, "ingero-bench: run %lld: %s; trace database: %s\n", static_cast<long long>(outcome->run_id),
@@ -143,7 +142,8 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   if (outcome->stored) print_diagnosis(db->path(), {outcome->run_id}, std::cerr);
   if (interrupt_requested()) return interrupt_exit_code();
   if (!outcome->stored) return kExitFailure;
-  return launch ? outcome->exit_code : kExitOk;
+  // A command ended by --duration exited as asked: its signal status is ours, not its own.
+  return launch && !outcome->ended_by_harness ? outcome->exit_code : kExitOk;
 }
 
 }  // namespace ingero::harness

@@ -20,6 +20,7 @@
 #include "harness/machine_info.h"
 #include "harness/results_table.h"
 #include "harness/signals.h"
+#include "tracer/call_probes.h"
 #include "workloads/python_reference.h"
 #include "workloads/workload_process.h"
 
@@ -134,9 +135,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
   s.options.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);
   for (const std::string& path : flags.libraries)
-    if (access(path.c_str(), R_OK) != 0)
-      return Error::bad_input(fmt::format("--cudart {} cannot be read", path), "pass the path of a libcudart, "
-                                                                                 "libcuda or libnccl file");
+    if (Status s = tracer::check_call_library("--cudart", path); !s) return s.error();
   if (Status v = tracer::validate(s.options); !v) return v.error();
   if (s.enabled)
     if (Status can = tracer::check_can_trace(); !can) return can.error();
@@ -279,6 +278,13 @@ void report_outcome(const RunOutcome& o, bool expects_cuda) {
     std::fprintf(stderr, "  ERROR: run %lld could not be stored completely: %s%s\n", static_cast<long long>(o.run_id),
                  o.store_error.c_str(),
                  o.record_kept_at ? fmt::format("; its record is kept at {}", *o.record_kept_at).c_str() : "");
+  if (o.record_error) {
+    std::fprintf(stderr, "  ERROR: run %lld is stored whole in the DB, but its record could not be written to --out: %s\n",
+                 static_cast<long long>(o.run_id), o.record_error->message.c_str());
+    std::fprintf(stderr, "  fix: %s\n",
+                 o.record_error->hint.empty() ? "choose another --out folder; explain --run reads the run from the DB"
+                                              : o.record_error->hint.c_str());
+  }
 }
 
 Result<int> run_workload_command(const WorkloadFlags& flags) {
@@ -312,8 +318,11 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     if (outcome->status != contract::status::kOk || !outcome->stored) {
       exit_code = outcome->status == contract::status::kInterrupted ? interrupt_exit_code()
                                                                     : (exit_code ? exit_code : kExitFailure);
-      std::fprintf(stderr, "run %lld (%s) %s: %s\n", static_cast<long long>(outcome->run_id), config.label().c_str(),
-                   outcome->status.c_str(), row.failure.c_str());
+      // row.failure starts with the status ("failed: the process ...").
+      std::fprintf(stderr, "run %lld (%s) %s\n", static_cast<long long>(outcome->run_id), config.label().c_str(),
+                   row.failure.c_str());
+    } else if (outcome->record_error && exit_code == 0) {
+      exit_code = kExitFailure;  // the run is ok; an output asked for is missing
     }
     rows.push_back(row);
     run_ids.push_back(outcome->run_id);

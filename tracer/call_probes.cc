@@ -3,6 +3,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,10 +17,30 @@
 
 #include "common/clock.h"
 #include "common/trace_contract.h"
+#include "common/unique_fd.h"
 #include "tracer/bpf_map_read.h"
 #include "tracer/elf_symbols.h"
 
 namespace ingero::tracer {
+
+Status check_call_library(const std::string& flag, const std::string& path) {
+  const std::string hint = "pass a libcudart.so, libcuda.so or libnccl.so file (ldconfig -p | grep -E 'libcud|libnccl')";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::bad_input(fmt::format("{} {} cannot be read: {}", flag, path, std::strerror(errno)), hint);
+  Elf64_Ehdr header{};
+  const bool shared = ::pread(fd.get(), &header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) &&
+                      std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_type == ET_DYN;
+  if (!shared) return Error::bad_input(fmt::format("{} {} is not an ELF shared object", flag, path), hint);
+  std::vector<std::string> names;
+  for (const CallProbeSpec& spec : call_probe_specs()) names.emplace_back(contract::op_name(spec.op));
+  auto defined = function_file_offsets(path, names);
+  if (!defined) return Error::bad_input(fmt::format("{} {}: {}", flag, path, defined.error().message), hint);
+  if (defined->empty())
+    return Error::bad_input(
+        fmt::format("{} {} defines none of the CUDA runtime, driver or NCCL functions ingero-bench probes", flag, path),
+        hint);
+  return {};
+}
 
 namespace {
 

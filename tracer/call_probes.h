@@ -33,6 +33,10 @@ struct bpf_program;
 
 namespace ingero::tracer {
 
+// A library given by hand (--cudart), checked before any run: an ELF shared object that defines
+// at least one CUDA runtime, driver or NCCL function probed here; else bad input naming `flag`.
+Status check_call_library(const std::string& flag, const std::string& path);
+
 // What the probes need from the loaded BPF object.
 struct CallProbePrograms {
   bpf_program* entry = nullptr;

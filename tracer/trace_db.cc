@@ -71,6 +71,25 @@ Status create_parent_directory(const std::string& path) {
   return {};
 }
 
+// An existing DB is appended to only when SQLite finds it intact: runs written into a damaged file
+// could be lost with it, or make it worse. quick_check reads every page once (not the indexes
+// against their tables, as integrity_check does): seconds for a DB of gigabytes.
+Status check_intact(const sql::Connection& db, const std::string& path) {
+  auto check = db.prepare("PRAGMA quick_check(1)");
+  std::string answer;
+  if (check) {
+    auto row = check->step();
+    answer = !row ? row.error().message : *row ? check->column_text(0) : "no answer";
+  } else {
+    answer = check.error().message;
+  }
+  // A file that is no SQLite DB at all is said so by the schema check that follows.
+  if (answer == "ok" || answer.find("not a database") != std::string::npos) return {};
+  return Error::bad_input(fmt::format("the trace DB {} is damaged (SQLite's quick_check: {}); runs are not added to it",
+                                      path, answer),
+                          "pass a new --db FILE (the damaged one can still be read: ingero-bench runs --db " + path + ")");
+}
+
 // Opens, creates or upgrades, and switches to WAL. A file this call created is removed
 // again if it cannot be made a trace DB (a full disk would otherwise leave 0 bytes behind).
 Result<sql::Connection> open_for_writing(const std::string& path) {
@@ -90,6 +109,8 @@ Result<sql::Connection> open_for_writing(const std::string& path) {
     return e;
   };
   if (!db) return db.error();
+  if (existed)
+    if (Status s = check_intact(*db, path); !s) return s.error();
   if (Status s = schema::create_or_upgrade(*db); !s) return cleanup(s.error());
   if (Status s = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"); !s) return cleanup(s.error());
   return db;

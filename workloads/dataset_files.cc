@@ -144,19 +144,6 @@ Status sync_folder(const std::string& folder) {
   return {};
 }
 
-// <key>.partial-<pid> folders whose writer is gone: a crash or a kill mid-write.
-void remove_stale_partials(const std::string& cache_dir) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(cache_dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const size_t at = name.rfind(".partial-");
-    if (at == std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::atoll(name.c_str() + at + 9));
-    if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;  // its writer still runs
-    fs::remove_all(e.path(), ec);
-  }
-}
-
 Error damaged(const std::string& dir, const std::string& what) {
   return Error::failure(fmt::format("the dataset cache entry {} is damaged: {}", dir, what),
                         fmt::format("remove {} (the next run writes it again)", dir));
@@ -263,7 +250,7 @@ Result<Entry> open_or_write(const Layout& layout, const std::string& cache_dir,
   if (ec)
     return Error::bad_input(fmt::format("the dataset cache folder {} cannot be created: {}", cache_dir, ec.message()),
                             "pass --dataset-cache DIR (a folder this user can write)");
-  remove_stale_partials(cache_dir);
+  remove_stale_entries(cache_dir, ".partial-");  // <key>.partial-<pid> whose writer is gone
   const std::string dir = cache_dir + "/" + layout.key();
   if (fs::exists(dir, ec)) return open_existing(layout, dir);
 

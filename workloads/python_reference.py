@@ -442,24 +442,228 @@ def write_atomically(path, text):
     os.replace(tmp, path)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", required=True)
     ap.add_argument("--result", required=True)
     ap.add_argument("--verify", help="write [index, output row] pairs of the last epoch here")
-    args = ap.parse_args()
-    cfg = json.loads(args.config)
-    if cfg.get("ranks", 1) > 1 and "RANK" not in os.environ:
-        return launch_ranks(cfg["ranks"])
-    # SIGTERM and the signals that would otherwise lose the finished epochs (SIGHUP when the
-    # terminal goes, SIGQUIT, SIGUSR1, SIGALRM) stop the run as Ctrl-C does.
+    return ap.parse_args()
+
+
+def stop_on_signals():
+    """SIGTERM and the signals that would otherwise lose the finished epochs (SIGHUP when the
+    terminal goes, SIGQUIT, SIGUSR1, SIGALRM) stop the run as Ctrl-C does."""
     for stop in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM):
         signal.signal(stop, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
+
+def pin_cpus(cfg):
     if cfg["cpus"]:
         cpus = sorted(os.sched_getaffinity(0))[:cfg["cpus"]]
         os.sched_setaffinity(0, cpus)
         torch.set_num_threads(cfg["cpus"])
+
+
+def load_dataset(cfg, run_dir):
+    """(data, stored samples or None, the preparation report or None)."""
+    if cfg.get("storage", "memory") == "memory":
+        torch.manual_seed(cfg["seed"])
+        return torch.randn(cfg["samples"], cfg["features"]), None, None
+    # ingero-bench prepared the dataset before starting this script; its report lies beside the result.
+    with open(os.path.join(run_dir, "dataset-prepare.json")) as f:
+        prepared = json.load(f)
+    stored = StoredSamples(prepared["dir"])
+    return stored, stored, prepared
+
+
+class Loaders:
+    """A fresh DataLoader per repeat, as configured; its DistributedSampler (DDP) is kept for set_epoch."""
+
+    def __init__(self, cfg, data, verify, ddp, pin, workers_path):
+        self.cfg, self.data, self.verify, self.ddp, self.pin, self.workers_path = cfg, data, verify, ddp, pin, workers_path
+        self.sampler = None
+
+    def __call__(self):
+        cfg = self.cfg
+        dataset = IndexedRows(self.data) if self.verify else self.data
+        kwargs = dict(batch_size=cfg["batch_size"], shuffle=cfg["shuffle"], num_workers=cfg["num_workers"],
+                      pin_memory=self.pin, drop_last=cfg["drop_last"])
+        if self.ddp.active:
+            from torch.utils.data.distributed import DistributedSampler
+            self.sampler = DistributedSampler(dataset, num_replicas=self.ddp.world, rank=self.ddp.rank,
+                                              shuffle=cfg["shuffle"], seed=cfg["seed"], drop_last=cfg["drop_last"])
+            kwargs.update(shuffle=False, sampler=self.sampler)
+        if cfg["num_workers"] > 0:
+            kwargs["prefetch_factor"] = cfg["prefetch_factor"] or 2
+            kwargs["persistent_workers"] = cfg["persistent_workers"]
+            kwargs["worker_init_fn"] = record_worker_ready(self.workers_path)
+        loader = DataLoader(dataset, **kwargs)
+        verify = self.verify
+
+        def iterate():
+            for item in loader:
+                yield (item[0], item[1]) if verify else (item, None)
+        return iterate
+
+
+class Job:
+    """Everything the epochs need: the configuration, the device, the data, the model and its loaders."""
+
+    def __init__(self, cfg, args, ddp, device, data, stored, residency):
+        self.cfg, self.args, self.ddp, self.device, self.data, self.stored = cfg, args, ddp, device, data, stored
+        self.residency = residency
+        self.model = ddp.wrap(make_model(cfg).to(device), device)
+        self.model.train(cfg["train"])
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01) if cfg["train"] else None
+        self.pin = cfg["pin_memory"] and device.type == "cuda"
+        self.deadline = cfg.get("epoch_deadline_s", 0) or 0
+        self.workers_path = ddp.result_path(os.path.join(os.path.dirname(os.path.abspath(args.result)), "workers"))
+        self.loaders = Loaders(cfg, data, args.verify, ddp, self.pin, self.workers_path)
+
+
+class Measured:
+    """What the epochs produced so far; kept as it is when an epoch stops midway."""
+
+    def __init__(self):
+        self.epoch_seconds, self.batches, self.truncated = [], [], False
+        self.samples_per_epoch = self.h2d_per_epoch = 0
+        self.checksum = 0.0
+        self.verify_rows = []
+
+
+def compute(job, x, idx):
+    """One batch through the model: trained (forward, backward, SGD step) or inferred under no-grad."""
+    cfg, device = job.cfg, job.device
+    if cfg["train"]:
+        job.optimizer.zero_grad()
+        out = job.model(x)
+        target = (idx if idx is not None else torch.zeros(len(x), dtype=torch.long))
+        loss = nn.functional.cross_entropy(out, (target % cfg["classes"]).to(device))
+        loss.backward()
+        job.optimizer.step()
+        return out.detach()
+    with torch.no_grad():
+        return job.model(x)
+
+
+def check_deadline(job, t0, measured):
+    if not job.deadline:
+        return
+    elapsed = (time.monotonic_ns() - t0) / 1e9
+    late = elapsed > job.deadline * (1 if measured else 2)
+    if job.ddp.any_rank(late, job.device):
+        raise DeadlineExceeded("an epoch ran past the deadline of %.3g s (%s after %.3g s)" % (
+            job.deadline, "stopped" if late else "another rank was late; stopped", elapsed))
+
+
+def run_epoch(job, epoch, measured, m):
+    cfg, stored = job.cfg, job.stored
+    h2d = samples = 0
+    m.checksum = 0.0
+    m.verify_rows = []
+    if job.loaders.sampler is not None:
+        job.loaders.sampler.set_epoch(epoch)
+    if stored is not None:
+        stored.epoch.value = epoch
+        if measured:
+            # Outside the epoch's time, as the C++ modes do.
+            resident, total = settle_page_cache(cfg, stored.paths(), not job.residency)
+            job.residency.append({"epoch": epoch, "resident_pages": resident, "total_pages": total})
+    t0 = time.monotonic_ns()
+    it = epoch_batches(cfg, job.data, job.args.verify)
+    index = 0
+    max_batches = cfg.get("max_batches", 0) or 0
+    if max_batches and not measured and cfg.get("warmup_batches"):
+        max_batches = cfg["warmup_batches"]   # a bounded warm-up epoch: long enough to settle
+    while True:
+        if max_batches and index >= max_batches:
+            break   # a bounded epoch: its first batches of the whole shuffled order
+        check_deadline(job, t0, measured)
+        w0 = time.monotonic_ns()
+        try:
+            x, idx = next(it)
+        except StopIteration:
+            break
+        w1 = time.monotonic_ns()
+        if x.device != job.device:
+            h2d += x.numel() * x.element_size()
+            x = x.to(job.device, non_blocking=x.is_pinned())
+        out = compute(job, x, idx)
+        m.checksum += out.sum().item()
+        c1 = time.monotonic_ns()
+        samples += len(x)
+        if job.args.verify:
+            m.verify_rows.extend(zip(idx.tolist(), out.cpu().tolist()))
+        if measured:
+            if len(m.batches) < MAX_BATCH_RECORDS:
+                m.batches.append({"epoch": epoch, "index": index, "wait_start_ns": w0,
+                                  "wait_ns": w1 - w0, "compute_ns": c1 - w1})
+            else:
+                m.truncated = True
+        index += 1
+    t1 = time.monotonic_ns()
+    if measured:
+        m.epoch_seconds.append((t1 - t0) / 1e9)
+        m.samples_per_epoch, m.h2d_per_epoch = samples, h2d
+
+
+def run_epochs(job, m):
+    """Every repeat's epochs (the warm-up ones first); returns (status, error, exit code)."""
+    cfg = job.cfg
+    try:
+        epoch = 0
+        for rep in range(cfg["repeat"]):
+            if cfg["mode"] == "python":
+                cfg["_loader_iter"] = job.loaders()
+            n_epochs = cfg["epochs"] + (cfg["warmup_epochs"] if rep == 0 else 0)
+            for e in range(n_epochs):
+                run_epoch(job, epoch, rep > 0 or e >= cfg["warmup_epochs"], m)
+                epoch += 1
+    except KeyboardInterrupt:
+        return "interrupted", "interrupted", 130
+    except DeadlineExceeded as e:
+        return "stopped", str(e), 0
+    except Exception as e:  # a worker death surfaces here as RuntimeError
+        print("python reference: %s" % e, file=sys.stderr)
+        return "failed", str(e), 1
+    return "ok", None, 0
+
+
+def result_record(job, notes):
+    cfg, ddp = job.cfg, job.ddp
+    result = {"schema": "ingero-bench/result", "version": RESULT_VERSION, "label": label(cfg), "status": "ok",
+              "config": {k: v for k, v in cfg.items() if not k.startswith("_")}, "notes": notes,
+              "pid": os.getpid(), "main_tid": threading.get_native_id()}
+    if ddp.active:
+        result.update({"rank": ddp.rank, "local_rank": ddp.local_rank, "world_size": ddp.world,
+                       "backend": "nccl" if job.device.type == "cuda" else "gloo"})
+    return result
+
+
+def add_measurements(result, m, workers_path):
+    med = statistics.median(m.epoch_seconds) if m.epoch_seconds else 0.0
+    waits = [b["wait_ns"] / 1e9 for b in m.batches]
+    result.update({
+        "epoch_seconds": m.epoch_seconds, "epoch_median_s": med,
+        "epoch_min_s": min(m.epoch_seconds, default=0.0), "epoch_max_s": max(m.epoch_seconds, default=0.0),
+        "samples_per_epoch": m.samples_per_epoch, "samples_per_s": m.samples_per_epoch / med if med else 0.0,
+        "h2d_bytes_per_epoch": m.h2d_per_epoch, "h2d_bytes_once": 0,
+        "h2d_gbps": m.h2d_per_epoch / med / 1e9 if med else 0.0,
+        "wait": distribution(waits), "compute": distribution([b["compute_ns"] / 1e9 for b in m.batches]),
+        "wait_fraction": sum(waits) / sum(m.epoch_seconds) if m.epoch_seconds else 0.0,
+        "batches": m.batches, "batches_truncated": m.truncated, "checksum": m.checksum,
+        "torch_version": torch.__version__,
+        "workers": read_worker_starts(workers_path),
+    })
+
+
+def main():
+    args = parse_args()
+    cfg = json.loads(args.config)
+    if cfg.get("ranks", 1) > 1 and "RANK" not in os.environ:
+        return launch_ranks(cfg["ranks"])
+    stop_on_signals()
+    pin_cpus(cfg)
     if cfg["device"] == "cuda" and not torch.cuda.is_available():
         print("python reference: --device cuda but torch.cuda is not available", file=sys.stderr)
         return 2
@@ -468,157 +672,22 @@ def main():
     cfg["device"] = device.type
     ddp.init(device)
 
-    stored = prepared = None
-    if cfg.get("storage", "memory") != "memory":
-        # ingero-bench prepared the dataset before starting this script; its report lies beside the result.
-        with open(os.path.join(os.path.dirname(os.path.abspath(args.result)), "dataset-prepare.json")) as f:
-            prepared = json.load(f)
-        stored = StoredSamples(prepared["dir"])
-        data = stored
-    else:
-        torch.manual_seed(cfg["seed"])
-        data = torch.randn(cfg["samples"], cfg["features"])
-    model = ddp.wrap(make_model(cfg).to(device), device)
-    model.train(cfg["train"])
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01) if cfg["train"] else None
-    pin = cfg["pin_memory"] and device.type == "cuda"
-    deadline = cfg.get("epoch_deadline_s", 0) or 0
-    workers_path = ddp.result_path(os.path.join(os.path.dirname(os.path.abspath(args.result)), "workers"))
-    sampler = None
-    notes = [] if pin or not cfg["pin_memory"] else ["pin_memory has no effect without a CUDA device; ignored"]
-
-    def make_loader():
-        nonlocal sampler
-        dataset = IndexedRows(data) if args.verify else data
-        kwargs = dict(batch_size=cfg["batch_size"], shuffle=cfg["shuffle"], num_workers=cfg["num_workers"],
-                      pin_memory=pin, drop_last=cfg["drop_last"])
-        if ddp.active:
-            from torch.utils.data.distributed import DistributedSampler
-            sampler = DistributedSampler(dataset, num_replicas=ddp.world, rank=ddp.rank, shuffle=cfg["shuffle"],
-                                         seed=cfg["seed"], drop_last=cfg["drop_last"])
-            kwargs.update(shuffle=False, sampler=sampler)
-        if cfg["num_workers"] > 0:
-            kwargs["prefetch_factor"] = cfg["prefetch_factor"] or 2
-            kwargs["persistent_workers"] = cfg["persistent_workers"]
-            kwargs["worker_init_fn"] = record_worker_ready(workers_path)
-        loader = DataLoader(dataset, **kwargs)
-
-        def iterate():
-            for item in loader:
-                yield (item[0], item[1]) if args.verify else (item, None)
-        return iterate
-
-    result = {"schema": "ingero-bench/result", "version": RESULT_VERSION, "label": label(cfg), "status": "ok",
-              "config": {k: v for k, v in cfg.items() if not k.startswith("_")}, "notes": notes,
-              "pid": os.getpid(), "main_tid": threading.get_native_id()}
-    if ddp.active:
-        result.update({"rank": ddp.rank, "local_rank": ddp.local_rank, "world_size": ddp.world,
-                       "backend": "nccl" if device.type == "cuda" else "gloo"})
+    data, stored, prepared = load_dataset(cfg, os.path.dirname(os.path.abspath(args.result)))
     residency = []
+    job = Job(cfg, args, ddp, device, data, stored, residency)
+    notes = [] if job.pin or not cfg["pin_memory"] else ["pin_memory has no effect without a CUDA device; ignored"]
+    result = result_record(job, notes)
     if stored is not None:
         result["storage"] = storage_record(cfg, prepared, stored, residency)
-    epoch_seconds, batches, truncated = [], [], False
-    samples_per_epoch = h2d_per_epoch = 0
-    checksum = 0.0
-    verify_rows = []
-    code = 0
-    try:
-        epoch = 0
-        for rep in range(cfg["repeat"]):
-            if cfg["mode"] == "python":
-                cfg["_loader_iter"] = make_loader()
-            n_epochs = cfg["epochs"] + (cfg["warmup_epochs"] if rep == 0 else 0)
-            for e in range(n_epochs):
-                measured = rep > 0 or e >= cfg["warmup_epochs"]
-                h2d = samples = 0
-                checksum = 0.0
-                verify_rows = []
-                if sampler is not None:
-                    sampler.set_epoch(epoch)
-                if stored is not None:
-                    stored.epoch.value = epoch
-                    if measured:
-                        # Outside the epoch's time, as the C++ modes do.
-                        resident, total = settle_page_cache(cfg, stored.paths(), not residency)
-                        residency.append({"epoch": epoch, "resident_pages": resident, "total_pages": total})
-                t0 = time.monotonic_ns()
-                it = epoch_batches(cfg, data, args.verify)
-                index = 0
-                max_batches = cfg.get("max_batches", 0) or 0
-                if max_batches and not measured and cfg.get("warmup_batches"):
-                    max_batches = cfg["warmup_batches"]   # a bounded warm-up epoch: long enough to settle
-                while True:
-                    if max_batches and index >= max_batches:
-                        break   # a bounded epoch: its first batches of the whole shuffled order
-                    if deadline:
-                        elapsed = (time.monotonic_ns() - t0) / 1e9
-                        late = elapsed > deadline * (1 if measured else 2)
-                        if ddp.any_rank(late, device):
-                            raise DeadlineExceeded("an epoch ran past the deadline of %.3g s (%s after %.3g s)" % (
-                                deadline, "stopped" if late else "another rank was late; stopped", elapsed))
-                    w0 = time.monotonic_ns()
-                    try:
-                        x, idx = next(it)
-                    except StopIteration:
-                        break
-                    w1 = time.monotonic_ns()
-                    if x.device != device:
-                        h2d += x.numel() * x.element_size()
-                        x = x.to(device, non_blocking=x.is_pinned())
-                    if cfg["train"]:
-                        optimizer.zero_grad()
-                        out = model(x)
-                        target = (idx if idx is not None else torch.zeros(len(x), dtype=torch.long))
-                        loss = nn.functional.cross_entropy(out, (target % cfg["classes"]).to(device))
-                        loss.backward()
-                        optimizer.step()
-                        out = out.detach()
-                    else:
-                        with torch.no_grad():
-                            out = model(x)
-                    checksum += out.sum().item()
-                    c1 = time.monotonic_ns()
-                    samples += len(x)
-                    if args.verify:
-                        verify_rows.extend(zip(idx.tolist(), out.cpu().tolist()))
-                    if measured:
-                        if len(batches) < MAX_BATCH_RECORDS:
-                            batches.append({"epoch": epoch, "index": index, "wait_start_ns": w0,
-                                            "wait_ns": w1 - w0, "compute_ns": c1 - w1})
-                        else:
-                            truncated = True
-                    index += 1
-                t1 = time.monotonic_ns()
-                if measured:
-                    epoch_seconds.append((t1 - t0) / 1e9)
-                    samples_per_epoch, h2d_per_epoch = samples, h2d
-                epoch += 1
-    except KeyboardInterrupt:
-        result["status"], result["error"], code = "interrupted", "interrupted", 130
-    except DeadlineExceeded as e:
-        result["status"], result["error"] = "stopped", str(e)
-    except Exception as e:  # a worker death surfaces here as RuntimeError
-        result["status"], result["error"], code = "failed", str(e), 1
-        print("python reference: %s" % e, file=sys.stderr)
-
-    med = statistics.median(epoch_seconds) if epoch_seconds else 0.0
-    waits = [b["wait_ns"] / 1e9 for b in batches]
-    result.update({
-        "epoch_seconds": epoch_seconds, "epoch_median_s": med,
-        "epoch_min_s": min(epoch_seconds, default=0.0), "epoch_max_s": max(epoch_seconds, default=0.0),
-        "samples_per_epoch": samples_per_epoch, "samples_per_s": samples_per_epoch / med if med else 0.0,
-        "h2d_bytes_per_epoch": h2d_per_epoch, "h2d_bytes_once": 0,
-        "h2d_gbps": h2d_per_epoch / med / 1e9 if med else 0.0,
-        "wait": distribution(waits), "compute": distribution([b["compute_ns"] / 1e9 for b in batches]),
-        "wait_fraction": sum(waits) / sum(epoch_seconds) if epoch_seconds else 0.0,
-        "batches": batches, "batches_truncated": truncated, "checksum": checksum,
-        "torch_version": torch.__version__,
-        "workers": read_worker_starts(workers_path),
-    })
+    m = Measured()
+    status, error, code = run_epochs(job, m)
+    if status != "ok":
+        result["status"], result["error"] = status, error
+    add_measurements(result, m, job.workers_path)
     ddp.close()
     write_atomically(ddp.result_path(args.result), json.dumps(result))
     if args.verify:
-        write_atomically(args.verify, json.dumps(verify_rows))
+        write_atomically(args.verify, json.dumps(m.verify_rows))
     return code
 
 

@@ -10,13 +10,17 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "common/atomic_file.h"
 
@@ -163,6 +167,92 @@ TEST_F(OutputPath, ATraceDbPathIsARegularFileOrNew) {
   }
   EXPECT_NE(check_writable_db("--db", link).error().hint.find(file("old.db")), std::string::npos);
   EXPECT_FALSE(fs::exists(file("nowhere")));
+}
+
+// mkstemp's 0600 was once replaced by a fixed 0644, whatever the umask.
+TEST_F(OutputPath, AFileGetsTheModeTheUmaskGives) {
+  for (mode_t mask : {mode_t{077}, mode_t{022}, mode_t{002}}) {
+    const mode_t before = umask(mask);
+    const std::string path = file("mode.md");
+    const Status written = write_file_atomically(path, "x");
+    umask(before);
+    ASSERT_TRUE(written.ok()) << written.error().message;
+    struct stat st {};
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << std::oct << mask;
+  }
+}
+
+// A full disk says so, and what to do: /dev/full answers every write with ENOSPC.
+TEST_F(OutputPath, AFullDiskIsNamedWithTheFix) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+  const Status written = write_file_atomically("/dev/full", "x");
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.error().message.find("/dev/full"), std::string::npos) << written.error().message;
+  EXPECT_NE(written.error().hint.find("is full: free space there, or choose another path"), std::string::npos)
+      << written.error().hint;
+  EXPECT_TRUE(file_write_error("cannot write", "x", EACCES).hint.empty());
+}
+
+// /proc passes access(W_OK) for root and refuses only the write: the checks create and remove.
+TEST_F(OutputPath, AFolderWhereNothingCanBeCreatedIsRefusedBeforeAnyWork) {
+  for (const Status& s : {check_writable_dir("--out", "/proc/x"), check_writable_path("--report", "/proc/x/r.md"),
+                          check_writable_path("--report", "/proc/r.md")}) {
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().exit_code, kExitBadInput);
+    EXPECT_NE(s.error().message.find("/proc"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("nothing can be created"), std::string::npos) << s.error().message;
+  }
+  EXPECT_TRUE(check_writable_dir("--out", file("new/runs")).ok());
+  EXPECT_EQ(entries(), 0u);  // the probe is gone, and nothing was created for the new folder
+}
+
+// What a process killed with SIGKILL left: its pid is in the name and the process is gone.
+TEST_F(OutputPath, StaleEntriesOfGoneOwnersAreRemovedOthersKept) {
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = file(fmt::format("out.db.partial-{}", gone));
+  const std::string stale_wal = stale + "-wal";
+  const std::string mine = file(fmt::format("out.db.partial-{}", getpid()));
+  const std::string other = file(fmt::format("other.db.partial-{}", gone));
+  for (const std::string& path : {stale, stale_wal, mine, other}) ASSERT_TRUE(write_file_atomically(path, "x").ok());
+  remove_stale_entries(dir_->path(), "out.db.partial-");
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_wal));
+  EXPECT_TRUE(fs::exists(mine));   // its owner runs
+  EXPECT_TRUE(fs::exists(other));  // another output's
+
+  // A private folder: removed by the next create() once its owner is gone, unless it was kept.
+  const std::string prefix = fmt::format("ingero-stale-test-{}", getpid());
+  std::string left, kept;
+  for (bool keep : {true, false}) {  // the kept one first: the second create() removes no live owner's
+    const pid_t owner = fork();
+    if (owner == 0) {
+      auto dir = PrivateDir::create(prefix);
+      if (!dir) _exit(1);
+      if (keep) dir->keep();
+      std::ofstream(dir->file("result.json")) << "{}";
+      kill(getpid(), SIGKILL);  // no destructor runs
+    }
+    ASSERT_GT(owner, 0);
+    waitpid(owner, nullptr, 0);
+  }
+  // The children's paths: the folders of this prefix in TMPDIR.
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path()))
+    if (entry.path().filename().string().rfind(prefix + "-", 0) == 0)
+      (fs::exists(entry.path() / ".kept") ? kept : left) = entry.path().string();
+  ASSERT_FALSE(left.empty());
+  ASSERT_FALSE(kept.empty());
+  {
+    auto next = PrivateDir::create(prefix);
+    ASSERT_TRUE(next.ok());
+    EXPECT_NE(next->path().find(fmt::format("{}-{}-", prefix, getpid())), std::string::npos) << next->path();
+  }
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_TRUE(fs::exists(kept + "/result.json"));
+  fs::remove_all(kept);
 }
 
 }  // namespace

@@ -135,6 +135,10 @@ TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
         workload("--mode python --python /bin/true --db " + db),
         // A device is not a trace DB (as root, /dev/null once got a world-writable /dev/null-journal).
         workload("--mode direct --db /dev/null"),
+        // Each once failed only after the run, or deep in LibTorch.
+        workload("--mode direct --out /proc/x --db " + db), workload("--mode direct --report /proc/r.md --db " + db),
+        workload("--mode direct --cudart /etc/passwd --db " + db), workload("--mode direct --hidden 1000000 --db " + db),
+        workload("--mode direct --classes 100000000 --db " + db),
         std::string("explain --db ") + path("missing.db"), std::string("trace --db ") + db + " -- /no/such/program",
         std::string("trace --db ") + db + " --pid 999999999"}) {
     auto r = capture(kBinary + " " + args);
@@ -326,6 +330,48 @@ TEST_F(Reliability, FullDiskKeepsTheRecordAndSaysSo) {
   EXPECT_EQ(runs.exit_code, 0) << runs.text;
   EXPECT_EQ(runs.text.find("running"), std::string::npos) << runs.text;
   umount2(mnt.c_str(), MNT_DETACH);
+}
+
+// --out on a full disk: the run is stored whole in the DB and stays ok there; the missing output
+// is the command's failure (exit 1) with the fix.
+TEST_F(Reliability, AFullOutFolderFailsTheOutputNotTheRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  const std::string mnt = path("tiny");
+  fs::create_directories(mnt);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  fs::create_directories(mnt + "/runs");
+  {
+    std::ofstream filler(mnt + "/filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    while (filler.write(block.data(), block.size())) {
+    }
+  }
+  const std::string db = path("t.db");
+  auto r = capture(kBinary + " --workload dataloader --device cpu --samples 1024 --batch-size 512 --features 4 "
+                   "--hidden 8 --epochs 1 --warmup-epochs 0 --no-trace --mode direct --db " + db + " --out " + mnt +
+                   "/runs");
+  umount2(mnt.c_str(), MNT_DETACH);
+  EXPECT_EQ(r.exit_code, 1) << r.text;
+  EXPECT_NE(r.text.find("stored whole in the DB"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("is full: free space there, or choose another path"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("failed: failed"), std::string::npos) << r.text;
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
+  EXPECT_EQ(runs.text.find("failed"), std::string::npos) << runs.text;
+}
+
+// trace --duration with a command ends the command's process group after that long: an ok run, exit 0.
+TEST_F(Reliability, TraceDurationEndsALaunchedCommand) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("t.db");
+  const auto started = std::chrono::steady_clock::now();
+  auto r = capture(kBinary + " trace --db " + db + " --duration 1s --no-observer -- sh -c 'sleep 60 & sleep 60'");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r.exit_code, 0) << r.text;
+  EXPECT_LT(seconds, 30) << r.text;
+  EXPECT_NE(r.text.find("ended after --duration 1s"), std::string::npos) << r.text;
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
 }
 
 }  // namespace

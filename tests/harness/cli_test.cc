@@ -3,6 +3,8 @@
 // command the README, the docs, hints and help texts show parses as written.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "harness/cli.h"
+#include "harness/commands.h"
 
 namespace ingero::harness {
 namespace {
@@ -46,6 +49,53 @@ TEST(Cli, BadValuesAreBadInputNamingTheFlag) {
     EXPECT_EQ(parsed.error().exit_code, kExitBadInput) << c.line;
     EXPECT_NE(parsed.error().message.find(c.names), std::string::npos) << c.line << ": " << parsed.error().message;
   }
+}
+
+// Values that parse as numbers or strings but mean nothing sensible: NaN passes CLI11's ranges,
+// "-1" becomes 2^64 - 1 in an unsigned seed, '' means "not given" (--pid '' a system-wide trace).
+TEST(Cli, NanNegativeSeedsAndEmptyValuesAreBadInput) {
+  struct Case {
+    const char* line;
+    const char* names;
+  };
+  for (const Case& c : {Case{"--workload dataloader --offcpu-min-us nan", "--offcpu-min-us"},
+                        Case{"--workload dataloader --hot-share-pct nan", "--hot-share-pct"},
+                        Case{"--workload dataloader --mem-burst-ms inf", "--mem-burst-ms"},
+                        Case{"--workload dataloader --seed -1", "--seed"},
+                        Case{"--workload dataloader --report ''", "--report"},
+                        Case{"--workload dataloader --out ''", "--out"},
+                        Case{"--workload dataloader --cudart ''", "--cudart"},
+                        Case{"trace --pid ''", "--pid"},
+                        Case{"trace --duration '' -- true", "--duration"},
+                        Case{"runs --db t.db --report ''", "--report"},
+                        Case{"export --db t.db --run 1 --out ''", "--out"}}) {
+    auto parsed = parse(c.line);
+    ASSERT_FALSE(parsed.ok()) << c.line << " parsed";
+    EXPECT_EQ(parsed.error().exit_code, kExitBadInput) << c.line;
+    EXPECT_NE(parsed.error().message.find(c.names), std::string::npos) << c.line << ": " << parsed.error().message;
+  }
+  EXPECT_EQ(parse("--workload dataloader --seed 18446744073709551615")->workload.base.seed, UINT64_MAX);
+}
+
+// CLI11 printed NonNegativeNumber's bound as DBL_MAX in 309 digits.
+TEST(Cli, RangeErrorsPrintReadableBounds) {
+  for (const char* line : {"--workload dataloader --offcpu-min-us -1", "sweep --budget -5",
+                           "--workload dataloader --hot-share-pct 200", "sweep --loader -1"}) {
+    auto parsed = parse(line);
+    ASSERT_FALSE(parsed.ok()) << line;
+    const std::string& message = parsed.error().message;
+    EXPECT_LT(message.size(), 200u) << line << ": " << message;
+    EXPECT_EQ(message.find("000000"), std::string::npos) << line << ": " << message;
+  }
+  EXPECT_NE(parse("--workload dataloader --offcpu-min-us -1").error().message.find("at least 0"), std::string::npos);
+}
+
+TEST(Cli, APidGivenTwiceIsAttachedOnce) {
+  const std::string parent = std::to_string(getppid());
+  auto pids = parse_pids(parent + "," + parent);
+  ASSERT_TRUE(pids.ok()) << pids.error().message;
+  EXPECT_EQ(*pids, std::vector<pid_t>{getppid()});
+  EXPECT_FALSE(parse_pids(parent + ",").ok());
 }
 
 TEST(Cli, TheTracedCommandIsEverythingAfterTheSeparatorFlagsIncluded) {

@@ -129,5 +129,26 @@ TEST(Resources, TooManyWorkersOrTooMuchMemoryIsBadInputBeforeAnyFork) {
   EXPECT_EQ(memory.error().exit_code, kExitBadInput);
 }
 
+// --hidden 1000000 and --classes 100000000 once reached LibTorch and its allocation backtrace.
+TEST(Resources, AModelBeyondMemoryIsBadInputNamingItsFlags) {
+  workloads::WorkloadConfig config;
+  config.samples = 4096;
+  config.batch_size = 512;
+  MachineLimits limits;
+  limits.available_bytes = int64_t{8} << 30;
+  limits.process_headroom = 500;
+  EXPECT_TRUE(check_resources(config, limits, nullptr).ok());
+  for (auto [hidden, classes] : {std::pair<int64_t, int64_t>{1'000'000, 10}, {512, 100'000'000},
+                                 {int64_t{1} << 40, int64_t{1} << 40}}) {  // beyond int64 when multiplied
+    config.hidden = hidden;
+    config.classes = classes;
+    Status s = check_resources(config, limits, nullptr);
+    ASSERT_FALSE(s.ok()) << hidden << " x " << classes;
+    EXPECT_EQ(s.error().exit_code, kExitBadInput);
+    EXPECT_NE(s.error().message.find("--hidden " + std::to_string(hidden)), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().hint.find("lower --hidden or --classes"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace ingero::harness

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <string>
+
+#include "tracer/call_probes.h"
 #include "tracer/elf_symbols.h"
 
 namespace ingero::tracer {
@@ -67,6 +71,29 @@ TEST(ElfSymbols, TheCudaRuntimesFunctionsAreFoundAndANonElfFileIsBadInput) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().exit_code, kExitBadInput);
   EXPECT_NE(bad.error().message.find("/etc/hostname"), std::string::npos);
+}
+
+// --cudart /etc/passwd once started a run that failed at the tracer's start.
+TEST(ElfSymbols, ALibraryGivenByHandIsASharedObjectDefiningACudaFunction) {
+  auto text = check_call_library("--cudart", "/etc/passwd");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().exit_code, kExitBadInput);
+  EXPECT_NE(text.error().message.find("--cudart /etc/passwd is not an ELF shared object"), std::string::npos)
+      << text.error().message;
+  EXPECT_FALSE(text.error().hint.empty());
+  // A shared object, but not a CUDA one: the libc this test maps.
+  std::string libc;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line) && libc.empty();)
+    if (auto at = line.find("/libc.so.6"); at != std::string::npos) libc = line.substr(line.find('/'));
+  ASSERT_FALSE(libc.empty());
+  auto other = check_call_library("--cudart", libc);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("defines none of the CUDA runtime"), std::string::npos) << other.error().message;
+  EXPECT_FALSE(check_call_library("--cudart", "/nonexistent/libcudart.so").ok());
+  if (access(INGERO_CUDART, R_OK) == 0) {
+    EXPECT_TRUE(check_call_library("--cudart", INGERO_CUDART).ok());
+  }
 }
 
 }  // namespace

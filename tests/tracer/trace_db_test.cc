@@ -152,6 +152,34 @@ TEST(TraceDb, RejectsNonDatabaseAndForeignDatabase) {
   EXPECT_NE(other.error().message.find("not an ingero-bench trace DB"), std::string::npos) << other.error().message;
 }
 
+// Runs were once appended to a file SQLite itself finds damaged.
+TEST(TraceDb, ADamagedDbIsNotAppendedTo) {
+  TempDir dir;
+  const std::string path = dir.file("t.db");
+  {
+    auto db = TraceDb::open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->begin_run(command_run("one")).ok());
+  }
+  ASSERT_TRUE(TraceDb::open(path).ok());  // intact: opened again
+  // Garbage over the third page (a table's root; page 1 holds the schema SQLite reads at open).
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  unsigned char size[2];
+  file.seekg(16);
+  file.read(reinterpret_cast<char*>(size), 2);
+  const int page = size[0] << 8 | size[1];
+  file.seekp(2 * page);
+  const std::string garbage(static_cast<size_t>(page), '\xa5');
+  file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  file.close();
+  auto damaged = TraceDb::open(path);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.error().exit_code, kExitBadInput);
+  EXPECT_NE(damaged.error().message.find(path), std::string::npos) << damaged.error().message;
+  EXPECT_NE(damaged.error().message.find("damaged"), std::string::npos) << damaged.error().message;
+  EXPECT_NE(damaged.error().hint.find("pass a new --db"), std::string::npos) << damaged.error().hint;
+}
+
 TEST(TraceDb, RunLifeCycleAndWorkloadEvents) {
   TempDir dir;
   auto db = TraceDb::open(dir.file("t.db"));
