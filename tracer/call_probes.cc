@@ -203,7 +203,8 @@ void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
     stopped = closer_.close(std::move(function.processes[pid]));
   }
   closer_.wait();  // the counters stand still from here until the first window
-  Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op))};
+  Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op)),
+             false, false, 0, 0, {}, nullptr};
   // Sampling begins where counting stopped, not after the wait: the wait is detached time too.
   s.calls.since_ns = stopped->load();
   s.calls.calls_before = calls_of(read_counters(), pid, op);
