@@ -52,6 +52,12 @@ class JsonShape {
   std::vector<JsonField<T>> fields_;
 };
 
+// A field read straight from a data member: member(&RunHeader::label).
+template <class T, class M>
+std::function<nlohmann::json(const T&)> member(M T::*field) {
+  return [field](const T& value) { return nlohmann::json(value.*field); };
+}
+
 // The value an optional field leaves out.
 inline nlohmann::json absent() { return nlohmann::json(nlohmann::json::value_t::discarded); }
 

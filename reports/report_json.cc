@@ -37,16 +37,16 @@ const JsonShape<RunHeader>& run_header_shape() {
   using namespace json_schema;
   static const JsonShape<RunHeader> shape(
       "the run analysed",
-      {{"run_id", integer(), [](const RunHeader& h) { return json(h.run_id); }},
-       {"label", string(), [](const RunHeader& h) { return json(h.label); }},
-       {"kind", string("workload | command | attach | system"), [](const RunHeader& h) { return json(h.kind); }},
+      {{"run_id", integer(), member(&RunHeader::run_id)},
+       {"label", string(), member(&RunHeader::label)},
+       {"kind", string("workload | command | attach | system"), member(&RunHeader::kind)},
        {"status", string("ok | failed | interrupted | running | abandoned"),
-        [](const RunHeader& h) { return json(h.status); }},
+        member(&RunHeader::status)},
        {"mode", string("workload mode (loader, direct, ...); empty for traced commands"),
-        [](const RunHeader& h) { return json(h.mode); }},
-       {"machine", string(), [](const RunHeader& h) { return json(h.machine); }},
+        member(&RunHeader::mode)},
+       {"machine", string(), member(&RunHeader::machine)},
        {"since_s", nullable(number()), [](const RunHeader& h) { return optional_json(h.since_s); }},
-       {"window_s", number("analysed wall time, s"), [](const RunHeader& h) { return json(h.window_s); }}});
+       {"window_s", number("analysed wall time, s"), member(&RunHeader::window_s)}});
   return shape;
 }
 
@@ -152,8 +152,8 @@ const JsonShape<CallLatencyRow>& call_row_shape() {
   using R = CallLatencyRow;
   static const JsonShape<R> shape(
       "one probed CUDA runtime / driver or NCCL function",
-      {{"function", string(), [](const R& r) { return json(r.function); }},
-       {"category", string("cuda_runtime | cuda_driver | nccl"), [](const R& r) { return json(r.category); }},
+      {{"function", string(), member(&CallLatencyRow::function)},
+       {"category", string("cuda_runtime | cuda_driver | nccl"), member(&CallLatencyRow::category)},
        {"count", integer("timed calls or events"), [](const R& r) { return json(r.stats.count); }},
        {"p50_ns", integer(), [](const R& r) { return json(r.stats.p50_ns); }},
        {"p90_ns", integer(), [](const R& r) { return json(r.stats.p90_ns); }},
@@ -165,7 +165,7 @@ const JsonShape<CallLatencyRow>& call_row_shape() {
        {"estimated", boolean("the function was duty-cycled: calls is estimated from the probed windows"),
         [](const R& r) { return json(r.estimate.has_value()); }},
        {"probed_calls", integer("calls the probes trapped (all of them when not estimated)"),
-        [](const R& r) { return json(r.calls); }},
+        member(&CallLatencyRow::calls)},
        {"calls_low", integer("95 % interval of calls (= calls when exact)"),
         [](const R& r) { return r.estimate ? json(r.estimate->low) : json(r.calls); }},
        {"calls_high", nullable(integer("null: no upper bound")),
@@ -174,8 +174,8 @@ const JsonShape<CallLatencyRow>& call_row_shape() {
         }},
        {"duty_share", nullable(number("share of the sampled processes' time the probes were attached")),
         [](const R& r) { return r.estimate ? json(r.estimate->duty_share) : json(nullptr); }},
-       {"errors", integer(), [](const R& r) { return json(r.errors); }},
-       {"bytes", integer(), [](const R& r) { return json(r.bytes); }},
+       {"errors", integer(), member(&CallLatencyRow::errors)},
+       {"bytes", integer(), member(&CallLatencyRow::bytes)},
        {"percentiles",
         string_enum({"exact", "log2_bucket_upper_bound"},
                     "exact: over every stored call; else upper bounds of log2 latency buckets"),
@@ -266,18 +266,18 @@ const JsonShape<ChainThresholds>& thresholds_shape() {
       "the stated thresholds of the chain analysis",
       {{"slow_call", string("the rule for a slow call, in words"),
         [](const ChainThresholds&) { return json("duration ≥ max(p99, slow_vs_p50 × p50, slow_min_ns)"); }},
-       {"slow_vs_p50", number(), [](const ChainThresholds& t) { return json(t.slow_vs_p50); }},
-       {"slow_min_ns", integer(), [](const ChainThresholds& t) { return json(t.slow_min_ns); }},
-       {"explains_share", number(), [](const ChainThresholds& t) { return json(t.explains_share); }},
-       {"min_chain_share", number(), [](const ChainThresholds& t) { return json(t.min_chain_share); }},
+       {"slow_vs_p50", number(), member(&ChainThresholds::slow_vs_p50)},
+       {"slow_min_ns", integer(), member(&ChainThresholds::slow_min_ns)},
+       {"explains_share", number(), member(&ChainThresholds::explains_share)},
+       {"min_chain_share", number(), member(&ChainThresholds::min_chain_share)},
        {"severity", object({{"HIGH", string()}, {"MEDIUM", string()}, {"LOW", string()}}, "each severity's rule, in words"),
         [](const ChainThresholds& t) {
           return json{{severity_name(Severity::high), share_rule(t.high_share_of_window)},
                       {severity_name(Severity::medium), share_rule(t.medium_share_of_window)},
                       {severity_name(Severity::low), "below MEDIUM"}};
         }},
-       {"high_share_of_window", number(), [](const ChainThresholds& t) { return json(t.high_share_of_window); }},
-       {"medium_share_of_window", number(), [](const ChainThresholds& t) { return json(t.medium_share_of_window); }}});
+       {"high_share_of_window", number(), member(&ChainThresholds::high_share_of_window)},
+       {"medium_share_of_window", number(), member(&ChainThresholds::medium_share_of_window)}});
   return shape;
 }
 
@@ -290,15 +290,15 @@ namespace {
 const JsonShape<ChainEvidence>& evidence_shape() {
   using namespace json_schema;
   static const JsonShape<ChainEvidence> shape(
-      "", {{"threads", integer(), [](const ChainEvidence& e) { return json(e.threads); }},
-           {"context_switches", integer(), [](const ChainEvidence& e) { return json(e.context_switches); }},
-           {"offcpu_overlap_ns", integer(), [](const ChainEvidence& e) { return json(e.offcpu_overlap_ns); }},
-           {"page_faults", integer(), [](const ChainEvidence& e) { return json(e.page_faults); }},
-           {"forks", integer(), [](const ChainEvidence& e) { return json(e.forks); }},
+      "", {{"threads", integer(), member(&ChainEvidence::threads)},
+           {"context_switches", integer(), member(&ChainEvidence::context_switches)},
+           {"offcpu_overlap_ns", integer(), member(&ChainEvidence::offcpu_overlap_ns)},
+           {"page_faults", integer(), member(&ChainEvidence::page_faults)},
+           {"forks", integer(), member(&ChainEvidence::forks)},
            {"io_wait_ns", integer("on those threads, in the slow intervals: slept in I/O wait"),
-            [](const ChainEvidence& e) { return json(e.io_wait_ns); }},
+            member(&ChainEvidence::io_wait_ns)},
            {"read_bytes", integer("block I/O completed for them in those intervals"),
-            [](const ChainEvidence& e) { return json(e.read_bytes); }}});
+            member(&ChainEvidence::read_bytes)}});
   return shape;
 }
 
