@@ -118,35 +118,7 @@ json metrics() {
       "timings, the input-bound verdict and totals");
 }
 
-json tracing_cost() {
-  const json thread = object({{"tid", integer()},
-                              {"pid", integer()},
-                              {"role", string()},
-                              {"comm", string()},
-                              {"hits", integer("calls probed on this thread")},
-                              {"cost_ns", number("hits x the calibrated cost")},
-                              {"time_ns", integer("the thread's traced time")},
-                              {"share", number("cost / time")}});
-  const json sampled = object({{"function", string()},
-                               {"pid", integer("0: every process")},
-                               {"windows", integer()},
-                               {"duty_share", number("share of the time the probes were attached")},
-                               {"calls", integer("estimated")},
-                               {"calls_low", integer()},
-                               {"calls_high", nullable(integer("null: no upper bound"))}});
-  return object({{"known", boolean("the per-call probe cost was calibrated at start-up")},
-                 {"probe_entry_ns", nullable(number("a call probed at entry only"))},
-                 {"probe_call_ns", nullable(number("a call probed at entry and return"))},
-                 {"unknown_because", nullable(string())},
-                 {"main_thread_share", nullable(number("the main thread's time its probe hits cost"))},
-                 {"max_thread_share", nullable(number())},
-                 {"sampling", string_enum({"on", "off"}, "whether hot calls are duty-cycled")},
-                 {"hot_share", nullable(number("a call is hot past this share of its thread's time"))},
-                 {"threads", array_of(thread, "threads with probe hits, most costly share first")},
-                 {"sampled", array_of(sampled, "duty-cycled functions: their counts are estimates")},
-                 {"lines", array_of(string(), "the same in words")}},
-                "what tracing cost the job, from the calibrated cost of a probe hit");
-}
+json tracing_cost() { return reports::tracing_cost_schema(); }
 
 json call_row() { return reports::call_row_schema(); }
 

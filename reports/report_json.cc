@@ -418,30 +418,76 @@ json to_json(const RankAnalysis& r) {
   return out;
 }
 
-json to_json(const TracingCost& c) {
-  auto thread = [](const ThreadTracingCost& t) {
-    return json{{"tid", t.tid}, {"pid", t.pid},         {"role", t.role},     {"comm", t.comm},
-                {"hits", t.hits}, {"cost_ns", t.cost_ns}, {"time_ns", t.time_ns}, {"share", t.share}};
-  };
-  json threads = json::array();
-  for (const auto& t : c.threads) threads.push_back(thread(t));
-  json sampled = json::array();
-  for (const auto& f : c.sampled)
-    sampled.push_back({{"function", f.function}, {"pid", f.pid}, {"windows", f.windows}, {"duty_share", f.duty_share},
-                       {"calls", f.estimate.calls}, {"calls_low", f.estimate.low},
-                       {"calls_high", f.estimate.high ? json(*f.estimate.high) : json(nullptr)}});
-  return {{"known", c.known()},
-          {"probe_entry_ns", c.entry_ns ? json(*c.entry_ns) : json(nullptr)},
-          {"probe_call_ns", c.call_ns ? json(*c.call_ns) : json(nullptr)},
-          {"unknown_because", c.known() ? json(nullptr) : json(c.unknown_because)},
-          {"main_thread_share", c.main && c.known() ? json(c.main->share) : json(nullptr)},
-          {"max_thread_share", !c.threads.empty() && c.known() ? json(c.threads.front().share) : json(nullptr)},
-          {"sampling", c.sampling_on ? "on" : "off"},
-          {"hot_share", c.hot_share ? json(*c.hot_share) : json(nullptr)},
-          {"threads", threads},
-          {"sampled", sampled},
-          {"lines", tracing_cost_lines(c)}};
+namespace {
+
+const JsonShape<ThreadTracingCost>& thread_cost_shape() {
+  using namespace json_schema;
+  using T = ThreadTracingCost;
+  static const JsonShape<T> shape("", {{"tid", integer(), member(&T::tid)},
+                                       {"pid", integer(), member(&T::pid)},
+                                       {"role", string(), member(&T::role)},
+                                       {"comm", string(), member(&T::comm)},
+                                       {"hits", integer("calls probed on this thread"), member(&T::hits)},
+                                       {"cost_ns", number("hits x the calibrated cost"), member(&T::cost_ns)},
+                                       {"time_ns", integer("the thread's traced time"), member(&T::time_ns)},
+                                       {"share", number("cost / time"), member(&T::share)}});
+  return shape;
 }
+
+const JsonShape<SampledFunction>& sampled_function_shape() {
+  using namespace json_schema;
+  using F = SampledFunction;
+  static const JsonShape<F> shape(
+      "", {{"function", string(), member(&F::function)},
+           {"pid", integer("0: every process"), member(&F::pid)},
+           {"windows", integer(), member(&F::windows)},
+           {"duty_share", number("share of the time the probes were attached"), member(&F::duty_share)},
+           {"calls", integer("estimated"), [](const F& f) { return json(f.estimate.calls); }},
+           {"calls_low", integer(), [](const F& f) { return json(f.estimate.low); }},
+           {"calls_high", nullable(integer("null: no upper bound")),
+            [](const F& f) { return f.estimate.high ? json(*f.estimate.high) : json(nullptr); }}});
+  return shape;
+}
+
+// Every item of a list, each written by its shape.
+template <class T>
+json array_json(const std::vector<T>& items, const JsonShape<T>& shape) {
+  json out = json::array();
+  for (const T& item : items) out.push_back(shape.write(item));
+  return out;
+}
+
+const JsonShape<TracingCost>& tracing_cost_shape() {
+  using namespace json_schema;
+  using C = TracingCost;
+  static const JsonShape<C> shape(
+      "what tracing cost the job, from the calibrated cost of a probe hit",
+      {{"known", boolean("the per-call probe cost was calibrated at start-up"), [](const C& c) { return json(c.known()); }},
+       {"probe_entry_ns", nullable(number("a call probed at entry only")), [](const C& c) { return optional_json(c.entry_ns); }},
+       {"probe_call_ns", nullable(number("a call probed at entry and return")),
+        [](const C& c) { return optional_json(c.call_ns); }},
+       {"unknown_because", nullable(string()),
+        [](const C& c) { return c.known() ? json(nullptr) : json(c.unknown_because); }},
+       {"main_thread_share", nullable(number("the main thread's time its probe hits cost")),
+        [](const C& c) { return c.main && c.known() ? json(c.main->share) : json(nullptr); }},
+       {"max_thread_share", nullable(number()),
+        [](const C& c) { return !c.threads.empty() && c.known() ? json(c.threads.front().share) : json(nullptr); }},
+       {"sampling", string_enum({"on", "off"}, "whether hot calls are duty-cycled"),
+        [](const C& c) { return json(c.sampling_on ? "on" : "off"); }},
+       {"hot_share", nullable(number("a call is hot past this share of its thread's time")),
+        [](const C& c) { return optional_json(c.hot_share); }},
+       {"threads", array_of(thread_cost_shape().schema(), "threads with probe hits, most costly share first"),
+        [](const C& c) { return array_json(c.threads, thread_cost_shape()); }},
+       {"sampled", array_of(sampled_function_shape().schema(), "duty-cycled functions: their counts are estimates"),
+        [](const C& c) { return array_json(c.sampled, sampled_function_shape()); }},
+       {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
+  return shape;
+}
+
+}  // namespace
+
+json to_json(const TracingCost& c) { return tracing_cost_shape().write(c); }
+json tracing_cost_schema() { return tracing_cost_shape().schema(); }
 
 json to_json(const std::vector<CallLatencyRow>& rows) {
   json out = json::array();

@@ -24,6 +24,7 @@ nlohmann::json causal_chain_schema();
 nlohmann::json slow_interval_schema();  // one "slow_intervals" entry
 nlohmann::json run_header_schema();
 nlohmann::json call_row_schema();  // one "call_latency" entry
+nlohmann::json tracing_cost_schema();
 nlohmann::json chain_thresholds_schema();
 nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const std::vector<CallLatencyRow>& rows);
