@@ -532,6 +532,13 @@ std::optional<Severity> parse_severity(const std::string& name) {
   return std::nullopt;
 }
 
+std::map<std::string, int> run_producers(const RunContext& context) {
+  std::map<std::string, int> producers;
+  for (const ThreadRecord& t : context.threads)
+    if (t.role == contract::kRoleWorker || t.role == contract::kRolePin) ++producers[t.role];
+  return producers;
+}
+
 std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
                                             const TimeWindow& window, const std::vector<CallLatencyRow>& calls) {
   if (metrics.verdict != InputBound::host_bound || !metrics.main_host_share) return std::nullopt;
@@ -549,10 +556,7 @@ std::optional<CausalChain> host_bound_chain(const RunContext& context, const Run
   const ChainThresholds limits;
   chain.severity = severity_of(chain.share_of_window, limits);
   chain.rank = 1;
-  std::map<std::string, int> producers;
-  for (const ThreadRecord& t : context.threads)
-    if (t.role == contract::kRoleWorker || t.role == contract::kRolePin) ++producers[t.role];
-  chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, producers});
+  chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, run_producers(context)});
   return chain;
 }
 

@@ -155,6 +155,9 @@ Severity severity_of(double share_of_window, const ChainThresholds& limits);
 // calls): its victim is the main loop itself, its cause the main thread on CPU, its time the
 // main threads' CPU time outside CUDA calls. Empty unless the verdict is host-bound.
 inline constexpr const char* kMainBusyVictim = "main_on_cpu";
+// The run's producer threads by role (workers, pin threads), whether or not any fed a wait: what
+// a host-bound job's chain, its changes and its words say ran beside the main thread.
+std::map<std::string, int> run_producers(const RunContext& context);
 std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
                                             const TimeWindow& window, const std::vector<CallLatencyRow>& calls);
 

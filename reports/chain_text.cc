@@ -357,9 +357,11 @@ ChainWords slow_interval_words(const CausalChain& chain, const ChainContext& tex
   return words;
 }
 
+// The chain analysis' producers are those that fed a wait; a host-bound loop waited for none, so
+// what ran beside it is the run's own (as host_bound_chain chose its changes from).
 ChainWords host_bound_words(const CausalChain& chain, const ChainContext& text) {
   const double share = chain.share_of_victim;
-  const bool producers = !text.producers.empty();
+  const bool producers = !run_producers(text.context).empty();
   ChainWords words;
   words.cause_label = "main thread on CPU outside CUDA calls";
   words.timeline = {system_line(text),

@@ -405,6 +405,32 @@ TEST(ExplainCommand, RendersJsonAndText) {
 }
 
 }  // namespace
+TEST(ChainText, AHostBoundLoopWithWorkersBesideItIsWordedAndChangedAsSuch) {
+  // The run's threads: main and a worker. Nothing waited, so the chain analysis found no producer
+  // on any wait (its producers stay empty), as analyze_run hands a host-bound run to the words.
+  RunContext context;
+  context.run.kind = "command";
+  context.run.config = nlohmann::json::parse(R"({"mode":"loader","num_workers":1})");
+  context.run.end_ns = 10 * kMs;
+  context.threads = {{kMain, kMain, 1, "python3", "main", 0, 10 * kMs, std::nullopt, std::nullopt},
+                     {kWorkerA, kWorkerA, kMain, "pt_data_worker", "worker", 0, 10 * kMs, std::nullopt, std::nullopt}};
+  RunMetrics metrics;
+  metrics.verdict = InputBound::host_bound;
+  metrics.main_host_share = 0.9;
+  metrics.cores = 4;
+  const std::vector<CallLatencyRow> calls;
+  const TimeWindow window{0, 10 * kMs};
+  auto chain = host_bound_chain(context, metrics, window, calls);
+  ASSERT_TRUE(chain.has_value());
+  EXPECT_TRUE(chain->changes.empty());  // the loop's own work: no loader knob removes it
+  ChainAnalysis analysis;
+  analysis.chains.push_back(*chain);
+  const ChainWords words = describe_chains(analysis, context, metrics, calls).front();
+  EXPECT_NE(words.root_cause.find("with loader workers beside it"), std::string::npos) << words.root_cause;
+  EXPECT_NE(words.timeline[1].find("loader workers ran beside it"), std::string::npos) << words.timeline[1];
+  EXPECT_EQ(words.recommendation.find("Move batch building"), std::string::npos) << words.recommendation;
+}
+
 TEST(ChainText, AChangeCheckSaysWhichRunMeasuredItOrTheCommandThatWould) {
   ChangeCheck unmeasured{{"num_workers", "4"}, std::nullopt, "", std::nullopt, std::nullopt, "ingero-bench --x"};
   EXPECT_EQ(change_check_text(unmeasured),
