@@ -73,6 +73,12 @@ int write_all(int fd, std::string_view contents) {
   return 0;
 }
 
+// What to do about an errno that says the disk is full (or the quota spent); empty for others.
+std::string full_disk_hint(int err, const std::string& path) {
+  if (err != ENOSPC && err != EDQUOT) return {};
+  return fmt::format("the disk (or quota) holding {} is full: free space there, or choose another path", path);
+}
+
 // The process's umask, read without changing it (umask(2) sets it too, racing other threads'
 // file creation); 022 where /proc does not say.
 mode_t current_umask() {
@@ -94,16 +100,6 @@ Status write_in_place(const std::string& path, std::string_view contents) {
     written = file_write_error("cannot write", path, err);
   if (close(fd) != 0 && written) written = file_write_error("cannot write", path, errno);
   return written;
-}
-
-}  // namespace
-
-namespace {
-
-// What to do about an errno that says the disk is full (or the quota spent); empty for others.
-std::string full_disk_hint(int err, const std::string& path) {
-  if (err != ENOSPC && err != EDQUOT) return {};
-  return fmt::format("the disk (or quota) holding {} is full: free space there, or choose another path", path);
 }
 
 }  // namespace

@@ -41,6 +41,13 @@ class JsonShape {
     return out;
   }
 
+  // Every item of a list, each written as write() writes one.
+  nlohmann::json write_all(const std::vector<T>& items) const {
+    nlohmann::json out = nlohmann::json::array();
+    for (const T& item : items) out.push_back(write(item));
+    return out;
+  }
+
   nlohmann::json schema() const {
     json_schema::Properties always, sometimes;
     for (const auto& field : fields_) (field.optional ? sometimes : always).emplace_back(field.name, field.schema);

@@ -328,16 +328,13 @@ const JsonShape<WordedChain>& causal_chain_shape() {
        {"victim_ns", integer(), [](const W& w) { return json(w.chain.victim_ns); }},
        {"share_of_victim", number(), [](const W& w) { return json(w.chain.share_of_victim); }},
        {"share_of_window", number(), [](const W& w) { return json(w.chain.share_of_window); }},
-       {"evidence", evidence_shape().schema(), [](const W& w) { return to_json(w.chain.evidence); }},
+       {"evidence", evidence_shape().schema(), [](const W& w) { return evidence_shape().write(w.chain.evidence); }},
        {"timeline", array_of(string()), [](const W& w) { return json(w.words.timeline); }},
        {"summary", string(), [](const W& w) { return json(w.words.summary); }},
        {"root_cause", string(), [](const W& w) { return json(w.words.root_cause); }},
        {"recommendation", string(), [](const W& w) { return json(w.words.recommendation); }},
-       {"changes", array_of(change_check_shape().schema()), [](const W& w) {
-          json checks = json::array();
-          for (const auto& check : w.chain.checks) checks.push_back(to_json(check));
-          return checks;
-        }}});
+       {"changes", array_of(change_check_shape().schema()),
+        [](const W& w) { return change_check_shape().write_all(w.chain.checks); }}});
   return shape;
 }
 
@@ -449,14 +446,6 @@ const JsonShape<SampledFunction>& sampled_function_shape() {
   return shape;
 }
 
-// Every item of a list, each written by its shape.
-template <class T>
-json array_json(const std::vector<T>& items, const JsonShape<T>& shape) {
-  json out = json::array();
-  for (const T& item : items) out.push_back(shape.write(item));
-  return out;
-}
-
 const JsonShape<TracingCost>& tracing_cost_shape() {
   using namespace json_schema;
   using C = TracingCost;
@@ -477,9 +466,9 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
        {"hot_share", nullable(number("a call is hot past this share of its thread's time")),
         [](const C& c) { return optional_json(c.hot_share); }},
        {"threads", array_of(thread_cost_shape().schema(), "threads with probe hits, most costly share first"),
-        [](const C& c) { return array_json(c.threads, thread_cost_shape()); }},
+        [](const C& c) { return thread_cost_shape().write_all(c.threads); }},
        {"sampled", array_of(sampled_function_shape().schema(), "duty-cycled functions: their counts are estimates"),
-        [](const C& c) { return array_json(c.sampled, sampled_function_shape()); }},
+        [](const C& c) { return sampled_function_shape().write_all(c.sampled); }},
        {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
   return shape;
 }
@@ -489,11 +478,7 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
 json to_json(const TracingCost& c) { return tracing_cost_shape().write(c); }
 json tracing_cost_schema() { return tracing_cost_shape().schema(); }
 
-json to_json(const std::vector<CallLatencyRow>& rows) {
-  json out = json::array();
-  for (const auto& row : rows) out.push_back(to_json(row));
-  return out;
-}
+json to_json(const std::vector<CallLatencyRow>& rows) { return call_row_shape().write_all(rows); }
 
 json slow_intervals_json(const ChainAnalysis& analysis) {
   json out = json::array();

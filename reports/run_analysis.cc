@@ -258,11 +258,11 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   }
   for (std::string_view key :
        {contract::kOffcpuMinNsSetting, contract::kIowaitMinNsSetting, contract::kRunqMinNsSetting}) {
-    auto it = a.context.settings.find(std::string(key));
-    if (it == a.context.settings.end()) continue;
+    const auto value = a.context.setting(key);
+    if (!value) continue;
     notes.push_back(fmt::format("{} = {} ns: shorter intervals are not stored as events, so they count as "
                                 "on-CPU time in the causal chains (exact totals are in the process table)",
-                                key, it->second));
+                                key, *value));
   }
   for (const CallLatencyRow& row : a.calls) {
     if (row.estimate) {
