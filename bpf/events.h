@@ -218,7 +218,9 @@ struct ib_call_hist {
 };
 
 /* A thread's page faults and page allocations not yet reported as a burst event
- * (page_faults / page_allocs; when one closes: mem.bpf.c). */
+ * (page_faults / page_allocs; when one closes: mem.bpf.c), and its exact page counters
+ * since tracing began: kept here so that a page event costs one map lookup after the
+ * filter, and added to its ib_thread_stats when it exits or when tracing stops. */
 struct ib_mem_burst {
   __u32 pid;
   __u32 pad;
@@ -229,6 +231,9 @@ struct ib_mem_burst {
   __u64 alloc_last_ns;
   __u64 allocs;
   __u64 alloc_bytes;
+  __u64 page_faults;
+  __u64 page_allocs;
+  __u64 page_alloc_bytes;
 };
 
 #endif /* INGERO_BPF_EVENTS_H */

@@ -8,7 +8,10 @@
  * fast it faults (a loader touching 400 MB batches would otherwise emit thousands a
  * second). The remainder of a burst is emitted when the thread exits, and read from the
  * map by user space when tracing stops: the bursts of a thread add up to its exact
- * counters. */
+ * counters. Those counters sit in the same per-thread entry as the bursts, so that a page
+ * event looks up one entry after the filter and adds without atomics: the entry is only
+ * written from its own thread's context (which runs on one CPU at a time, and a program
+ * does not nest in itself there). They move to thread_stats when the thread exits. */
 #include "common.bpf.h"
 
 #define PAGE_BYTES 4096
@@ -66,14 +69,11 @@ int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
   if (!is_traced_tgid(pid))
     return 0;
   __u64 bytes = (__u64)PAGE_BYTES << order;
-  struct ib_thread_stats *s = stats_of(tid, pid);
-  if (s) {
-    __sync_fetch_and_add(&s->page_allocs, 1);
-    __sync_fetch_and_add(&s->page_alloc_bytes, bytes);
-  }
   struct ib_mem_burst *b = burst_of(tid, pid);
   if (!b)
     return 0;
+  b->page_allocs += 1;
+  b->page_alloc_bytes += bytes;
   __u64 now = bpf_ktime_get_ns();
   if (burst_paused(b->allocs, b->alloc_last_ns, now)) {
     emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, pid, tid);
@@ -100,12 +100,10 @@ int BPF_PROG(on_page_fault_user, unsigned long address)
   __u32 pid = id >> 32, tid = (__u32)id;
   if (!is_traced_tgid(pid))
     return 0;
-  struct ib_thread_stats *s = stats_of(tid, pid);
-  if (s)
-    __sync_fetch_and_add(&s->page_faults, 1);
   struct ib_mem_burst *b = burst_of(tid, pid);
   if (!b)
     return 0;
+  b->page_faults += 1;
   __u64 now = bpf_ktime_get_ns();
   if (burst_paused(b->faults, b->fault_last_ns, now)) {
     emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, pid, tid);
@@ -122,7 +120,7 @@ int BPF_PROG(on_page_fault_user, unsigned long address)
   return 0;
 }
 
-/* A thread's last partial bursts. */
+/* A thread's last partial bursts, and its page counters into its thread_stats. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
 {
@@ -130,6 +128,12 @@ int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
   struct ib_mem_burst *b = bpf_map_lookup_elem(&mem_bursts, &tid);
   if (!b)
     return 0;
+  struct ib_thread_stats *s = stats_of(tid, b->pid);
+  if (s) {
+    __sync_fetch_and_add(&s->page_faults, b->page_faults);
+    __sync_fetch_and_add(&s->page_allocs, b->page_allocs);
+    __sync_fetch_and_add(&s->page_alloc_bytes, b->page_alloc_bytes);
+  }
   if (b->faults)
     emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, b->pid, tid);
   if (b->allocs)

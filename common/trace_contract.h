@@ -173,6 +173,12 @@ inline constexpr std::string_view kCallSamplingNoteSetting = "call_sampling_note
 inline constexpr std::string_view kSampleWindowNsSetting = "sample_window_ns";
 inline constexpr std::string_view kSamplePeriodNsSetting = "sample_period_ns";
 inline constexpr std::string_view kHotShareSetting = "hot_share";
+// What the tracer's kernel programs other than the CUDA probes (process, scheduler, memory and
+// block events) ran for, from the kernel's BPF run-time statistics, switched on while tracing: a
+// JSON object {program: {"runs": N, "ns": T}}. The CUDA probes' cost is their hits x the
+// calibrated cost above, which includes their programs. kProgramTimeUnknownSetting says why not.
+inline constexpr std::string_view kProgramTimeSetting = "bpf_program_time";
+inline constexpr std::string_view kProgramTimeUnknownSetting = "bpf_program_time_unknown";
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {

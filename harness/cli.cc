@@ -94,6 +94,9 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
                 "Do not sample the GPUs' utilisation through NVML while tracing (sampled by default where NVML exists)");
   app->add_flag("--no-wakeups", f->no_wakeups,
                 "Do not record which thread woke each blocked interval (an attached job's waits are estimated from it)");
+  app->add_flag("--no-program-time", f->no_program_time,
+                "Do not time the tracer's kernel programs (the kernel's BPF run-time statistics, on while tracing, "
+                "give the tracing cost of the scheduler, memory and block events)");
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(number_in(1, 1024));

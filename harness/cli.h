@@ -29,6 +29,7 @@ struct TraceFlags {
   int ringbuf_mb = 32;
   bool no_gpu_samples = false;
   bool no_wakeups = false;
+  bool no_program_time = false;
   double sample_window_ms = 5;    // duty cycle of hot calls (tracer/call_probes.h)
   double sample_period_ms = 50;
   double hot_share_pct = 1;

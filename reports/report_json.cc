@@ -446,11 +446,37 @@ const JsonShape<SampledFunction>& sampled_function_shape() {
   return shape;
 }
 
+const JsonShape<ProgramTime>& program_time_shape() {
+  using namespace json_schema;
+  using P = ProgramTime;
+  static const JsonShape<P> shape("", {{"program", string(), member(&P::program)},
+                                       {"runs", integer(), member(&P::runs)},
+                                       {"ns", integer("time in the program, by the kernel's BPF statistics"),
+                                        member(&P::ns)}});
+  return shape;
+}
+
+const JsonShape<ProgramsCost>& programs_cost_shape() {
+  using namespace json_schema;
+  using P = ProgramsCost;
+  static const JsonShape<P> shape(
+      "the tracer's process, scheduler, memory and block programs, timed by the kernel",
+      {{"runs", integer(), member(&P::runs)},
+       {"ns", integer(), member(&P::ns)},
+       {"traced_cpu_ns", integer("the traced threads' on-CPU time"), member(&P::traced_cpu_ns)},
+       {"share", nullable(number("ns / traced_cpu_ns: the programs' own time; entering them costs more, and they also "
+                                  "run for other processes' events")),
+        [](const P& p) { return optional_json(p.share); }},
+       {"programs", array_of(program_time_shape().schema(), "most time first"),
+        [](const P& p) { return program_time_shape().write_all(p.programs); }}});
+  return shape;
+}
+
 const JsonShape<TracingCost>& tracing_cost_shape() {
   using namespace json_schema;
   using C = TracingCost;
   static const JsonShape<C> shape(
-      "what tracing cost the job, from the calibrated cost of a probe hit",
+      "what tracing cost the job: probe hits at their calibrated cost, and the kernel programs as timed",
       {{"known", boolean("the per-call probe cost was calibrated at start-up"), [](const C& c) { return json(c.known()); }},
        {"probe_entry_ns", nullable(number("a call probed at entry only")), [](const C& c) { return optional_json(c.entry_ns); }},
        {"probe_call_ns", nullable(number("a call probed at entry and return")),
@@ -469,6 +495,10 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
         [](const C& c) { return thread_cost_shape().write_all(c.threads); }},
        {"sampled", array_of(sampled_function_shape().schema(), "duty-cycled functions: their counts are estimates"),
         [](const C& c) { return sampled_function_shape().write_all(c.sampled); }},
+       {"kernel_programs", nullable(programs_cost_shape().schema()),
+        [](const C& c) { return c.programs ? programs_cost_shape().write(*c.programs) : json(nullptr); }},
+       {"kernel_programs_unknown_because", nullable(string()),
+        [](const C& c) { return c.programs ? json(nullptr) : json(c.programs_unknown_because); }},
        {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
   return shape;
 }

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <map>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "common/trace_contract.h"
 
 namespace ingero::reports {
@@ -19,6 +22,31 @@ std::optional<double> setting_number(const RunContext& context, std::string_view
   const double v = std::strtod(text->c_str(), &end);
   if (end == text->c_str() || *end != '\0' || !(v >= 0)) return std::nullopt;
   return v;
+}
+
+// The kProgramTimeSetting object, or why there is none.
+Result<ProgramsCost> programs_cost(const RunContext& context) {
+  const auto text = context.setting(contract::kProgramTimeSetting);
+  if (!text) {
+    if (auto why = context.setting(contract::kProgramTimeUnknownSetting)) return Error::failure(*why);
+    return Error::failure(context.run.traced ? "this run predates timing the kernel programs" : "the run was not traced");
+  }
+  const nlohmann::json programs = nlohmann::json::parse(*text, nullptr, false);
+  if (!programs.is_object()) return Error::failure("its stored program times are not a JSON object");
+  ProgramsCost cost;
+  for (const auto& [name, times] : programs.items()) {
+    const int64_t runs = times.is_object() ? times.value("runs", int64_t{-1}) : -1;
+    const int64_t ns = times.is_object() ? times.value("ns", int64_t{-1}) : -1;
+    if (runs < 0 || ns < 0) return Error::failure(fmt::format("its stored times of program {} are unreadable", name));
+    cost.programs.push_back({name, runs, ns});
+    cost.runs += runs;
+    cost.ns += ns;
+  }
+  std::stable_sort(cost.programs.begin(), cost.programs.end(),
+                   [](const ProgramTime& a, const ProgramTime& b) { return a.ns > b.ns; });
+  for (const ThreadStatsRecord& s : context.thread_stats) cost.traced_cpu_ns += s.counters.oncpu_ns;
+  if (cost.traced_cpu_ns > 0) cost.share = static_cast<double>(cost.ns) / static_cast<double>(cost.traced_cpu_ns);
+  return cost;
 }
 
 }  // namespace
@@ -79,6 +107,8 @@ TracingCost tracing_cost(const RunContext& context) {
   for (const SampledCallRecord& r : context.sampled)
     cost.sampled.push_back({r.op, r.pid, r.windows, r.duty_share(),
                             {r.estimated_calls, r.estimated_low, r.estimated_high, r.duty_share()}});
+  if (auto programs = programs_cost(context)) cost.programs = std::move(programs).value();
+  else cost.programs_unknown_because = programs.error().message;
   return cost;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What tracing cost a run's job, from what the run recorded: each thread's probe hits
 // (call_stats) x the per-call cost calibrated at start-up (run_settings), as a share of the
-// thread's traced time; and which functions were duty-cycled instead of trapped on every call.
+// thread's traced time; which functions were duty-cycled instead of trapped on every call; and
+// what the tracer's other kernel programs ran for (run_settings, from the kernel's statistics).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,25 @@ struct SampledFunction {
   CountEstimate estimate;  // in that process
 };
 
+// What one of the tracer's kernel programs other than the CUDA probes ran for.
+struct ProgramTime {
+  std::string program;
+  int64_t runs = 0;
+  int64_t ns = 0;
+};
+
+// The process, scheduler, memory and block programs, timed by the kernel's BPF run-time
+// statistics: their own time, not the hooks' cost of entering them (on a page-fault loop here,
+// the traced loop's slowdown was about twice the programs' time). They run for every process's
+// events and filter in the kernel; the share is of the traced threads' on-CPU time.
+struct ProgramsCost {
+  std::vector<ProgramTime> programs;  // most time first
+  int64_t runs = 0;
+  int64_t ns = 0;
+  int64_t traced_cpu_ns = 0;  // the traced threads' on-CPU time
+  std::optional<double> share;  // ns / traced_cpu_ns (none without on-CPU time)
+};
+
 struct TracingCost {
   bool calls_probed = false;           // some CUDA or NCCL function was probed
   std::optional<double> entry_ns;      // calibrated: a call probed at entry only
@@ -44,6 +64,8 @@ struct TracingCost {
   std::vector<ThreadTracingCost> threads;  // threads with probe hits, most costly share first
   std::optional<ThreadTracingCost> main;   // the main thread's (also in threads when it had hits)
   std::vector<SampledFunction> sampled;
+  std::optional<ProgramsCost> programs;
+  std::string programs_unknown_because;  // when not timed
   bool known() const { return entry_ns && call_ns; }
 };
 

@@ -18,9 +18,22 @@ std::string share_of(const ThreadTracingCost& t) {
   return fmt::format("{} of {} ({} probed calls)", format_percent(t.share), thread_name(t), format_count(t.hits));
 }
 
-}  // namespace
+// "the tracer's scheduler, memory, process and block programs ran 212 ms (1,204,332 runs, 176 ns
+// each): 0.3 % of the traced threads' 70.1 s on CPU ..."
+std::string programs_line(const ProgramsCost& p) {
+  std::string line = fmt::format("the tracer's scheduler, memory, process and block programs ran {} ({} runs",
+                                 format_duration_ns(static_cast<double>(p.ns)), format_count(p.runs));
+  if (p.runs > 0) line += fmt::format(", {} each", format_duration_ns(static_cast<double>(p.ns) / static_cast<double>(p.runs)));
+  line += ")";
+  if (p.share)
+    line += fmt::format(": {} of the traced threads' {} on CPU (the programs' own time, by the kernel's BPF "
+                        "statistics: entering them costs more, and they also ran for other processes' events)",
+                        format_percent(*p.share), format_duration_ns(static_cast<double>(p.traced_cpu_ns)));
+  return line;
+}
 
-std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
+// The CUDA and NCCL probes' cost and their duty cycle: nothing when none was probed.
+std::vector<std::string> probe_lines(const TracingCost& cost) {
   std::vector<std::string> lines;
   if (!cost.calls_probed) return lines;
   std::string first;
@@ -47,6 +60,14 @@ std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
                                 f.function, format_percent(f.duty_share),
                                 f.pid ? fmt::format("process {}", f.pid) : std::string("every process"), f.windows,
                                 format_calls(0, f.estimate), f.function, format_percent(1 - f.duty_share)));
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
+  std::vector<std::string> lines = probe_lines(cost);
+  if (cost.programs) lines.push_back(programs_line(*cost.programs));
   return lines;
 }
 

@@ -22,10 +22,12 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
+#include "common/unique_fd.h"
 #include "ingero.skel.h"
 #include "tracer/bpf_map_read.h"
 #include "tracer/call_probes.h"
@@ -172,6 +174,23 @@ std::vector<std::string> programs_left_unattached(ingero_bpf* s) {
   return left;
 }
 
+// What each program other than the CUDA probes ran for, from the kernel's run-time statistics
+// (counted only while someone holds them on: BpfTracer::stats_), as the kProgramTimeSetting row.
+Result<std::string> program_time_json(ingero_bpf* s) {
+  nlohmann::json programs = nlohmann::json::object();
+  for (const auto& entry : attach_order(s)) {
+    bpf_program* program = entry.first;
+    if (!bpf_program__autoload(program)) continue;  // switched off: never loaded
+    bpf_prog_info info{};
+    uint32_t size = sizeof(info);
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(program), &info, &size) != 0)
+      return Error::failure(fmt::format("reading program {}'s statistics: {}", bpf_program__name(program),
+                                        strerror(errno)));
+    programs[bpf_program__name(program)] = {{"runs", info.run_cnt}, {"ns", info.run_time_ns}};
+  }
+  return programs.dump();
+}
+
 // What a probe hit costs on this machine (calibrated at start-up), or why it is unknown, and the
 // duty cycle the run uses: written as run settings (tracing_cost_settings).
 struct TracingCost {
@@ -195,6 +214,8 @@ class BpfTracer final : public Tracer {
  private:
   Status load();
   TracingCost calibrate();
+  void time_programs();
+  std::pair<std::string, std::string> program_time_setting();
   Status attach_programs();
   Status open_rings();
   Status add_to_filter(pid_t pid);
@@ -208,7 +229,7 @@ class BpfTracer final : public Tracer {
   void detach_all();
   void stop_consumer();
   void shutdown();
-  void flush_memory_bursts();
+  std::vector<std::pair<uint32_t, ib_mem_burst>> flush_memory_bursts();
   std::vector<TraceLoss> collect_losses() const;
   std::vector<std::pair<std::string, std::string>> settings() const;
   void record_problem(std::string problem);
@@ -223,6 +244,10 @@ class BpfTracer final : public Tracer {
   bool multi_ = false;  // the CUDA probes are uprobe_multi links (uprobe_link.h)
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
   std::unique_ptr<NvmlSampler> gpu_sampler_;
+  // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
+  // closes, also when the tracer dies), or why they are not.
+  UniqueFd stats_;
+  std::string program_time_unknown_;
 
   std::atomic<bool> consuming_{false};
   std::thread consumer_;
@@ -245,6 +270,7 @@ Status BpfTracer::init(const std::string& db_path) {
   if (!writer) return writer.error();
   writer_ = std::move(writer).value();
   if (Status s = load(); !s) return s;
+  time_programs();
   tracing_cost_ = calibrate();
   const CallProbePrograms programs{skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return,
                                    bpf_map__fd(skel_->maps.scoped_ops), bpf_map__fd(skel_->maps.call_stats), multi_};
@@ -366,6 +392,26 @@ TracingCost BpfTracer::calibrate() {
   if (*measured) cost.measured = **measured;
   else cost.unknown_because = measured->error().message;
   return cost;
+}
+
+// Before the calibration, so that the probe cost it measures includes what the statistics add.
+void BpfTracer::time_programs() {
+  if (!opts_.program_time) {
+    program_time_unknown_ = "switched off (--no-program-time)";
+    return;
+  }
+  const int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (fd < 0) program_time_unknown_ = fmt::format("the kernel refused BPF run-time statistics: {}", strerror(errno));
+  else stats_.reset(fd);
+}
+
+std::pair<std::string, std::string> BpfTracer::program_time_setting() {
+  if (stats_) {
+    auto programs = program_time_json(skel_.get());
+    if (programs) return {std::string(contract::kProgramTimeSetting), std::move(programs).value()};
+    return {std::string(contract::kProgramTimeUnknownSetting), programs.error().message};
+  }
+  return {std::string(contract::kProgramTimeUnknownSetting), program_time_unknown_};
 }
 
 Status BpfTracer::attach_programs() {
@@ -609,13 +655,15 @@ void BpfTracer::shutdown() {
   if (writer_) (void)writer_->finish();
   rings_.reset();
   skel_.reset();
+  stats_.reset();
   stopped_ = true;
 }
 
 // The partial bursts of threads still alive (or whose exit program found no room on the
 // ring): with them, a thread's page_faults / page_allocs events add up to its counters.
-void BpfTracer::flush_memory_bursts() {
-  for (const auto& [tid, b] : read_map<uint32_t, ib_mem_burst>(bpf_map__fd(skel_->maps.mem_bursts))) {
+std::vector<std::pair<uint32_t, ib_mem_burst>> BpfTracer::flush_memory_bursts() {
+  auto bursts = read_map<uint32_t, ib_mem_burst>(bpf_map__fd(skel_->maps.mem_bursts));
+  for (const auto& [tid, b] : bursts) {
     auto emit = [&](uint16_t op, uint64_t start, uint64_t last, uint64_t count, uint64_t bytes) {
       ib_event e{};
       e.ts_ns = start;
@@ -630,6 +678,28 @@ void BpfTracer::flush_memory_bursts() {
     };
     if (b.faults) emit(IB_OP_PAGE_FAULTS, b.fault_start_ns, b.fault_last_ns, b.faults, 0);
     if (b.allocs) emit(IB_OP_PAGE_ALLOCS, b.alloc_start_ns, b.alloc_last_ns, b.allocs, b.alloc_bytes);
+  }
+  return bursts;
+}
+
+// The page counters of threads alive when tracing stopped, kept beside their bursts (mem.bpf.c),
+// added to their thread_stats rows (a thread with page events alone gets one).
+void add_page_counters(const std::vector<std::pair<uint32_t, ib_mem_burst>>& bursts,
+                       std::vector<std::pair<uint32_t, ib_thread_stats>>& stats) {
+  std::map<uint32_t, size_t> row_of;
+  for (size_t i = 0; i < stats.size(); ++i) row_of[stats[i].first] = i;
+  for (const auto& [tid, b] : bursts) {
+    if (!b.page_faults && !b.page_allocs) continue;
+    auto [it, added] = row_of.try_emplace(tid, stats.size());
+    if (added) {
+      ib_thread_stats fresh{};
+      fresh.pid = b.pid;
+      stats.emplace_back(tid, fresh);
+    }
+    ib_thread_stats& s = stats[it->second].second;
+    s.page_faults += b.page_faults;
+    s.page_allocs += b.page_allocs;
+    s.page_alloc_bytes += b.page_alloc_bytes;
   }
 }
 
@@ -699,10 +769,11 @@ Result<TraceTotals> BpfTracer::stop() {
   std::vector<SampledFunction> sampled = stop_sampling();
   detach_all();
   stop_consumer();
-  flush_memory_bursts();
+  const auto bursts = flush_memory_bursts();
   Status written = writer_->finish();
   TraceTotals totals;
   totals.thread_stats = read_map<uint32_t, ib_thread_stats>(bpf_map__fd(skel_->maps.thread_stats));
+  add_page_counters(bursts, totals.thread_stats);
   totals.histograms = read_map<ib_hist_key, ib_hist>(bpf_map__fd(skel_->maps.histograms));
   for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(bpf_map__fd(skel_->maps.call_stats)))
     totals.call_stats.emplace_back(key, slot.stats);
@@ -710,6 +781,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.losses = collect_losses();
   totals.settings = settings();
   for (auto& row : tracing_cost_settings(tracing_cost_)) totals.settings.push_back(std::move(row));
+  totals.settings.push_back(program_time_setting());
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
   totals.sampled = std::move(sampled);

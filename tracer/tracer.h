@@ -43,6 +43,7 @@ struct TraceOptions {
   bool wakers = true;                        // record the thread that woke each blocked interval
   SamplingPolicy sampling;                   // duty cycle of hot calls (on at count and latency only)
   bool calibrate = true;                     // measure a probe hit's cost at start-up
+  bool program_time = true;                  // time the kernel programs (BPF run-time statistics, while tracing)
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

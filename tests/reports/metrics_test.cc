@@ -5,10 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/trace_contract.h"
 #include "reports/commands.h"
 #include "reports/format.h"
+#include "reports/report_json.h"
 #include "reports/run_metrics.h"
 #include "reports/stats.h"
+#include "reports/tracing_cost_text.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -128,6 +131,60 @@ TEST(ExplainCommand, MetricsComeFromTheResultRecord) {
   EXPECT_EQ(doc["metrics"]["batch_wait"]["count"], 10);
   EXPECT_EQ(doc["roles"][1]["role"], "worker");
   EXPECT_EQ(doc["roles"][1]["page_allocs"], 60000);
+}
+
+// The kernel programs' times as the tracer stores them (tracer.cc's kProgramTimeSetting) give the
+// programs' cost as a share of the traced threads' on-CPU time, in JSON and words; a run without
+// them, or with unreadable ones, says why.
+TracingCost tracing_cost_with(const std::string& name, const std::optional<std::string>& programs) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  RunSpec run;
+  run.end_ns = 1000 * kMs;
+  const int64_t id = db->add_run(run);
+  db->add_thread(id, {kMain, kMain, 1, "python3", "main", 0, 1000 * kMs, std::nullopt, std::nullopt});
+  db->add_thread_stats(id, {kMain, kMain, {10, 0, 600 * kMs, 400 * kMs, kMs, 0, 0, 0, 0, 0}});
+  db->add_thread_stats(id, {kWorkerA, kMain, {10, 0, 200 * kMs, 800 * kMs, kMs, 0, 0, 0, 0, 0}});
+  db->add_event(id, "offcpu_blocked", 0, 400 * kMs, kMain, kMain);
+  if (programs) db->set_setting(id, std::string(contract::kProgramTimeSetting), *programs);
+  db.reset();
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok());
+  auto record = (*trace)->run(id);
+  EXPECT_TRUE(record.ok()) << record.error().message;
+  auto context = (*trace)->context(*record);
+  EXPECT_TRUE(context.ok());
+  return tracing_cost(*context);
+}
+
+TEST(TracingCost, TheKernelProgramsTimeIsAShareOfTheTracedThreadsCpuTime) {
+  const TracingCost cost = tracing_cost_with(
+      "program-time", R"({"on_fork":{"runs":4,"ns":2000},"on_sched_switch":{"runs":20000,"ns":8000000}})");
+  ASSERT_TRUE(cost.programs) << cost.programs_unknown_because;
+  EXPECT_EQ(cost.programs->runs, 20004);
+  EXPECT_EQ(cost.programs->ns, 8'002'000);
+  EXPECT_EQ(cost.programs->programs.front().program, "on_sched_switch");  // most time first
+  EXPECT_EQ(cost.programs->traced_cpu_ns, 800 * kMs);
+  ASSERT_TRUE(cost.programs->share);
+  EXPECT_NEAR(*cost.programs->share, 8.002 / 800, 1e-12);
+  const auto lines = tracing_cost_lines(cost);
+  ASSERT_EQ(lines.size(), 1u);  // no CUDA probe: only the programs' line
+  EXPECT_NE(lines[0].find(": 1.0 % of the traced threads' 800 ms on CPU (the programs' own time"), std::string::npos) << lines[0];
+  const auto json = to_json(cost);
+  EXPECT_EQ(json["kernel_programs"]["ns"], 8'002'000);
+  EXPECT_EQ(json["kernel_programs"]["programs"][0]["program"], "on_sched_switch");
+  EXPECT_TRUE(json["kernel_programs_unknown_because"].is_null());
+}
+
+TEST(TracingCost, ARunWithoutReadableProgramTimesSaysWhy) {
+  const TracingCost before = tracing_cost_with("program-time-none", std::nullopt);
+  EXPECT_FALSE(before.programs);
+  EXPECT_EQ(before.programs_unknown_because, "this run predates timing the kernel programs");
+  EXPECT_EQ(to_json(before)["kernel_programs_unknown_because"], "this run predates timing the kernel programs");
+  const TracingCost broken = tracing_cost_with("program-time-broken", R"({"on_fork":{"runs":-1}})");
+  EXPECT_FALSE(broken.programs);
+  EXPECT_NE(broken.programs_unknown_because.find("program on_fork"), std::string::npos);
+  EXPECT_FALSE(tracing_cost_with("program-time-text", "not json").programs);
 }
 
 // A bounded epoch is extended at its own steady pace: what it paid once (in its first batch) is

@@ -381,6 +381,36 @@ TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
             int64_t(defaults.mem_burst_min_ns));
 }
 
+// A thread still running when tracing stops has its page counters from the map that holds them
+// beside its bursts (mem.bpf.c), not only threads that exited.
+TEST(TracerBpf, AThreadAliveAtStopKeepsItsPageCounters) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  auto db = TraceDb::open(dir.file("t.db"));
+  ASSERT_TRUE(db.ok());
+  TraceOptions opts;
+  opts.calibrate = false;
+  auto tracer = Tracer::start(opts, dir.file("t.db"), 1);
+  ASSERT_RUN(tracer);
+  ASSERT_TRUE((*tracer)->enroll(getpid()).ok());
+  constexpr size_t kBytes = 16u << 20;
+  auto* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  madvise(p, kBytes, MADV_NOHUGEPAGE);
+  for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+  auto totals = (*tracer)->stop();
+  munmap(p, kBytes);
+  ASSERT_RUN(totals);
+  const auto me = static_cast<uint32_t>(gettid());
+  const ib_thread_stats* mine = nullptr;
+  for (const auto& [tid, s] : totals->thread_stats)
+    if (tid == me) mine = &s;
+  ASSERT_NE(mine, nullptr);
+  EXPECT_GE(mine->page_faults, kBytes / 4096);
+  EXPECT_GE(mine->page_allocs, kBytes / 4096);
+  EXPECT_EQ(mine->pid, static_cast<uint32_t>(getpid()));
+}
+
 // A file written and flushed, then evicted from the page cache: reading it must go to the disk.
 // Returns its size, or 0 (with `why`) when this file system cannot show that (tmpfs, no eviction).
 size_t write_evicted_file(const std::string& path, size_t bytes, std::string* why) {
@@ -535,6 +565,52 @@ void expect_no_bpf_left(int own_fds_before, int system_before) {
     system_after = count_system_bpf_objects();
   }
   EXPECT_EQ(system_after, system_before);
+}
+
+// The kernel times the scheduler, memory, process and block programs while the tracer holds its
+// statistics on: a child passing a byte back and forth makes the switch program run at least
+// twice a round trip, for a time the run stores; switched off, the run says so and holds nothing.
+int pass_bytes(int round_trips) {
+  int there[2], back[2];
+  if (pipe(there) != 0 || pipe(back) != 0) return 1;
+  const pid_t peer = fork();
+  char byte = 0;
+  if (peer == 0) {
+    for (int i = 0; i < round_trips; ++i)
+      if (read(there[0], &byte, 1) != 1 || write(back[1], &byte, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  for (int i = 0; i < round_trips; ++i)
+    if (write(there[1], &byte, 1) != 1 || read(back[0], &byte, 1) != 1) return 1;
+  return wait_all_children();
+}
+
+TEST(TracerBpf, TheKernelProgramsAreTimedWhileTracing) {
+  REQUIRE_ROOT();
+  constexpr int kRoundTrips = 2000;
+  const std::string programs = "FROM run_settings WHERE key = 'bpf_program_time' AND run_id = ";
+  {
+    TempDir dir;
+    auto run = run_traced(dir, TraceOptions{}, [] { return pass_bytes(kRoundTrips); });
+    ASSERT_RUN(run);
+    EXPECT_EQ(run->wait_status, 0);
+    const std::string row = programs + std::to_string(run->run_id);
+    EXPECT_GE(run->query_int("SELECT json_extract(value, '$.on_sched_switch.runs') " + row), 2 * kRoundTrips);
+    EXPECT_GT(run->query_int("SELECT json_extract(value, '$.on_sched_switch.ns') " + row), 0);
+    EXPECT_GE(run->query_int("SELECT json_extract(value, '$.on_fork.runs') " + row), 1);
+    EXPECT_EQ(run->query_int("SELECT count(*) FROM run_settings WHERE key = 'bpf_program_time_unknown' AND run_id = " +
+                             std::to_string(run->run_id)),
+              0);
+  }
+  TempDir dir;
+  TraceOptions off;
+  off.program_time = false;
+  auto run = run_traced(dir, off, [] { return pass_bytes(10); });
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->query_int("SELECT count(*) " + programs + std::to_string(run->run_id)), 0);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM run_settings WHERE key = 'bpf_program_time_unknown' AND value "
+                           "LIKE 'switched off%' AND run_id = " + std::to_string(run->run_id)),
+            1);
 }
 
 TEST(TracerBpf, NothingLeftAfterStopOrChildCrash) {
