@@ -33,31 +33,26 @@ constexpr int kOutputLinesShown = 12;
 
 std::string placeholder(const std::string& knob) { return "{" + knob + "}"; }
 
-bool is_switch(const std::string& knob) { return knob == "pin_memory" || knob == "persistent_workers"; }
+bool is_switch(const std::string& name) { return name == knob::kPinMemory || name == knob::kPersistentWorkers; }
 
 // "w4 pf8 pin persistent", as our workload points are labelled.
 std::string label_of(const Knobs& k) {
-  auto value = [&](const char* knob) {
-    auto it = k.find(knob);
-    return it == k.end() ? std::string() : it->second;
-  };
-  std::string label = "w" + value("num_workers");
-  if (!value("prefetch_factor").empty()) label += " pf" + value("prefetch_factor");
-  if (value("pin_memory") == "on") label += " pin";
-  if (value("pin_memory") == "off") label += " no-pin";
-  if (value("persistent_workers") == "on") label += " persistent";
+  std::string label = "w" + k.get(knob::kNumWorkers);
+  if (!k.get(knob::kPrefetchFactor).empty()) label += " pf" + k.get(knob::kPrefetchFactor);
+  if (k.get(knob::kPinMemory) == "on") label += " pin";
+  if (k.get(knob::kPinMemory) == "off") label += " no-pin";
+  if (k.get(knob::kPersistentWorkers) == "on") label += " persistent";
   return label;
 }
 
 // What the observer takes as an override: the point's knobs that no template carries.
 json overrides_of(const Knobs& knobs, const std::vector<std::string>& templated) {
   json out = json::object();
-  for (const auto& [knob, value] : knobs) {
-    if (value.empty() || knob == "mode" ||
-        std::find(templated.begin(), templated.end(), knob) != templated.end())
+  for (const auto& [name, value] : knobs) {
+    if (value.empty() || name == knob::kMode || std::find(templated.begin(), templated.end(), name) != templated.end())
       continue;
-    if (is_switch(knob)) out[knob] = value == "on";
-    else out[knob] = std::stoi(value);
+    if (is_switch(name)) out[name] = value == "on";
+    else out[name] = std::stoi(value);
   }
   return out;
 }
@@ -72,27 +67,25 @@ std::string observed_knob(const json& knobs, const std::string& knob) {
 }
 
 Knobs knobs_seen(const json& observed) {
-  Knobs k{{"mode", std::string(contract::kJobMode)}};
-  const std::string workers = observed_knob(observed, "num_workers");
-  k["num_workers"] = workers;
+  Knobs k{{knob::kMode, std::string(contract::kJobMode)}};
+  const std::string workers = observed_knob(observed, knob::kNumWorkers);
+  k.set(knob::kNumWorkers, workers);
   const bool has_workers = !workers.empty() && workers != "0";
-  k["prefetch_factor"] = has_workers ? observed_knob(observed, "prefetch_factor") : "";
-  k["pin_memory"] = observed_knob(observed, "pin_memory");
-  k["persistent_workers"] = has_workers ? observed_knob(observed, "persistent_workers") : "";
+  k.set(knob::kPrefetchFactor, has_workers ? observed_knob(observed, knob::kPrefetchFactor) : "");
+  k.set(knob::kPinMemory, observed_knob(observed, knob::kPinMemory));
+  k.set(knob::kPersistentWorkers, has_workers ? observed_knob(observed, knob::kPersistentWorkers) : "");
   return k;
 }
 
 // The fields summarize_config reads, so that recommend and the tables see a job point's knobs.
 void add_config_fields(json& config, const Knobs& knobs) {
-  auto get = [&](const char* knob) {
-    auto it = knobs.find(knob);
-    return it == knobs.end() ? std::string() : it->second;
-  };
-  config["mode"] = std::string(contract::kJobMode);
-  if (!get("num_workers").empty()) config["num_workers"] = std::stoi(get("num_workers"));
-  if (!get("prefetch_factor").empty()) config["prefetch_factor"] = std::stoi(get("prefetch_factor"));
-  if (!get("pin_memory").empty()) config["pin_memory"] = get("pin_memory") == "on";
-  if (!get("persistent_workers").empty()) config["persistent_workers"] = get("persistent_workers") == "on";
+  config[knob::kMode] = std::string(contract::kJobMode);
+  for (const char* name : knob::kLoaderKnobs) {
+    const std::string& value = knobs.get(name);
+    if (value.empty()) continue;
+    if (is_switch(name)) config[name] = value == "on";
+    else config[name] = std::stoi(value);
+  }
   config["knobs"] = json(knobs);
 }
 
@@ -175,7 +168,7 @@ class JobRunner final : public PointRunner {
 // observer refused as a whole stops the sweep before this.)
 std::optional<std::string> JobRunner::check_overrides(const tracer::LiveLoader& loader, const SweepPoint& point) const {
   for (const auto& [knob, wanted] : point.knobs) {
-    if (knob == "mode" || wanted.empty()) continue;
+    if (knob == knob::kMode || wanted.empty()) continue;
     const bool templated = std::find(plan_.templated.begin(), plan_.templated.end(), knob) != plan_.templated.end();
     const std::string seen = observed_knob(loader.knobs, knob);
     if (!templated && !loader.overrides_applied.contains(knob) && !loader.overrides_not_applicable.contains(knob))
@@ -364,10 +357,10 @@ Result<std::vector<Knobs>> job_grid(const SweepFlags& flags, const std::vector<s
   if (!pin) return pin.error();
   auto persistent = switches("--persistent-workers", w.persistent_workers);
   if (!persistent) return persistent.error();
-  const std::map<std::string, bool> swept = {{"num_workers", true},
-                                             {"prefetch_factor", !prefetch.empty()},
-                                             {"pin_memory", !w.pin_memory.empty()},
-                                             {"persistent_workers", !w.persistent_workers.empty()}};
+  const std::map<std::string, bool> swept = {{knob::kNumWorkers, true},
+                                             {knob::kPrefetchFactor, !prefetch.empty()},
+                                             {knob::kPinMemory, !w.pin_memory.empty()},
+                                             {knob::kPersistentWorkers, !w.persistent_workers.empty()}};
   for (std::string knob : templated)
     if (!swept.at(knob)) {
       const std::string tag = placeholder(knob);
@@ -382,10 +375,10 @@ Result<std::vector<Knobs>> job_grid(const SweepFlags& flags, const std::vector<s
     for (int pf : prefetch)
       for (const std::string& pm : *pin)
         for (const std::string& pw : *persistent) {
-          Knobs k{{"mode", std::string(contract::kJobMode)}, {"num_workers", std::to_string(nw)}};
-          k["prefetch_factor"] = nw > 0 && pf > 0 ? std::to_string(pf) : "";
-          k["pin_memory"] = pm;
-          k["persistent_workers"] = nw > 0 ? pw : "";
+          Knobs k{{knob::kMode, std::string(contract::kJobMode)}, {knob::kNumWorkers, std::to_string(nw)}};
+          k.set(knob::kPrefetchFactor, nw > 0 && pf > 0 ? std::to_string(pf) : "");
+          k.set(knob::kPinMemory, pm);
+          k.set(knob::kPersistentWorkers, nw > 0 ? pw : "");
           if (std::find(grid.begin(), grid.end(), k) == grid.end()) grid.push_back(k);
         }
   return grid;
@@ -397,10 +390,10 @@ bool is_job_sweep(const nlohmann::json& request) { return request.is_object() &&
 
 std::vector<std::string> templated_knobs(const std::vector<std::string>& command) {
   std::vector<std::string> out;
-  for (const char* knob : kTemplateKnobs)
+  for (const char* name : kTemplateKnobs)
     for (const std::string& arg : command)
-      if (arg.find(placeholder(knob)) != std::string::npos) {
-        out.emplace_back(knob);
+      if (arg.find(placeholder(name)) != std::string::npos) {
+        out.emplace_back(name);
         break;
       }
   return out;
@@ -409,12 +402,11 @@ std::vector<std::string> templated_knobs(const std::vector<std::string>& command
 std::vector<std::string> fill_templates(const std::vector<std::string>& command, const Knobs& knobs) {
   std::vector<std::string> out;
   for (std::string arg : command) {
-    for (const char* knob : kTemplateKnobs) {
-      auto it = knobs.find(knob);
-      std::string value = it == knobs.end() ? "" : it->second;
-      if (is_switch(knob)) value = value == "on" ? "1" : "0";
-      for (size_t at; (at = arg.find(placeholder(knob))) != std::string::npos;)
-        arg.replace(at, placeholder(knob).size(), value);
+    for (const char* name : kTemplateKnobs) {
+      std::string value = knobs.get(name);
+      if (is_switch(name)) value = value == "on" ? "1" : "0";
+      for (size_t at; (at = arg.find(placeholder(name))) != std::string::npos;)
+        arg.replace(at, placeholder(name).size(), value);
     }
     out.push_back(std::move(arg));
   }
@@ -439,7 +431,7 @@ Result<int> run_job_sweep(const SweepFlags& flags) {
   if (plan->templated.empty()) {
     SweepPoint p;
     p.label = kAsWritten;
-    p.config = {{"mode", std::string(contract::kJobMode)}, {"as_written", true}};
+    p.config = {{knob::kMode, std::string(contract::kJobMode)}, {"as_written", true}};
     p.position = position++;
     spec.points.push_back(std::move(p));
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/knobs.h"
 #include "common/result.h"
 #include "harness/cli.h"
 #include "harness/sweep_command.h"
@@ -23,7 +24,7 @@ bool is_job_sweep(const nlohmann::json& request);
 
 // The knobs a template in the command can take: {num_workers}, {prefetch_factor},
 // {pin_memory}, {persistent_workers} (on/off as 1/0).
-inline const char* const kTemplateKnobs[] = {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers"};
+inline constexpr auto& kTemplateKnobs = knob::kLoaderKnobs;
 // The knobs whose template appears in the command.
 std::vector<std::string> templated_knobs(const std::vector<std::string>& command);
 // The command with each {knob} replaced by the point's value.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/knobs.h"
 #include "tracer/observer_records.h"
 #include "tracer/python_observer.h"
 
@@ -50,18 +51,18 @@ Result<nlohmann::json> parse_overrides(const std::vector<std::string>& overrides
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
       return Error::bad_input(fmt::format("--override '{}' is not KNOB=VALUE", item), kOverrideHint);
-    const std::string knob = item.substr(0, eq), value = item.substr(eq + 1);
-    if (out.contains(knob)) return Error::bad_input(fmt::format("--override {} is given twice", knob), kOverrideHint);
-    if (knob == "num_workers" || knob == "loader" || knob == "prefetch_factor") {
-      auto n = whole_number(knob, value, knob == "prefetch_factor" ? 1 : 0);
+    const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (out.contains(name)) return Error::bad_input(fmt::format("--override {} is given twice", name), kOverrideHint);
+    if (name == knob::kNumWorkers || name == "loader" || name == knob::kPrefetchFactor) {
+      auto n = whole_number(name, value, name == knob::kPrefetchFactor ? 1 : 0);
       if (!n) return n.error();
-      out[knob] = *n;
-    } else if (knob == "pin_memory" || knob == "persistent_workers") {
-      auto b = on_off(knob, value);
+      out[name] = *n;
+    } else if (name == knob::kPinMemory || name == knob::kPersistentWorkers) {
+      auto b = on_off(name, value);
       if (!b) return b.error();
-      out[knob] = *b;
+      out[name] = *b;
     } else {
-      return Error::bad_input(fmt::format("--override {}: not a DataLoader knob ingero-bench can change", knob),
+      return Error::bad_input(fmt::format("--override {}: not a DataLoader knob ingero-bench can change", name),
                               kOverrideHint);
     }
   }

@@ -28,11 +28,11 @@ using reports::format_seconds;
 // The knobs the coordinate search moves along ("" where one does not apply).
 Knobs knobs_of(const workloads::WorkloadConfig& c) {
   const bool workers = c.num_workers > 0;
-  return {{"mode", workloads::mode_name(c.mode)},
-          {"num_workers", std::to_string(c.num_workers)},
-          {"prefetch_factor", workers ? std::to_string(c.effective_prefetch_factor()) : ""},
-          {"pin_memory", workloads::mode_uses_workers(c.mode) ? (c.pin_memory ? "on" : "off") : ""},
-          {"persistent_workers", workers ? (c.persistent_workers ? "on" : "off") : ""}};
+  return {{knob::kMode, workloads::mode_name(c.mode)},
+          {knob::kNumWorkers, std::to_string(c.num_workers)},
+          {knob::kPrefetchFactor, workers ? std::to_string(c.effective_prefetch_factor()) : ""},
+          {knob::kPinMemory, workloads::mode_uses_workers(c.mode) ? (c.pin_memory ? "on" : "off") : ""},
+          {knob::kPersistentWorkers, workers ? (c.persistent_workers ? "on" : "off") : ""}};
 }
 
 // Our workloads: a point's config is a WorkloadConfig.
@@ -385,8 +385,8 @@ Result<int> Sweep::search() {
     std::string differs;
     if (best < points_.size())
       for (const auto& [knob, v] : p.knobs) {
-        auto theirs = points_[best].knobs.find(knob);
-        if (theirs == points_[best].knobs.end() || theirs->second != v) differs += (differs.empty() ? "" : ", ") + knob;
+        const Knobs& theirs = points_[best].knobs;
+        if (!theirs.has(knob) || theirs.get(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
       }
     p.state = contract::point_state::kSkipped;
     p.reason = best < points_.size()
@@ -409,10 +409,7 @@ void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
         other.knobs.empty())
       continue;
     bool same = true;
-    for (const auto& [knob, value] : other.knobs) {
-      auto mine = knobs.find(knob);
-      same &= value.empty() || (mine != knobs.end() && mine->second == value);
-    }
+    for (const auto& [knob, value] : other.knobs) same &= value.empty() || knobs.get(knob) == value;
     if (!same) continue;
     other.state = contract::point_state::kSkipped;
     other.reason = fmt::format("the same knobs as {}, measured as that point", point.label);

@@ -81,23 +81,16 @@ std::optional<double> epoch_deadline(const std::optional<Best>& best, const Swee
   return std::max(rules.abort_factor * best->median_s, best->median_s + rules.abort_margin_s);
 }
 
-namespace {
-std::string knob_value(const Knobs& k, const std::string& name) {
-  auto it = k.find(name);
-  return it == k.end() ? std::string() : it->second;
-}
-}  // namespace
-
 std::vector<size_t> first_search_stage(const std::vector<Knobs>& points) {
   Knobs first;  // each other knob's first value, from the first point that has one
   for (const Knobs& p : points)
-    for (const char* knob : {"prefetch_factor", "pin_memory", "persistent_workers"})
-      if (!first.count(knob) && !knob_value(p, knob).empty()) first[knob] = knob_value(p, knob);
+    for (const char* name : {knob::kPrefetchFactor, knob::kPinMemory, knob::kPersistentWorkers})
+      if (!first.has(name) && !p.get(name).empty()) first.set(name, p.get(name));
   std::vector<size_t> out;
   for (size_t i = 0; i < points.size(); ++i) {
     bool at_first = true;
-    for (const auto& [knob, v] : first) {
-      const std::string mine = knob_value(points[i], knob);
+    for (const auto& [name, v] : first) {
+      const std::string& mine = points[i].get(name);
       at_first &= mine.empty() || mine == v;
     }
     if (at_first) out.push_back(i);
@@ -110,12 +103,12 @@ std::vector<size_t> knob_neighbours(const std::vector<Knobs>& points, size_t bes
   if (best >= points.size()) return out;
   const Knobs& b = points[best];
   for (size_t i = 0; i < points.size(); ++i) {
-    if (i == best || knob_value(points[i], knob) == knob_value(b, knob)) continue;
+    if (i == best || points[i].get(knob) == b.get(knob)) continue;
     bool same_elsewhere = true;
     for (const Knobs* side : {&b, &points[i]})
       for (const auto& [name, v] : *side) {
         if (name == knob) continue;
-        const std::string x = knob_value(b, name), y = knob_value(points[i], name);
+        const std::string &x = b.get(name), &y = points[i].get(name);
         same_elsewhere &= x == y || x.empty() || y.empty();
       }
     if (same_elsewhere) out.push_back(i);

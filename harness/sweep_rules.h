@@ -5,13 +5,13 @@
 #pragma once
 
 #include <iterator>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/knobs.h"
 #include "reports/significance.h"
 
 namespace ingero::harness {
@@ -55,11 +55,11 @@ struct Decision {
 };
 Decision decide(const PointProgress& point, const std::optional<Best>& best, const SweepRules& rules);
 
-// Coordinate search. A point's knobs by name: mode, num_workers, prefetch_factor, pin_memory,
+// Coordinate search. A point's knobs (common/knobs.h): mode, num_workers, prefetch_factor, pin_memory,
 // persistent_workers ("" where a knob does not apply: prefetch and persistence without workers).
-using Knobs = std::map<std::string, std::string>;
 // The knobs varied one at a time around the best point, in this order, round after round.
-inline const char* const kCoordinateKnobs[] = {"prefetch_factor", "pin_memory", "persistent_workers", "num_workers"};
+inline const char* const kCoordinateKnobs[] = {knob::kPrefetchFactor, knob::kPinMemory, knob::kPersistentWorkers,
+                                               knob::kNumWorkers};
 inline constexpr int kCoordinateKnobCount = static_cast<int>(std::size(kCoordinateKnobs));
 // The first stage: every mode × num_workers with the other knobs at their first values (the
 // first point that has each). Returns indexes into points.

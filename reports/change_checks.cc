@@ -3,10 +3,9 @@
 
 #include <algorithm>
 
-#include <map>
-
 #include <fmt/format.h>
 
+#include "common/knobs.h"
 #include "common/trace_contract.h"
 #include "reports/run_metrics.h"
 #include "reports/significance.h"
@@ -14,8 +13,6 @@
 namespace ingero::reports {
 
 namespace {
-
-using Knobs = std::map<std::string, std::string>;
 
 std::string text_of(const nlohmann::json& config, const char* key, const std::string& fallback) {
   if (!config.is_object() || !config.contains(key) || config[key].is_null()) return fallback;
@@ -25,30 +22,28 @@ std::string text_of(const nlohmann::json& config, const char* key, const std::st
 }
 
 // What decides a run's speed, normalised: prefetch only counts with workers, and the
-// measurement settings (epochs, warm-up, repeats, deadline, seed) do not count.
+// measurement settings (epochs, warm-up, repeats, deadline, seed) do not count. More than the sweep's
+// knobs, and persistence without workers reads "off" here where the sweep's leave it "".
 Knobs knobs_of(const nlohmann::json& config) {
-  Knobs k;
-  for (const char* key : {"mode", "device", "samples", "features", "hidden", "classes", "batch_size", "drop_last",
-                          "num_workers", "pin_memory", "persistent_workers", "shuffle", "train", "cpus", "ranks"})
-    k[key] = text_of(config, key, key == std::string("ranks") ? "1" : "");
-  k["prefetch_factor"] = k["num_workers"] == "0" ? "" : text_of(config, "prefetch_factor", "2");
-  if (k["num_workers"] == "0") k["persistent_workers"] = "off";
-  // Where the dataset lives: the page cache's state counts only on disk, the image size only for JPEG.
-  k["storage"] = text_of(config, "storage", "memory");
-  k["format"] = k["storage"] == "memory" ? "raw" : text_of(config, "format", "raw");
-  k["page_cache"] = k["storage"] == "memory" ? "" : text_of(config, "page_cache", "warm");
-  k["image_size"] = k["format"] == "jpeg" ? text_of(config, "image_size", "") : "";
+  Knobs k = storage_knobs(config);  // the page cache's state counts only on disk, the image size only for JPEG
+  for (const char* key : {knob::kMode, "device", "samples", "features", "hidden", "classes", "batch_size", "drop_last",
+                          knob::kNumWorkers, knob::kPinMemory, knob::kPersistentWorkers, "shuffle", "train", "cpus",
+                          "ranks"})
+    k.set(key, text_of(config, key, key == std::string("ranks") ? "1" : ""));
+  const bool workers = k.get(knob::kNumWorkers) != "0";
+  k.set(knob::kPrefetchFactor, workers ? text_of(config, knob::kPrefetchFactor, "2") : "");
+  if (!workers) k.set(knob::kPersistentWorkers, "off");
   return k;
 }
 
 Knobs with_change(Knobs k, const Change& change) {
-  k[change.knob] = change.value;
-  if (change.knob == "num_workers") {
+  k.set(change.knob, change.value);
+  if (change.knob == knob::kNumWorkers) {
     if (change.value == "0") {
-      k["prefetch_factor"] = "";
-      k["persistent_workers"] = "off";
-    } else if (k["prefetch_factor"].empty()) {
-      k["prefetch_factor"] = "2";
+      k.set(knob::kPrefetchFactor, "");
+      k.set(knob::kPersistentWorkers, "off");
+    } else if (k.get(knob::kPrefetchFactor).empty()) {
+      k.set(knob::kPrefetchFactor, "2");
     }
   }
   return k;
@@ -60,13 +55,13 @@ std::optional<double> median_of(const RunRecord& run) {
   return median(epochs);
 }
 
-std::string flag_value(const Knobs& k, const std::string& knob, const Change& change) {
-  return knob == change.knob ? k.at(knob) + "," + change.value : k.at(knob);
+std::string flag_value(const Knobs& k, const std::string& name, const Change& change) {
+  return name == change.knob ? k.get(name) + "," + change.value : k.get(name);
 }
 
 // The knobs the observer can change in a job without its code being edited.
-bool overridable_knob(const std::string& knob) {
-  return knob == "num_workers" || knob == "prefetch_factor" || knob == "pin_memory" || knob == "persistent_workers";
+bool overridable_knob(const std::string& name) {
+  return std::find(std::begin(knob::kLoaderKnobs), std::end(knob::kLoaderKnobs), name) != std::end(knob::kLoaderKnobs);
 }
 
 std::string change_in_code(const Change& change) {
@@ -90,30 +85,30 @@ std::string shell_quoted(const std::string& arg) {
 std::string measuring_command(const RunRecord& run, const Change& change, const std::string& db_path) {
   const Knobs k = knobs_of(run.config);
   std::string cmd = fmt::format("ingero-bench --workload dataloader --mode {} --num-workers {}",
-                                flag_value(k, "mode", change), flag_value(k, "num_workers", change));
-  if (!k.at("prefetch_factor").empty() || change.knob == "prefetch_factor")
-    cmd += " --prefetch-factor " + flag_value(k, "prefetch_factor", change);
-  for (const char* sw : {"pin_memory", "persistent_workers"}) {
+                                flag_value(k, knob::kMode, change), flag_value(k, knob::kNumWorkers, change));
+  if (!k.get(knob::kPrefetchFactor).empty() || change.knob == knob::kPrefetchFactor)
+    cmd += " --prefetch-factor " + flag_value(k, knob::kPrefetchFactor, change);
+  for (const char* sw : {knob::kPinMemory, knob::kPersistentWorkers}) {
     const std::string value = flag_value(k, sw, change);
     std::string flag = std::string("--") + sw;
     for (auto& ch : flag)
       if (ch == '_') ch = '-';
     if (value != "off" && value != "") cmd += fmt::format(" {} {}", flag, value);
   }
-  cmd += fmt::format(" --samples {} --features {} --batch-size {}", k.at("samples"), k.at("features"),
-                     k.at("batch_size"));
-  if (k.at("storage") != "memory" || change.knob == "storage") {
-    cmd += " --storage " + flag_value(k, "storage", change);
-    if (k.at("format") != "raw") cmd += " --format " + k.at("format");
-    if (!k.at("image_size").empty()) cmd += " --image-size " + k.at("image_size");
-    cmd += " --page-cache " + flag_value(k, "page_cache", change);
+  cmd += fmt::format(" --samples {} --features {} --batch-size {}", k.get("samples"), k.get("features"),
+                     k.get("batch_size"));
+  if (k.get(knob::kStorage) != "memory" || change.knob == knob::kStorage) {
+    cmd += " --storage " + flag_value(k, knob::kStorage, change);
+    if (k.get(knob::kFormat) != "raw") cmd += " --format " + k.get(knob::kFormat);
+    if (!k.get(knob::kImageSize).empty()) cmd += " --image-size " + k.get(knob::kImageSize);
+    cmd += " --page-cache " + flag_value(k, knob::kPageCache, change);
   }
-  if (k.at("shuffle") == "off") cmd += " --no-shuffle";
-  if (k.at("ranks") != "1" || change.knob == "ranks") cmd += " --ranks " + flag_value(k, "ranks", change);
-  if (k.at("train") == "on" && k.at("ranks") == "1") cmd += " --train";
-  if (k.at("train") == "off" && k.at("ranks") != "1") cmd += " --no-train";  // DDP trains by default
-  if (!k.at("cpus").empty() && k.at("cpus") != "0") cmd += " --cpus " + k.at("cpus");
-  if (!k.at("device").empty()) cmd += " --device " + k.at("device");
+  if (k.get("shuffle") == "off") cmd += " --no-shuffle";
+  if (k.get("ranks") != "1" || change.knob == "ranks") cmd += " --ranks " + flag_value(k, "ranks", change);
+  if (k.get("train") == "on" && k.get("ranks") == "1") cmd += " --train";
+  if (k.get("train") == "off" && k.get("ranks") != "1") cmd += " --no-train";  // DDP trains by default
+  if (!k.get("cpus").empty() && k.get("cpus") != "0") cmd += " --cpus " + k.get("cpus");
+  if (!k.get("device").empty()) cmd += " --device " + k.get("device");
   return cmd + " --db " + db_path;
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/knobs.h"
 #include "common/trace_contract.h"
 #include "reports/format.h"
 
@@ -317,7 +318,7 @@ std::string dataloader_change(const ConfigResult& to, const ConfigResult& from) 
   const auto& mine = to.config_json.is_object() ? to.config_json.value("knobs", empty) : empty;
   const auto& theirs = from.config_json.is_object() ? from.config_json.value("knobs", empty) : empty;
   std::string args;
-  for (const char* knob : {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers"}) {
+  for (const char* knob : knob::kLoaderKnobs) {
     const std::string value = mine.value(knob, "");
     if (value.empty() || value == theirs.value(knob, "")) continue;
     const std::string python = value == "on" ? "True" : value == "off" ? "False" : value;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/epoch_batches.h"
+#include "common/knobs.h"
 #include "common/trace_contract.h"
 
 namespace ingero::reports {
@@ -172,9 +173,10 @@ RunConfigSummary summarize_config(const RunRecord& run) {
   if (auto v = json_number(config, "samples")) summary.samples = static_cast<int64_t>(*v);
   if (auto v = json_number(config, "features")) summary.features = static_cast<int64_t>(*v);
   if (auto v = json_number(config, "batch_size")) summary.batch_size = static_cast<int64_t>(*v);
-  summary.storage = json_value<std::string>(config, "storage", "memory");
-  summary.format = json_value<std::string>(config, "format", "raw");
-  if (summary.storage != "memory") summary.page_cache = json_value<std::string>(config, "page_cache", "warm");
+  const Knobs place = storage_knobs(config);
+  summary.storage = place.get(knob::kStorage);
+  summary.format = place.get(knob::kFormat);
+  summary.page_cache = place.get(knob::kPageCache);
   return summary;
 }
 

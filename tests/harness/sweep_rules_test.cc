@@ -106,8 +106,8 @@ std::vector<Knobs> grid() {
 }
 
 std::string label(const Knobs& k) {
-  return "w" + k.at("num_workers") + " pf" + k.at("prefetch_factor") + " " + k.at("pin_memory") + " " +
-         k.at("persistent_workers");
+  return "w" + k.get("num_workers") + " pf" + k.get("prefetch_factor") + " " + k.get("pin_memory") + " " +
+         k.get("persistent_workers");
 }
 
 TEST(SweepRules, CoordinateSearchVariesWorkersFirstThenOneKnobAtATimeAroundTheBest) {
