@@ -3,14 +3,12 @@
 
 namespace ingero {
 
-namespace {
-std::string text_of(const nlohmann::json& config, const char* key, const std::string& fallback) {
+std::string knob_text(const nlohmann::json& config, const char* key, const std::string& fallback) {
   if (!config.is_object() || !config.contains(key) || config[key].is_null()) return fallback;
   const auto& v = config[key];
   if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
-}  // namespace
 
 const std::string& Knobs::get(std::string_view name) const {
   static const std::string kAbsent;
@@ -36,12 +34,12 @@ void from_json(const nlohmann::json& j, Knobs& knobs) {
 
 Knobs storage_knobs(const nlohmann::json& config) {
   Knobs k;
-  const std::string storage = text_of(config, knob::kStorage, "memory");
+  const std::string storage = knob_text(config, knob::kStorage, "memory");
   const bool memory = storage == "memory";
   k.set(knob::kStorage, storage);
-  k.set(knob::kFormat, memory ? "raw" : text_of(config, knob::kFormat, "raw"));
-  k.set(knob::kPageCache, memory ? "" : text_of(config, knob::kPageCache, "warm"));
-  k.set(knob::kImageSize, k.get(knob::kFormat) == "jpeg" ? text_of(config, knob::kImageSize, "") : "");
+  k.set(knob::kFormat, memory ? "raw" : knob_text(config, knob::kFormat, "raw"));
+  k.set(knob::kPageCache, memory ? "" : knob_text(config, knob::kPageCache, "warm"));
+  k.set(knob::kImageSize, k.get(knob::kFormat) == "jpeg" ? knob_text(config, knob::kImageSize, "") : "");
   return k;
 }
 

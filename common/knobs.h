@@ -64,5 +64,8 @@ void from_json(const nlohmann::json& j, Knobs& knobs);
 // not given, "" in memory) and image_size (only for JPEG). Values are text: strings as they are,
 // other JSON as written (an image size of 224 reads "224").
 Knobs storage_knobs(const nlohmann::json& config);
+// A run config's field as knob text (fallback when absent or null): strings as they are, booleans
+// "on"/"off", other JSON as written.
+std::string knob_text(const nlohmann::json& config, const char* key, const std::string& fallback);
 
 }  // namespace ingero

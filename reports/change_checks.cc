@@ -14,13 +14,6 @@ namespace ingero::reports {
 
 namespace {
 
-std::string text_of(const nlohmann::json& config, const char* key, const std::string& fallback) {
-  if (!config.is_object() || !config.contains(key) || config[key].is_null()) return fallback;
-  const auto& v = config[key];
-  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // What decides a run's speed, normalised: prefetch only counts with workers, and the
 // measurement settings (epochs, warm-up, repeats, deadline, seed) do not count. More than the sweep's
 // knobs, and persistence without workers reads "off" here where the sweep's leave it "".
@@ -29,9 +22,9 @@ Knobs knobs_of(const nlohmann::json& config) {
   for (const char* key : {knob::kMode, "device", "samples", "features", "hidden", "classes", "batch_size", "drop_last",
                           knob::kNumWorkers, knob::kPinMemory, knob::kPersistentWorkers, "shuffle", "train", "cpus",
                           "ranks"})
-    k.set(key, text_of(config, key, key == std::string("ranks") ? "1" : ""));
+    k.set(key, knob_text(config, key, key == std::string("ranks") ? "1" : ""));
   const bool workers = k.get(knob::kNumWorkers) != "0";
-  k.set(knob::kPrefetchFactor, workers ? text_of(config, knob::kPrefetchFactor, "2") : "");
+  k.set(knob::kPrefetchFactor, workers ? knob_text(config, knob::kPrefetchFactor, "2") : "");
   if (!workers) k.set(knob::kPersistentWorkers, "off");
   return k;
 }
