@@ -35,6 +35,15 @@ inline constexpr OpInfo kOps[] = {
 std::optional<uint16_t> op_code(std::string_view name);
 std::string_view op_name(uint16_t code);  // "?" when unknown
 
+// The ops readers name in their logic, taken from IB_OPS so that a rename there reaches them:
+// a batch's wait for data and its compute, from a workload's record or the Python observer.
+namespace op {
+static_assert(kOps[IB_OP_BATCH_WAIT].code == IB_OP_BATCH_WAIT && kOps[IB_OP_BATCH_COMPUTE].code == IB_OP_BATCH_COMPUTE,
+              "IB_OPS codes are positions");
+inline constexpr std::string_view kBatchWait = kOps[IB_OP_BATCH_WAIT].name;
+inline constexpr std::string_view kBatchCompute = kOps[IB_OP_BATCH_COMPUTE].name;
+}  // namespace op
+
 namespace category {
 inline constexpr std::string_view kCudaRuntime = "cuda_runtime";
 inline constexpr std::string_view kCudaDriver = "cuda_driver";

@@ -97,8 +97,8 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
   std::vector<tracer::WorkloadEvent> events;
   for (const workloads::MainLoopTimings& loop : s.loops) {
     for (const auto& b : loop.batches) {
-      events.push_back({"batch_wait", b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index, std::nullopt});
-      events.push_back({"batch_compute", b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index,
+      events.push_back({std::string(contract::op::kBatchWait), b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index, std::nullopt});
+      events.push_back({std::string(contract::op::kBatchCompute), b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index,
                         std::nullopt});
     }
     for (const auto& w : loop.workers) {

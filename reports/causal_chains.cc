@@ -98,7 +98,7 @@ void select_call_victims(const ChainInputs& in, const ChainThresholds& limits,
 
 void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
                          std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
-  EventList waits = in.victims.of("batch_wait");
+  EventList waits = in.victims.of(contract::op::kBatchWait);
   std::sort(waits.begin(), waits.end(), [](const Event& a, const Event& b) {
     return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns);
   });
@@ -122,7 +122,7 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
           ? "every batch wait"
           : every ? fmt::format("every batch wait (the run is {})", input_bound_name(in.metrics.verdict))
                   : "waits in the tail: " + threshold_text(in.metrics.batch_wait, limits);
-  ops.push_back({"batch_wait", true, selection, threshold});
+  ops.push_back({std::string(contract::op::kBatchWait), true, selection, threshold});
 }
 
 // Which recorded intervals of a thread an op contributes to its activity.

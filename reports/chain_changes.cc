@@ -59,7 +59,7 @@ void on_cpu_changes(std::vector<Change>& changes, const CausalChain& chain, cons
                     const RunConfigSummary& cfg, bool uses_workers) {
   const int budget = worker_budget(in);
   const int workers = cfg.num_workers;
-  const bool wait = chain.victim == "batch_wait";
+  const bool wait = chain.victim == contract::op::kBatchWait;
   if (chain.cause.producer && chain.cause.role == "pin") {
     if (cfg.pin_memory) suggest(changes, "pin_memory", "off");
   } else if (users_job(in)) {
@@ -90,7 +90,7 @@ std::vector<Change> suggested_changes(const CausalChain& chain, const ChainConte
   const bool uses_workers = users_job(in) || (mode && mode->uses_workers);
   const int workers = cfg.num_workers;
   const int budget = worker_budget(in);
-  const bool wait = chain.victim == "batch_wait";
+  const bool wait = chain.victim == contract::op::kBatchWait;
   switch (chain.cause.kind) {
     case CauseKind::on_cpu:
       on_cpu_changes(changes, chain, in, cfg, uses_workers);

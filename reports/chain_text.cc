@@ -118,11 +118,11 @@ std::string host_line(const CausalChain& chain) {
   return fmt::format("[HOST] {} context switches ({} off-CPU) on {} thread(s){} during {} slow {}",
                      format_count(e.context_switches),
                      format_duration_ns(static_cast<double>(e.offcpu_overlap_ns)), e.threads,
-                     faults_text(e), format_count(chain.victim_calls), chain.victim == "batch_wait" ? "waits" : "calls");
+                     faults_text(e), format_count(chain.victim_calls), chain.victim == contract::op::kBatchWait ? "waits" : "calls");
 }
 
 std::string victim_line(const CausalChain& chain, const ChainContext& text) {
-  if (chain.victim == "batch_wait") {
+  if (chain.victim == contract::op::kBatchWait) {
     const auto& w = text.metrics.batch_wait;
     return fmt::format("[LOADER] batch_wait {} of the time waiting ({}); p99={} ({}× p50={})",
                        text.metrics.wait_fraction ? format_percent(*text.metrics.wait_fraction) : "?",
@@ -165,7 +165,7 @@ std::string storage_advice(const ChainContext& text, const std::string& first) {
 
 Advice self_advice(const CausalChain& chain, const ChainContext& text) {
   const std::string& op = chain.victim;
-  const bool wait = op == "batch_wait";
+  const bool wait = op == contract::op::kBatchWait;
   const bool has_producers = !text.producers.empty();
   switch (chain.cause.kind) {
     case CauseKind::cpu_wait:
@@ -343,14 +343,14 @@ std::string withheld_loader_advice(const ChainContext& text) {
 
 ChainWords slow_interval_words(const CausalChain& chain, const ChainContext& text) {
   ChainWords words;
-  words.cause_label = cause_label(chain.cause, chain.victim, chain.victim == "batch_wait", !text.producers.empty());
+  words.cause_label = cause_label(chain.cause, chain.victim, chain.victim == contract::op::kBatchWait, !text.producers.empty());
   words.timeline = {system_line(text), host_line(chain), victim_line(chain, text), cause_line(chain, words.cause_label)};
   if (auto gpu = gpu_line(text)) words.timeline.insert(words.timeline.begin() + 1, *gpu);
   if (auto io = io_line(chain, text)) words.timeline.insert(words.timeline.end() - 1, *io);
   words.summary = fmt::format("{} ← {}: overlapped {} of them, explains {} of {} slow {}", chain.victim,
                               words.cause_label, format_duration_ns(static_cast<double>(chain.lost_ns)),
                               format_count(chain.calls_explained), format_count(chain.victim_calls),
-                              chain.victim == "batch_wait" ? "waits" : "calls");
+                              chain.victim == contract::op::kBatchWait ? "waits" : "calls");
   const Advice advice = chain.cause.producer ? producer_advice(chain, text) : self_advice(chain, text);
   words.root_cause = advice.root_cause;
   words.recommendation = chain.loader_change_withheld ? withheld_loader_advice(text) : advice.change;
@@ -419,7 +419,7 @@ std::string change_check_text(const ChangeCheck& check) {
 }
 
 std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis) {
-  return cause_label(share.cause, victim_op, victim_op == "batch_wait", !analysis.producers.empty());
+  return cause_label(share.cause, victim_op, victim_op == contract::op::kBatchWait, !analysis.producers.empty());
 }
 
 }  // namespace ingero::reports

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/chain_text.h"
 #include "reports/format.h"
 
@@ -48,7 +49,7 @@ TimeSplit whole_run_split(const RunAnalysis& r) {
 std::map<std::string, std::pair<std::string, double>> wait_cause_shares(const RunAnalysis& r) {
   std::map<std::string, std::pair<std::string, double>> shares;
   for (const auto& victim : r.chains.victims) {
-    if (victim.op != "batch_wait") continue;
+    if (victim.op != contract::op::kBatchWait) continue;
     for (const auto& cause : victim.causes)
       shares[cause.cause.code()] = {cause_share_label(cause, victim.op, r.chains), cause.share};
   }

@@ -95,7 +95,7 @@ void emit_track_metadata(const std::vector<Track>& tracks, const EmitEvent& emit
 
 // What the op-specific columns mean, so that the args read as what they are.
 std::string_view arg_name(std::string_view op) {
-  if (op == "batch_wait" || op == "batch_compute") return "batch";
+  if (op == contract::op::kBatchWait || op == contract::op::kBatchCompute) return "batch";
   if (op == "worker_start") return "worker_id";
   if (op == "fork") return "child_pid";
   if (op == "page_faults" || op == "page_allocs") return "count";

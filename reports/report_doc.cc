@@ -274,7 +274,7 @@ constexpr SpanKindOf kDrawnOps[] = {{"batch_wait", "batch wait"},          {"bat
                                     {"offcpu_preempted", "waiting for a CPU"}, {"runq_wait", "waiting for a CPU"}};
 
 std::string span_text(const std::string& op, const Event& e) {
-  if (op == "batch_wait" || op == "batch_compute") return fmt::format("batch {}", e.arg);
+  if (op == contract::op::kBatchWait || op == contract::op::kBatchCompute) return fmt::format("batch {}", e.arg);
   if (op == "worker_start") return fmt::format("worker {} starting", e.arg);
   if (op == "offcpu_preempted") return "preempted";
   if (op == "runq_wait") return "in the run queue";

@@ -38,7 +38,7 @@ Result<EventSet> read_victims(const TraceFile& trace, int64_t run_id, const Time
     if (!slow) return slow.error();
     merge_into(victims, std::move(*slow));
   }
-  auto rest = trace.events(run_id, {{"batch_wait", "fork"}, window.start_ns, window.end_ns, {}, std::nullopt});
+  auto rest = trace.events(run_id, {{std::string(contract::op::kBatchWait), "fork"}, window.start_ns, window.end_ns, {}, std::nullopt});
   if (!rest) return rest.error();
   merge_into(victims, std::move(*rest));
   return victims;
@@ -56,7 +56,7 @@ Result<EventSet> read_activity(const TraceFile& trace, const RunContext& context
       tids.insert(e.tid);
       from = std::min(from, e.ts_ns);
       until = std::max(until, e.end_ns());
-      any_wait |= op == "batch_wait";
+      any_wait |= op == contract::op::kBatchWait;
     }
   }
   if (tids.empty()) return EventSet{};
@@ -124,7 +124,7 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, const
   TimeWindow loop = window;
   if (m.batch_source == BatchSource::observer) {
     int64_t first = INT64_MAX, last = 0;
-    for (const char* op : {"batch_wait", "batch_compute"})
+    for (std::string_view op : {contract::op::kBatchWait, contract::op::kBatchCompute})
       for (const Event& e : batches.of(op)) {
         if (!window.contains_start(e) || (e.arg == 0 && m.startup_batches > 0)) continue;
         first = std::min(first, e.ts_ns);
@@ -148,7 +148,7 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, const
 // limits the step, so they get no loader change.
 void demote_loader_chains(std::vector<CausalChain>& chains) {
   for (CausalChain& c : chains) {
-    if (c.victim != "batch_wait") continue;
+    if (c.victim != contract::op::kBatchWait) continue;
     c.severity = Severity::low;
     c.changes.clear();
     c.loader_change_withheld = true;
@@ -179,7 +179,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   a.event_counts = *counts;
   int64_t in_window = 0;
   for (const OpCount& c : *counts) in_window += c.count;
-  auto batches = trace.events(run.run_id, {{"batch_wait", "batch_compute"}, from, until, {}, std::nullopt});
+  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait), std::string(contract::op::kBatchCompute)}, from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
   auto estimated = estimated_waits(trace, a);
@@ -197,7 +197,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   const ChainThresholds limits;
   auto victims = read_victims(trace, run.run_id, a.window, a.calls, limits);
   if (!victims) return victims.error();
-  if (*estimated) victims->by_op["batch_wait"] = std::move(**estimated);
+  if (*estimated) victims->by_op[std::string(contract::op::kBatchWait)] = std::move(**estimated);
   auto activity = read_activity(trace, a.context, *victims);
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,

@@ -282,8 +282,8 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
     m.h2d_bytes_per_epoch = json_number(result, "h2d_bytes_per_epoch");
     m.h2d_gbps = json_number(result, "h2d_gbps");
   }
-  m.batch_wait = window_stats(batches.of("batch_wait"), window);
-  m.batch_compute = window_stats(batches.of("batch_compute"), window);
+  m.batch_wait = window_stats(batches.of(contract::op::kBatchWait), window);
+  m.batch_compute = window_stats(batches.of(contract::op::kBatchCompute), window);
 
   // The result record covers the measured epochs of the whole run; a window narrower
   // than the run needs the events.
@@ -297,7 +297,7 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
                          : BatchSource::workload_events;
     int64_t wait_ns = m.batch_wait.total_ns;
     if (m.batch_source == BatchSource::observer && m.batch_wait.count > 1) {
-      for (const auto& e : batches.of("batch_wait"))
+      for (const auto& e : batches.of(contract::op::kBatchWait))
         if (e.arg == 0 && window.contains_start(e)) {
           ++m.startup_batches;
           m.startup_wait_ns += e.dur_ns;

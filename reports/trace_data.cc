@@ -188,7 +188,7 @@ ThreadCounters total_counters(const std::vector<ThreadStatsRecord>& thread_stats
   return total;
 }
 
-const EventList& EventSet::of(const std::string& op) const {
+const EventList& EventSet::of(std::string_view op) const {
   auto it = by_op.find(op);
   return it == by_op.end() ? kNoEvents : it->second;
 }

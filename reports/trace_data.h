@@ -214,8 +214,8 @@ using EventList = std::vector<Event>;
 
 // Events of several ops, each list in time order.
 struct EventSet {
-  std::map<std::string, EventList> by_op;
-  const EventList& of(const std::string& op) const;
+  std::map<std::string, EventList, std::less<>> by_op;
+  const EventList& of(std::string_view op) const;
   size_t total() const;
 };
 

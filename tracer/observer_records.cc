@@ -13,6 +13,7 @@
 
 #include "common/json_text.h"
 #include "common/proc_files.h"
+#include "common/trace_contract.h"
 
 namespace ingero::tracer {
 
@@ -154,9 +155,9 @@ void add_epoch_events(const EpochKey& key, std::vector<Batch>& batches, std::opt
   for (size_t i = 0; i < batches.size(); ++i) {
     const Batch& b = batches[i];
     const uint64_t arrived = b.start_ns + b.wait_ns;
-    job.events.push_back({"batch_wait", b.start_ns, b.wait_ns, pid, tid, b.index, loader_id});
+    job.events.push_back({std::string(contract::op::kBatchWait), b.start_ns, b.wait_ns, pid, tid, b.index, loader_id});
     const std::optional<uint64_t> next = i + 1 < batches.size() ? std::optional(batches[i + 1].start_ns) : epoch_end;
-    if (next && *next >= arrived) job.events.push_back({"batch_compute", arrived, *next - arrived, pid, tid, b.index, loader_id});
+    if (next && *next >= arrived) job.events.push_back({std::string(contract::op::kBatchCompute), arrived, *next - arrived, pid, tid, b.index, loader_id});
     loader.wait_ns += b.wait_ns;
   }
   loader.batches += static_cast<int64_t>(batches.size());
