@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/trace_contract.h"
 
 namespace ingero::reports {
@@ -24,6 +25,19 @@ std::optional<double> setting_number(const RunContext& context, std::string_view
   return v;
 }
 
+// A non-negative integer field of a stored object; none for anything else (never throws).
+std::optional<int64_t> count_field(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    return v > static_cast<uint64_t>(INT64_MAX) ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(v));
+  }
+  const int64_t v = it->get<int64_t>();
+  return v < 0 ? std::nullopt : std::optional<int64_t>(v);
+}
+
 // The kProgramTimeSetting object, or why there is none.
 Result<ProgramsCost> programs_cost(const RunContext& context) {
   const auto text = context.setting(contract::kProgramTimeSetting);
@@ -31,20 +45,19 @@ Result<ProgramsCost> programs_cost(const RunContext& context) {
     if (auto why = context.setting(contract::kProgramTimeUnknownSetting)) return Error::failure(*why);
     return Error::failure(context.run.traced ? "this run predates timing the kernel programs" : "the run was not traced");
   }
-  const nlohmann::json programs = nlohmann::json::parse(*text, nullptr, false);
+  const nlohmann::json programs = parse_json_or_discarded(*text);  // a DB from elsewhere: capped nesting
   if (!programs.is_object()) return Error::failure("its stored program times are not a JSON object");
   ProgramsCost cost;
   for (const auto& [name, times] : programs.items()) {
-    const int64_t runs = times.is_object() ? times.value("runs", int64_t{-1}) : -1;
-    const int64_t ns = times.is_object() ? times.value("ns", int64_t{-1}) : -1;
-    if (runs < 0 || ns < 0) return Error::failure(fmt::format("its stored times of program {} are unreadable", name));
-    cost.programs.push_back({name, runs, ns});
-    cost.runs += runs;
-    cost.ns += ns;
+    const std::optional<int64_t> runs = count_field(times, "runs"), ns = count_field(times, "ns");
+    if (!runs || !ns) return Error::failure(fmt::format("its stored times of program {} are unreadable", name));
+    cost.programs.push_back({name, *runs, *ns});
+    cost.runs += *runs;
+    cost.ns += *ns;
   }
   std::stable_sort(cost.programs.begin(), cost.programs.end(),
                    [](const ProgramTime& a, const ProgramTime& b) { return a.ns > b.ns; });
-  for (const ThreadStatsRecord& s : context.thread_stats) cost.traced_cpu_ns += s.counters.oncpu_ns;
+  cost.traced_cpu_ns = total_counters(context.thread_stats).oncpu_ns;
   if (cost.traced_cpu_ns > 0) cost.share = static_cast<double>(cost.ns) / static_cast<double>(cost.traced_cpu_ns);
   return cost;
 }

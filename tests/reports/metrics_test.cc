@@ -185,6 +185,15 @@ TEST(TracingCost, ARunWithoutReadableProgramTimesSaysWhy) {
   EXPECT_FALSE(broken.programs);
   EXPECT_NE(broken.programs_unknown_because.find("program on_fork"), std::string::npos);
   EXPECT_FALSE(tracing_cost_with("program-time-text", "not json").programs);
+  // A DB from elsewhere never takes the reader down: a wrong-typed field or a value nested too
+  // deep is a reason, not an exception or a stack overflow.
+  const TracingCost typed = tracing_cost_with("program-time-typed", R"({"on_fork":{"runs":"4","ns":2000}})");
+  EXPECT_FALSE(typed.programs);
+  EXPECT_NE(typed.programs_unknown_because.find("program on_fork"), std::string::npos);
+  const std::string deep = R"({"on_fork":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}";
+  const TracingCost nested = tracing_cost_with("program-time-deep", deep);
+  EXPECT_FALSE(nested.programs);
+  EXPECT_EQ(nested.programs_unknown_because, "its stored program times are not a JSON object");
 }
 
 // A bounded epoch is extended at its own steady pace: what it paid once (in its first batch) is
