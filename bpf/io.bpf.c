@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Block I/O: issue -> complete latency and bytes, attributed to the issuing thread; and
- * the pages each thread's reads bring into the page cache (a miss that the disk or
- * readahead filled). */
+/* Block I/O: issue -> complete latency and bytes, attributed to the thread that submitted
+ * the request; and the pages each thread's reads bring into the page cache (a miss that the
+ * disk or readahead filled).
+ *
+ * With an I/O scheduler (mq-deadline, bfq) a request is inserted in its submitter's context but
+ * often issued later by a kblockd worker (when the device's queue was full, or as an earlier
+ * request completed): the owner is taken at insert, and the issue only starts the clock. */
 #include "common.bpf.h"
 
 struct io_start {
-  __u64 ts_ns;
+  __u64 ts_ns; /* 0: inserted, not issued yet */
   __u32 pid;
   __u32 tid;
 };
 
-/* Requests in flight; a request that finds the map full is counted as lost. */
+/* Requests of traced threads, from insert or issue to completion; a request that finds the map
+ * full is counted as lost. Requests are preallocated and reused, so an entry whose request went
+ * away without completing (merged into another) is deleted then. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
@@ -18,16 +24,42 @@ struct {
   __type(value, struct io_start);
 } io_starts SEC(".maps");
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(on_block_rq_issue, struct request *rq)
+/* The current thread owns rq when it is traced: it submitted the request. */
+static __always_inline void own_request(struct request *rq, __u64 ts_ns)
 {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
   if (!is_traced_tgid(tgid))
-    return 0;
-  struct io_start start = {.ts_ns = bpf_ktime_get_ns(), .pid = tgid, .tid = (__u32)id};
+    return;
+  struct io_start start = {.ts_ns = ts_ns, .pid = tgid, .tid = (__u32)id};
   if (bpf_map_update_elem(&io_starts, &rq, &start, BPF_ANY))
     count_loss(IB_LOSS_IO_INFLIGHT);
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(on_block_rq_insert, struct request *rq)
+{
+  own_request(rq, 0);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(on_block_rq_issue, struct request *rq)
+{
+  __u64 now = bpf_ktime_get_ns();
+  struct io_start *inserted = bpf_map_lookup_elem(&io_starts, &rq);
+  if (inserted) /* a traced thread's request, issued here or by a kblockd worker */
+    inserted->ts_ns = now;
+  else
+    own_request(rq, now);
+  return 0;
+}
+
+/* rq was merged into another request and is freed without completing. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(on_block_rq_merge, struct request *rq)
+{
+  bpf_map_delete_elem(&io_starts, &rq);
   return 0;
 }
 
@@ -37,6 +69,10 @@ int BPF_PROG(on_block_rq_complete, struct request *rq, blk_status_t error, unsig
   struct io_start *start = bpf_map_lookup_elem(&io_starts, &rq);
   if (!start)
     return 0;
+  if (!start->ts_ns) { /* completed without an issue we saw: nothing to time */
+    bpf_map_delete_elem(&io_starts, &rq);
+    return 0;
+  }
   __u64 now = bpf_ktime_get_ns();
   __u64 dur = now > start->ts_ns ? now - start->ts_ns : 0;
   __u32 pid = start->pid, tid = start->tid;

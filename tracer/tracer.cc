@@ -151,7 +151,9 @@ std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
       {s->progs.on_page_alloc, &s->links.on_page_alloc},
       {s->progs.on_page_fault_user, &s->links.on_page_fault_user},
       {s->progs.on_mem_thread_exit, &s->links.on_mem_thread_exit},
+      {s->progs.on_block_rq_insert, &s->links.on_block_rq_insert},
       {s->progs.on_block_rq_issue, &s->links.on_block_rq_issue},
+      {s->progs.on_block_rq_merge, &s->links.on_block_rq_merge},
       {s->progs.on_block_rq_complete, &s->links.on_block_rq_complete},
       {s->progs.on_page_cache_add, &s->links.on_page_cache_add},
   };

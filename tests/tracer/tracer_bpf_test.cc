@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/unique_fd.h"
 #include "tests/tracer/cuda_calls.h"
 #include "tests/tracer/trace_run.h"
@@ -411,32 +413,70 @@ TEST(TracerBpf, AThreadAliveAtStopKeepsItsPageCounters) {
   EXPECT_EQ(mine->pid, static_cast<uint32_t>(getpid()));
 }
 
+// The pages of fd's first `bytes` that sit in the page cache.
+size_t resident_pages(int fd, size_t bytes) {
+  void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return bytes / 4096;
+  std::vector<unsigned char> resident(bytes / 4096);
+  size_t in_cache = 0;
+  if (mincore(map, bytes, resident.data()) == 0)
+    for (unsigned char r : resident) in_cache += r & 1;
+  else
+    in_cache = resident.size();
+  munmap(map, bytes);
+  return in_cache;
+}
+
 // A file written and flushed, then evicted from the page cache: reading it must go to the disk.
 // Returns its size, or 0 (with `why`) when this file system cannot show that (tmpfs, no eviction).
+// Every page must have left the cache, so that a reader's block I/O is the whole file.
 size_t write_evicted_file(const std::string& path, size_t bytes, std::string* why) {
   struct statfs fs {};
   if (statfs(path.substr(0, path.rfind('/')).c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
     *why = "the test folder is on tmpfs: no block device to read from";
     return 0;
   }
-  UniqueFd fd(open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600));
+  UniqueFd fd(open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600));
   std::vector<char> chunk(1 << 20);
   for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>(i * 131 + 7);
   for (size_t done = 0; done < bytes; done += chunk.size())
     if (write(fd.get(), chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) return 0;
   fdatasync(fd.get());
-  posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
-  void* map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd.get(), 0);
-  std::vector<unsigned char> resident(bytes / 4096);
-  size_t in_cache = 0;
-  if (map != MAP_FAILED && mincore(map, bytes, resident.data()) == 0)
-    for (unsigned char r : resident) in_cache += r & 1;
-  if (map != MAP_FAILED) munmap(map, bytes);
-  if (in_cache > resident.size() / 10) {
-    *why = "the kernel kept the file's pages after POSIX_FADV_DONTNEED";
+  // A page still in a CPU's batch of new pages is not on the LRU yet and survives one call.
+  size_t in_cache = bytes / 4096;
+  for (int attempt = 0; attempt < 5 && in_cache > 0; ++attempt) {
+    posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+    in_cache = resident_pages(fd.get(), bytes);
+  }
+  if (in_cache > 0) {
+    *why = fmt::format("the kernel kept {} of the file's pages after POSIX_FADV_DONTNEED", in_cache);
     return 0;
   }
   return bytes;
+}
+
+// How a test reads its evicted file: as it comes, or asking the kernel for all of it first.
+enum class ReadAhead { as_read, whole_file_first };
+
+// The traced child reads the evicted file at `path` whole; its run, or why there is none.
+Result<TracedRun> read_evicted_file_traced(const TempDir& dir, const std::string& path, size_t bytes,
+                                           ReadAhead ahead) {
+  return run_traced(dir, TraceOptions{}, [&] {
+    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (ahead == ReadAhead::whole_file_first) posix_fadvise(fd.get(), 0, 0, POSIX_FADV_WILLNEED);
+    std::vector<char> buf(256 << 10);
+    size_t total = 0;
+    for (ssize_t n; (n = read(fd.get(), buf.data(), buf.size())) > 0;) total += static_cast<size_t>(n);
+    return total == bytes ? 0 : 1;
+  });
+}
+
+// The reader's block I/O is every byte of the file, and no more than its file system's own
+// blocks (extents) beside it.
+void expect_all_bytes_read_by(const TracedRun& run, const std::string& me, size_t bytes) {
+  const int64_t io_bytes = run.query_int("SELECT io_bytes " + me);
+  EXPECT_GE(io_bytes, static_cast<int64_t>(bytes));
+  EXPECT_LE(io_bytes, static_cast<int64_t>(bytes + (1u << 20)));
 }
 
 TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
@@ -446,13 +486,7 @@ TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
   std::string why;
   constexpr size_t kBytes = 64u << 20;
   if (write_evicted_file(path, kBytes, &why) == 0) GTEST_SKIP() << why;
-  auto run = run_traced(dir, TraceOptions{}, [&] {
-    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    std::vector<char> buf(256 << 10);
-    size_t total = 0;
-    for (ssize_t n; (n = read(fd.get(), buf.data(), buf.size())) > 0;) total += static_cast<size_t>(n);
-    return total == kBytes ? 0 : 1;
-  });
+  auto run = read_evicted_file_traced(dir, path, kBytes, ReadAhead::as_read);
   ASSERT_RUN(run);
   ASSERT_EQ(run->wait_status, 0);
   const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
@@ -460,7 +494,7 @@ TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
   // Every page came from the disk into the page cache, read by this thread.
   EXPECT_GE(run->query_int("SELECT cache_pages_added " + me), kPages * 9 / 10);
   EXPECT_LE(run->query_int("SELECT cache_pages_added " + me), kPages * 2);
-  EXPECT_GE(run->query_int("SELECT io_bytes " + me), int64_t(kBytes) * 9 / 10);
+  expect_all_bytes_read_by(*run, me, kBytes);
   // It slept waiting for those reads, and the waits long enough to store are I/O waits.
   const int64_t iowait = run->query_int("SELECT iowait_ns " + me);
   EXPECT_GT(run->query_int("SELECT iowait_count " + me), 0);
@@ -474,6 +508,28 @@ TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
   EXPECT_GE(run->query_int("SELECT coalesce(sum(dur_ns), 0) " + io_waits), iowait / 2);
   EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'iowait_min_ns'"),
             10'000);
+  EXPECT_EQ(run->totals.events_lost(), 0u);
+}
+
+// Asked for the whole file at once, the disk's queue fills and kblockd workers issue the rest as
+// earlier reads complete: those requests are still the reader's, from the thread that inserted
+// them (before, 3-25 % of the bytes went uncounted, more on a busy machine).
+TEST(TracerBpf, ReadaheadIssuedByKernelWorkersIsCountedForTheReader) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  const std::string path = dir.file("cold.bin");
+  std::string why;
+  constexpr size_t kBytes = 64u << 20;
+  if (write_evicted_file(path, kBytes, &why) == 0) GTEST_SKIP() << why;
+  auto run = read_evicted_file_traced(dir, path, kBytes, ReadAhead::whole_file_first);
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  expect_all_bytes_read_by(*run, me, kBytes);
+  // Every request is a block_io event of the reader, its bytes summing to the counter's.
+  const std::string blocks = "FROM events WHERE" + run->where() + "AND" + op_is("block_io");
+  EXPECT_EQ(run->query_int("SELECT coalesce(sum(bytes), 0) " + blocks + " AND tid = " + std::to_string(run->root_pid)),
+            run->query_int("SELECT io_bytes " + me));
   EXPECT_EQ(run->totals.events_lost(), 0u);
 }
 
