@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What one probe hit costs on this machine, measured at start-up: the tracer's own CUDA
 // probe programs placed on a function of this process, called in a loop that also reads
-// 32 KiB per call, timed against the same loop unprobed, entry-only and entry + return, over a
-// few alternating rounds (median). Every
+// 32 KiB per call, timed in the thread's CPU time against the same loop unprobed, entry-only
+// and entry + return, over a few alternating rounds (median). Every
 // run reports its tracing cost from it (hits x cost, as a share of each thread's time), and
 // the duty cycle decides what is hot from it.
 #pragma once

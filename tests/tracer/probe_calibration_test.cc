@@ -4,10 +4,14 @@
 #include "tracer/probe_calibration.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tracer/call_probes.h"
 #include "tracer/elf_symbols.h"
@@ -39,6 +43,54 @@ TEST(ProbeCalibration, ProbesThatCostNothingMeasureNearZeroInAlternatingRounds) 
   EXPECT_GE(cost->entry_ns, 0);
   EXPECT_LT(cost->entry_ns, 500);  // no trap: only the loop's noise
   EXPECT_LT(cost->call_ns, 500);
+}
+
+// Probes that cost nothing, attached while three busy threads share this thread's CPU: a loop
+// timed by the wall clock would take four times as long probed and read as a costly probe.
+class ProbesBesideBusyThreads final : public CalibrationProbes {
+ public:
+  explicit ProbesBesideBusyThreads(int cpu) : cpu_(cpu) {}
+  ~ProbesBesideBusyThreads() override { detach(); }
+  Status attach(bool) override {
+    stop_ = false;
+    for (int i = 0; i < 3; ++i)
+      busy_.emplace_back([this] {
+        pin_to(cpu_);
+        while (!stop_.load(std::memory_order_relaxed)) {
+        }
+      });
+    return {};
+  }
+  void detach() override {
+    stop_ = true;
+    for (auto& t : busy_) t.join();
+    busy_.clear();
+  }
+  static void pin_to(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  }
+
+ private:
+  int cpu_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> busy_;
+};
+
+TEST(ProbeCalibration, ACpuSharedWithBusyThreadsIsNotMistakenForTheProbesCost) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  const int cpu = sched_getcpu();
+  ProbesBesideBusyThreads::pin_to(cpu);
+  ProbesBesideBusyThreads probes(cpu);
+  // Loops of several scheduler slices, so that the busy threads surely run within them.
+  auto cost = calibrate_probe_cost(probes, {3, 40000});
+  sched_setaffinity(0, sizeof(before), &before);
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  EXPECT_LT(cost->entry_ns, 150);  // timed by the wall clock: 560-710 ns on a 2-core machine
+  EXPECT_LT(cost->call_ns, 150);
 }
 
 TEST(ProbeCalibration, AProbeThatCannotBeAttachedIsAnErrorNamingWhy) {
