@@ -191,7 +191,7 @@ Status finish_storage_flags(CLI::App* app, WorkloadFlags* f) {
   auto page_cache = workloads::parse_page_cache(f->page_cache);
   if (!page_cache) return page_cache.error();
   c.page_cache = *page_cache;
-  if (c.format == workloads::SampleFormat::kJpeg) {
+  if (c.format == workloads::SampleFormat::jpeg) {
     if (app->count("--image-size") == 0) c.image_size = workloads::kDefaultImageSize;
     if (app->count("--features") == 0 && c.image_size > 0 && c.image_size <= workloads::kMaxImageSize)
       c.features = 3 * c.image_size * c.image_size;

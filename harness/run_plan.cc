@@ -106,7 +106,7 @@ Result<RunPlan> plan_grid(const GridRequest& req, bool device_is_cuda) {
     plan.scaling_note += fmt::format("--storage {}: the default size is {} samples, batch {} (one {} per sample "
                                      "for 7,000,000 samples would be absurd); set --samples to choose",
                                      workloads::storage_name(base.storage), kStorageDefaultSamples, base.batch_size,
-                                     base.storage == workloads::Storage::kFiles ? "file" : "record");
+                                     base.storage == workloads::Storage::files ? "file" : "record");
   }
   for (auto mode : *modes) {
     auto c = base;

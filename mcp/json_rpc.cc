@@ -35,7 +35,7 @@ std::variant<Message, BadMessage> parse_object(json&& object) {
   if (method == object.end()) {
     // A reply to a server-to-client request; this server sends none, so it is dropped.
     if (has_id && (object.contains("result") || object.contains("error"))) {
-      return Message{Message::Kind::kResponse, id, {}, nullptr};
+      return Message{Message::Kind::response, id, {}, nullptr};
     }
     return invalid_request(id, "'method' is missing");
   }
@@ -47,7 +47,7 @@ std::variant<Message, BadMessage> parse_object(json&& object) {
   }
 
   Message message;
-  message.kind = has_id ? Message::Kind::kRequest : Message::Kind::kNotification;
+  message.kind = has_id ? Message::Kind::request : Message::Kind::notification;
   message.id = id;
   message.method = method->get<std::string>();
   if (params != object.end()) message.params = std::move(*params);

@@ -30,8 +30,8 @@ struct RpcError {
 
 // One well-formed incoming message.
 struct Message {
-  enum class Kind { kRequest, kNotification, kResponse };
-  Kind kind = Kind::kRequest;
+  enum class Kind { request, notification, response };
+  Kind kind = Kind::request;
   nlohmann::json id;      // string or integer for requests; null otherwise
   std::string method;     // empty for responses
   nlohmann::json params;  // object or array as sent; null when absent

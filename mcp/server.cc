@@ -153,7 +153,7 @@ std::optional<json> Server::handle(const std::string& line) {
   const auto& message = std::get<Message>(parsed);
   // Notifications (initialized, cancelled, ...) need nothing from a synchronous
   // server; responses answer requests this server never sends.
-  if (message.kind != Message::Kind::kRequest) return std::nullopt;
+  if (message.kind != Message::Kind::request) return std::nullopt;
 
   auto outcome = dispatch(message);
   if (auto* error = std::get_if<RpcError>(&outcome)) return error_response(message.id, *error);

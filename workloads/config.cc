@@ -66,12 +66,12 @@ std::string default_dataset_cache() {
 constexpr bool mode_at(Mode mode, std::string_view name) {
   return contract::kModes[static_cast<size_t>(mode)].name == name;
 }
-static_assert(std::size(contract::kModes) == static_cast<size_t>(Mode::kPythonDirect) + 1,
+static_assert(std::size(contract::kModes) == static_cast<size_t>(Mode::python_direct) + 1,
               "workloads::Mode and contract::kModes list different modes");
-static_assert(mode_at(Mode::kDirect, "direct") && mode_at(Mode::kDirectShuffled, "direct-shuffled") &&
-                  mode_at(Mode::kResident, "resident") && mode_at(Mode::kLoader, "loader") &&
-                  mode_at(Mode::kLoaderBatched, "loader-batched") && mode_at(Mode::kTorchLoader, "torch-loader") &&
-                  mode_at(Mode::kPython, "python") && mode_at(Mode::kPythonDirect, "python-direct"),
+static_assert(mode_at(Mode::direct, "direct") && mode_at(Mode::direct_shuffled, "direct-shuffled") &&
+                  mode_at(Mode::resident, "resident") && mode_at(Mode::loader, "loader") &&
+                  mode_at(Mode::loader_batched, "loader-batched") && mode_at(Mode::torch_loader, "torch-loader") &&
+                  mode_at(Mode::python, "python") && mode_at(Mode::python_direct, "python-direct"),
               "workloads::Mode is not in the order of contract::kModes");
 
 const std::vector<Mode>& all_modes() {
@@ -114,11 +114,11 @@ std::string WorkloadConfig::label() const {
     if (pin_memory) out += " pin";
     if (persistent_workers) out += " persistent";
   }
-  if (!shuffle && mode != Mode::kDirect && mode != Mode::kResident) out += " noshuffle";
+  if (!shuffle && mode != Mode::direct && mode != Mode::resident) out += " noshuffle";
   if (on_disk()) {
     out += " " + storage_name(storage);
-    if (format == SampleFormat::kJpeg) out += fmt::format(" jpeg{}", image_size);
-    if (page_cache == PageCache::kCold) out += " cold";
+    if (format == SampleFormat::jpeg) out += fmt::format(" jpeg{}", image_size);
+    if (page_cache == PageCache::cold) out += " cold";
   }
   if (ranks > 1) out += fmt::format(" ranks{}", ranks);
   if (train) out += " train";
@@ -165,7 +165,7 @@ Status validate(const WorkloadConfig& c) {
   if (c.repeat < 1) return Error::bad_input("--repeat must be >= 1");
   if (c.cpus < 0) return Error::bad_input("--cpus must be >= 0 (0: not pinned)");
   if (c.ranks < 1) return Error::bad_input(fmt::format("--ranks must be >= 1, got {}", c.ranks));
-  if (c.ranks > 1 && c.mode != Mode::kPython)
+  if (c.ranks > 1 && c.mode != Mode::python)
     // LibTorch's C++ frontend has no DistributedDataParallel; its c10d process groups are not
     // part of the packaged headers this builds against.
     return Error::bad_input(fmt::format("--ranks {} runs the python mode only (torch.distributed DDP); the {} mode "
@@ -187,21 +187,21 @@ Status validate(const WorkloadConfig& c) {
 }
 
 Status validate_storage(const WorkloadConfig& c) {
-  if (c.mode == Mode::kResident && c.on_disk())
+  if (c.mode == Mode::resident && c.on_disk())
     return Error::bad_input(fmt::format("--storage {} with --mode resident: resident uploads an in-memory dataset "
                                         "to the device once and never reads storage",
                                         storage_name(c.storage)),
                             "use --storage memory with resident, or another mode (direct, loader, python, ...)");
-  if (c.format == SampleFormat::kJpeg && !c.on_disk())
+  if (c.format == SampleFormat::jpeg && !c.on_disk())
     return Error::bad_input("--format jpeg needs a dataset on disk (the images are stored and decoded per sample)",
                             "add --storage files or --storage shards, or drop --format");
-  if (c.page_cache == PageCache::kCold && !c.on_disk())
+  if (c.page_cache == PageCache::cold && !c.on_disk())
     return Error::bad_input("--page-cache cold needs a dataset on disk: an in-memory dataset has no page cache to "
                             "evict",
                             "add --storage files or --storage shards, or drop --page-cache");
-  if (c.format == SampleFormat::kRaw && c.image_size != 0)
+  if (c.format == SampleFormat::raw && c.image_size != 0)
     return Error::bad_input("--image-size is for --format jpeg", "add --format jpeg, or drop --image-size");
-  if (c.format == SampleFormat::kJpeg) {
+  if (c.format == SampleFormat::jpeg) {
     if (c.image_size < 8 || c.image_size > kMaxImageSize)
       return Error::bad_input(fmt::format("--image-size {} is outside 8..{}", c.image_size, kMaxImageSize),
                               fmt::format("e.g. --image-size {} (S x S x 3 images)", kDefaultImageSize));
@@ -246,7 +246,7 @@ nlohmann::json to_json(const WorkloadConfig& c) {
   j["storage"] = storage_name(c.storage);
   if (c.on_disk()) {
     j["format"] = format_name(c.format);
-    if (c.format == SampleFormat::kJpeg) j["image_size"] = c.image_size;
+    if (c.format == SampleFormat::jpeg) j["image_size"] = c.image_size;
     j["page_cache"] = page_cache_name(c.page_cache);
     j["dataset_cache"] = c.dataset_cache_dir();
   }

@@ -17,14 +17,14 @@ namespace ingero::workloads {
 
 // In the order of common/trace_contract.h's kModes, which names them (config.cc checks it at compile time).
 enum class Mode {
-  kDirect,          // contiguous slice -> device (the issue's fast path)
-  kDirectShuffled,  // randperm index, one gather per batch -> device
-  kResident,        // dataset on the device once, batches gathered there
-  kLoader,          // multi-process loader: per-sample fetch + collate
-  kLoaderBatched,   // same workers, one gather per batch
-  kTorchLoader,     // LibTorch's torch::data::DataLoader (worker threads)
-  kPython,          // the real PyTorch DataLoader, run by python3
-  kPythonDirect,    // the direct path, run by python3 (the reference for kDirect)
+  direct,           // contiguous slice -> device (the issue's fast path)
+  direct_shuffled,  // randperm index, one gather per batch -> device
+  resident,         // dataset on the device once, batches gathered there
+  loader,           // multi-process loader: per-sample fetch + collate
+  loader_batched,   // same workers, one gather per batch
+  torch_loader,     // LibTorch's torch::data::DataLoader (worker threads)
+  python,           // the real PyTorch DataLoader, run by python3
+  python_direct,    // the direct path, run by python3 (the reference for direct)
 };
 
 const std::vector<Mode>& all_modes();
@@ -42,12 +42,12 @@ constexpr int64_t kSettledWarmupBatches = 4;
 // Where the dataset lives (issue 22). memory: the seeded tensor itself; files: one record file per
 // sample; shards: a few large files of records, read by offset. Both on-disk kinds are written once
 // into a cache folder (workloads/dataset_files.h) and reused.
-enum class Storage { kMemory, kFiles, kShards };
+enum class Storage { memory, files, shards };
 // What a stored sample is: the tensor's float32 row (raw), or a JPEG image decoded and
 // transformed per sample (jpeg).
-enum class SampleFormat { kRaw, kJpeg };
+enum class SampleFormat { raw, jpeg };
 // A measured epoch starts with the dataset's pages evicted (cold) or all resident (warm).
-enum class PageCache { kWarm, kCold };
+enum class PageCache { warm, cold };
 
 std::string storage_name(Storage storage);
 std::string format_name(SampleFormat format);
@@ -63,7 +63,7 @@ inline constexpr int64_t kDefaultImageSize = 32;
 inline constexpr int64_t kMaxImageSize = 1024;
 
 struct WorkloadConfig {
-  Mode mode = Mode::kDirect;
+  Mode mode = Mode::direct;
   std::string device = "auto";  // auto | cpu | cuda; resolved to cpu|cuda in the workload process
   int64_t samples = 7'000'000;
   int64_t features = 100;
@@ -87,10 +87,10 @@ struct WorkloadConfig {
   int64_t max_batches = 0;      // > 0: an epoch is its first N batches (of the whole shuffled order)
   int64_t warmup_batches = 0;   // > 0 with max_batches: a warm-up epoch's first N batches instead
                                 // (default: max_batches, at least kSettledWarmupBatches)
-  Storage storage = Storage::kMemory;
-  SampleFormat format = SampleFormat::kRaw;
+  Storage storage = Storage::memory;
+  SampleFormat format = SampleFormat::raw;
   int64_t image_size = 0;       // jpeg: S (S x S x 3 images; features = 3 S^2); 0 with raw
-  PageCache page_cache = PageCache::kWarm;
+  PageCache page_cache = PageCache::warm;
   std::string dataset_cache;    // the cache folder of on-disk datasets; empty: default_dataset_cache()
 
   int effective_prefetch_factor() const { return prefetch_factor.value_or(2); }
@@ -98,7 +98,7 @@ struct WorkloadConfig {
   int64_t batches_in_epoch(int epoch) const;   // of epoch `epoch` of the run (warm-up epochs come first)
   int64_t warmup_cut() const;                  // with max_batches: a warm-up epoch's first batches
   std::string label() const;  // "loader w4 pf2 pin"
-  bool on_disk() const { return storage != Storage::kMemory; }
+  bool on_disk() const { return storage != Storage::memory; }
   std::string dataset_cache_dir() const { return dataset_cache.empty() ? default_dataset_cache() : dataset_cache; }
 };
 

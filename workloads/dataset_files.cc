@@ -106,7 +106,7 @@ Status write_entry(const Layout& layout, const std::string& folder, const Payloa
   const auto interrupted = [&] {
     return Error::failure(fmt::format("interrupted while writing the dataset into {}; nothing was kept", folder));
   };
-  if (layout.storage == Storage::kFiles) {
+  if (layout.storage == Storage::files) {
     for (int64_t i = 0; i < layout.samples; ++i) {
       if (stop && stop()) return interrupted();
       if (Status s = writer.create(sample_file(i), encode_record(i, payload_of(i))); !s) return s;
@@ -172,7 +172,7 @@ Result<Entry> open_existing(const Layout& layout, const std::string& dir) {
     entry.bytes += file.bytes;
     entry.files.push_back(std::move(file));
   }
-  const size_t expected = layout.storage == Storage::kFiles
+  const size_t expected = layout.storage == Storage::files
                               ? static_cast<size_t>(layout.samples)
                               : static_cast<size_t>((layout.samples + layout.shard_samples() - 1) / layout.shard_samples()) + 1;
   if (entry.files.size() != expected)
@@ -183,14 +183,14 @@ Result<Entry> open_existing(const Layout& layout, const std::string& dir) {
 }  // namespace
 
 std::string Layout::key() const {
-  const std::string what = format == SampleFormat::kJpeg ? fmt::format("jpeg{}-q{}-{}", image_size, kJpegQuality, samples)
+  const std::string what = format == SampleFormat::jpeg ? fmt::format("jpeg{}-q{}-{}", image_size, kJpegQuality, samples)
                                                          : fmt::format("raw-{}x{}", samples, features);
   return fmt::format("{}-{}-seed{}-v{}", storage_name(storage), what, seed, kLayoutVersion);
 }
 
 int64_t Layout::shard_samples() const {
   const int64_t record = static_cast<int64_t>(sizeof(RecordHeader)) +
-                         (format == SampleFormat::kJpeg ? features / 4 : features * 4);  // JPEG: a rough size
+                         (format == SampleFormat::jpeg ? features / 4 : features * 4);  // JPEG: a rough size
   const int64_t shards = std::clamp((samples * record + kShardTargetBytes - 1) / kShardTargetBytes, kMinShards, kMaxShards);
   return std::max<int64_t>(1, (samples + shards - 1) / shards);
 }
@@ -198,12 +198,12 @@ int64_t Layout::shard_samples() const {
 nlohmann::json Layout::to_json() const {
   return {{"storage", storage_name(storage)}, {"format", format_name(format)}, {"samples", samples},
           {"features", features},             {"image_size", image_size},      {"seed", seed},
-          {"jpeg_quality", format == SampleFormat::kJpeg ? kJpegQuality : 0},  {"layout_version", kLayoutVersion},
-          {"shard_samples", storage == Storage::kShards ? shard_samples() : 0}};
+          {"jpeg_quality", format == SampleFormat::jpeg ? kJpegQuality : 0},  {"layout_version", kLayoutVersion},
+          {"shard_samples", storage == Storage::shards ? shard_samples() : 0}};
 }
 
 Layout layout_of(const WorkloadConfig& c) {
-  return Layout{c.storage, c.format, c.samples, c.features, c.format == SampleFormat::kJpeg ? c.image_size : 0, c.seed};
+  return Layout{c.storage, c.format, c.samples, c.features, c.format == SampleFormat::jpeg ? c.image_size : 0, c.seed};
 }
 
 std::string encode_record(int64_t index, std::string_view payload) {

@@ -43,8 +43,8 @@ static_assert(sizeof(RecordHeader) == 24, "the record header is part of the on-d
 
 // What identifies a dataset on disk: every parameter its bytes depend on.
 struct Layout {
-  Storage storage = Storage::kFiles;
-  SampleFormat format = SampleFormat::kRaw;
+  Storage storage = Storage::files;
+  SampleFormat format = SampleFormat::raw;
   int64_t samples = 0;
   int64_t features = 0;
   int64_t image_size = 0;

@@ -19,42 +19,42 @@ IoStatus write_all(int sock, const void* buf, size_t len) {
     ssize_t n = ::send(sock, p, len, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return (errno == EPIPE || errno == ECONNRESET) ? IoStatus::kClosed : IoStatus::kError;
+      return (errno == EPIPE || errno == ECONNRESET) ? IoStatus::closed : IoStatus::error;
     }
     p += n;
     len -= static_cast<size_t>(n);
   }
-  return IoStatus::kOk;
+  return IoStatus::ok;
 }
 
 IoStatus read_all(int sock, void* buf, size_t len) {
   char* p = static_cast<char*>(buf);
   while (len > 0) {
     ssize_t n = ::recv(sock, p, len, 0);
-    if (n == 0) return IoStatus::kClosed;
+    if (n == 0) return IoStatus::closed;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno == ECONNRESET ? IoStatus::kClosed : IoStatus::kError;
+      return errno == ECONNRESET ? IoStatus::closed : IoStatus::error;
     }
     p += n;
     len -= static_cast<size_t>(n);
   }
-  return IoStatus::kOk;
+  return IoStatus::ok;
 }
 
 }  // namespace
 
 IoStatus send_task(int sock, const TaskHeader& header, const int64_t* indices) {
   IoStatus s = write_all(sock, &header, sizeof(header));
-  if (s != IoStatus::kOk || header.count <= 0) return s;
+  if (s != IoStatus::ok || header.count <= 0) return s;
   return write_all(sock, indices, static_cast<size_t>(header.count) * sizeof(int64_t));
 }
 
 IoStatus recv_task(int sock, TaskHeader* header, std::vector<int64_t>* indices) {
   IoStatus s = read_all(sock, header, sizeof(*header));
-  if (s != IoStatus::kOk) return s;
+  if (s != IoStatus::ok) return s;
   indices->resize(header->count > 0 ? static_cast<size_t>(header->count) : 0);
-  if (indices->empty()) return IoStatus::kOk;
+  if (indices->empty()) return IoStatus::ok;
   return read_all(sock, indices->data(), indices->size() * sizeof(int64_t));
 }
 
@@ -75,10 +75,10 @@ IoStatus send_reply(int sock, const ReplyHeader& header, int fd) {
   }
   for (;;) {
     ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-    if (n == static_cast<ssize_t>(sizeof(header))) return IoStatus::kOk;
+    if (n == static_cast<ssize_t>(sizeof(header))) return IoStatus::ok;
     if (n < 0 && errno == EINTR) continue;
     // The header is far below the socket buffer size: a short write means the peer is gone.
-    return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? IoStatus::kError : IoStatus::kClosed;
+    return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? IoStatus::error : IoStatus::closed;
   }
 }
 
@@ -98,10 +98,10 @@ IoStatus recv_reply(int sock, ReplyHeader* header, int* fd) {
   for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
     if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(cm), sizeof(int));
   }
-  if (n == static_cast<ssize_t>(sizeof(*header))) return IoStatus::kOk;
+  if (n == static_cast<ssize_t>(sizeof(*header))) return IoStatus::ok;
   if (*fd >= 0) close(*fd);
   *fd = -1;
-  return n <= 0 && (n == 0 || errno == ECONNRESET) ? IoStatus::kClosed : IoStatus::kError;
+  return n <= 0 && (n == 0 || errno == ECONNRESET) ? IoStatus::closed : IoStatus::error;
 }
 
 std::optional<SharedBuffer> create_shared_buffer(int64_t count, int64_t features, std::string* error) {

@@ -32,9 +32,9 @@ struct ReplyHeader {
   char error[492] = {};  // room for a file path and a sample in the message
 };
 
-enum class IoStatus { kOk, kClosed, kError };
+enum class IoStatus { ok, closed, error };
 
-// Blocking, EINTR-safe, no SIGPIPE. kClosed means the peer is gone.
+// Blocking, EINTR-safe, no SIGPIPE. IoStatus::closed means the peer is gone.
 IoStatus send_task(int sock, const TaskHeader& header, const int64_t* indices);
 IoStatus recv_task(int sock, TaskHeader* header, std::vector<int64_t>* indices);
 IoStatus send_reply(int sock, const ReplyHeader& header, int fd);

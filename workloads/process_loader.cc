@@ -76,7 +76,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
   ipc::TaskHeader task;
   std::vector<int64_t> indices;
   for (;;) {
-    if (ipc::recv_task(sock, &task, &indices) != ipc::IoStatus::kOk) _exit(0);
+    if (ipc::recv_task(sock, &task, &indices) != ipc::IoStatus::ok) _exit(0);
     if (task.batch == ipc::kShutdownBatch) _exit(0);
     ipc::ReplyHeader reply;
     reply.batch = task.batch;
@@ -98,7 +98,7 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
     const int fd = reply.ok ? buffer->fd : -1;
     const auto sent = ipc::send_reply(sock, reply, fd);
     if (buffer) ipc::release_mapping(&*buffer);
-    if (sent != ipc::IoStatus::kOk || !reply.ok) _exit(reply.ok ? 0 : 1);
+    if (sent != ipc::IoStatus::ok || !reply.ok) _exit(reply.ok ? 0 : 1);
   }
 }
 
@@ -244,7 +244,7 @@ class ProcessLoader final : public BatchSource {
       const BatchRange range = batch_range(config_, dispatched_);
       auto idx = order_.narrow(0, range.start, range.count).contiguous();
       ipc::TaskHeader task{dispatched_, range.count, epoch_};
-      if (ipc::send_task(w.sock.get(), task, idx.data_ptr<int64_t>()) != ipc::IoStatus::kOk) throw_worker_gone(w);
+      if (ipc::send_task(w.sock.get(), task, idx.data_ptr<int64_t>()) != ipc::IoStatus::ok) throw_worker_gone(w);
       ++dispatched_;
       stats_.max_in_flight = std::max(stats_.max_in_flight, dispatched_ - yielded_);
     }
@@ -276,7 +276,7 @@ class ProcessLoader final : public BatchSource {
         if (fds[i].revents == 0) continue;
         ipc::ReplyHeader reply;
         int fd = -1;
-        if (ipc::recv_reply(workers_[i].sock.get(), &reply, &fd) != ipc::IoStatus::kOk) throw_worker_gone(workers_[i]);
+        if (ipc::recv_reply(workers_[i].sock.get(), &reply, &fd) != ipc::IoStatus::ok) throw_worker_gone(workers_[i]);
         note_ready(workers_[i], reply.ready_ns);
         if (!reply.ok) {
           throw WorkerFailure(fmt::format("loader worker {} (pid {}) failed on batch {}: {}", workers_[i].id,

@@ -41,7 +41,7 @@ class PayloadDecoder {
  public:
   explicit PayloadDecoder(const dataset::Layout& layout) : layout_(layout) {}
   void decode(std::string_view payload, float* row, int64_t index, int epoch, const std::string& file) const {
-    if (layout_.format == SampleFormat::kRaw) {
+    if (layout_.format == SampleFormat::raw) {
       const size_t want = static_cast<size_t>(layout_.features) * sizeof(float);
       if (payload.size() != want)
         throw DatasetError(fmt::format("sample {} in {}: {} payload bytes, {} features need {}", index, file,
@@ -204,7 +204,7 @@ void collate_into(torch::Tensor& out, const SampleStore& store, const torch::Ten
 }
 
 dataset::PayloadOf payloads_for(const WorkloadConfig& config) {
-  if (config.format == SampleFormat::kJpeg) {
+  if (config.format == SampleFormat::jpeg) {
     return [size = config.image_size, seed = config.seed](int64_t i) {
       auto jpeg = jpeg::encode(jpeg::generate_image(size, seed, i), size, dataset::kJpegQuality);
       if (!jpeg) fail(jpeg.error());
@@ -233,7 +233,7 @@ std::shared_ptr<SampleStore> memory_store(torch::Tensor data) { return std::make
 std::shared_ptr<SampleStore> open_store(const WorkloadConfig& config, const dataset::Entry* entry) {
   if (!config.on_disk()) return memory_store(make_dataset(config));
   if (entry == nullptr) throw std::invalid_argument("a dataset on disk needs its cache entry");
-  if (config.storage == Storage::kFiles) return std::make_shared<FileStore>(*entry);
+  if (config.storage == Storage::files) return std::make_shared<FileStore>(*entry);
   return std::make_shared<ShardStore>(*entry);
 }
 
@@ -254,14 +254,14 @@ nlohmann::json StorageReport::to_json(const WorkloadConfig& config) const {
                       {"device", device.to_json()},
                       {"page_size", sysconf(_SC_PAGESIZE)},
                       {"epochs", epochs_json}};
-  if (config.format == SampleFormat::kJpeg) j["image_size"] = config.image_size;
+  if (config.format == SampleFormat::jpeg) j["image_size"] = config.image_size;
   return j;
 }
 
 Result<page_cache::Residency> settle_page_cache(const WorkloadConfig& config, const dataset::Entry& entry,
                                                 bool first_measured) {
   const std::vector<std::string> paths = entry.paths();
-  if (config.page_cache == PageCache::kCold) {
+  if (config.page_cache == PageCache::cold) {
     if (Status s = page_cache::evict(paths); !s) return s.error();
   } else if (first_measured) {
     if (Status s = page_cache::read_all(paths); !s) return s.error();
@@ -295,7 +295,7 @@ int prepare_dataset_main(const std::string& config_json, const std::string& repo
   auto entry = prepare_dataset(*config, [] { return g_prepare_stop != 0; });
   if (!entry) return fail_with(entry.error());
   const std::vector<std::string> probe =
-      config->storage == Storage::kShards ? entry->paths() : std::vector<std::string>{};
+      config->storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
   auto device = page_cache::block_device(config->dataset_cache_dir(), probe);
   if (!device) return fail_with(device.error());
   const nlohmann::json report = {{"key", entry->layout.key()},

@@ -103,7 +103,7 @@ TEST(CountList, AutoDoublesUpToTheCoresAndBadValuesNameTheFlag) {
 // --num-workers 10000 is refused before any fork: more processes than the user may start.
 TEST(Resources, TooManyWorkersOrTooMuchMemoryIsBadInputBeforeAnyFork) {
   workloads::WorkloadConfig config;
-  config.mode = workloads::Mode::kLoader;
+  config.mode = workloads::Mode::loader;
   config.num_workers = 10000;
   config.samples = 1000;
   config.batch_size = 100;

@@ -22,7 +22,7 @@ BadMessage parse_bad(const std::string& line) {
 
 TEST(McpJsonRpc, RequestWithIntegerId) {
   const Message m = parse_ok(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
-  EXPECT_EQ(m.kind, Message::Kind::kRequest);
+  EXPECT_EQ(m.kind, Message::Kind::request);
   EXPECT_EQ(m.id, 7);
   EXPECT_EQ(m.method, "tools/list");
   EXPECT_EQ(m.params, json({{"cursor", "x"}}));
@@ -30,20 +30,20 @@ TEST(McpJsonRpc, RequestWithIntegerId) {
 
 TEST(McpJsonRpc, RequestWithStringIdAndNoParams) {
   const Message m = parse_ok(R"({"jsonrpc":"2.0","id":"a-1","method":"ping"})");
-  EXPECT_EQ(m.kind, Message::Kind::kRequest);
+  EXPECT_EQ(m.kind, Message::Kind::request);
   EXPECT_EQ(m.id, "a-1");
   EXPECT_TRUE(m.params.is_null());
 }
 
 TEST(McpJsonRpc, NotificationHasNoId) {
   const Message m = parse_ok(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-  EXPECT_EQ(m.kind, Message::Kind::kNotification);
+  EXPECT_EQ(m.kind, Message::Kind::notification);
   EXPECT_TRUE(m.id.is_null());
 }
 
 TEST(McpJsonRpc, ClientResponseIsRecognised) {
   const Message m = parse_ok(R"({"jsonrpc":"2.0","id":3,"result":{}})");
-  EXPECT_EQ(m.kind, Message::Kind::kResponse);
+  EXPECT_EQ(m.kind, Message::Kind::response);
 }
 
 TEST(McpJsonRpc, MalformedJsonIsAParseErrorWithNullId) {

@@ -35,11 +35,11 @@ TEST(Config, RejectsBadInputNamingTheFlag) {
   c.samples = 10;
   expect_bad_input(c, "smaller than --batch-size");
   c = valid();
-  c.mode = Mode::kLoader;
+  c.mode = Mode::loader;
   c.prefetch_factor = 4;
   expect_bad_input(c, "--prefetch-factor needs --num-workers");
   c = valid();
-  c.mode = Mode::kLoader;
+  c.mode = Mode::loader;
   c.persistent_workers = true;
   expect_bad_input(c, "--persistent-workers needs");
   c = valid();
@@ -56,7 +56,7 @@ TEST(Config, UnknownModeListsTheKnownOnes) {
 
 TEST(Config, JsonRoundTrip) {
   auto c = valid();
-  c.mode = Mode::kLoaderBatched;
+  c.mode = Mode::loader_batched;
   c.num_workers = 4;
   c.prefetch_factor = 12;
   c.pin_memory = true;
@@ -98,11 +98,11 @@ TEST(Config, RanksAreForThePythonModeAndEachRankNeedsABatch) {
   c.ranks = 0;
   expect_bad_input(c, "--ranks must be >= 1");
   c = valid();
-  c.mode = Mode::kLoader;
+  c.mode = Mode::loader;
   c.ranks = 2;
   expect_bad_input(c, "python mode only");
   c = valid();
-  c.mode = Mode::kPython;
+  c.mode = Mode::python;
   c.ranks = 20;  // 1000 samples / 20 ranks = 50 < a batch of 100
   expect_bad_input(c, "split over 20 ranks");
   c.ranks = 2;

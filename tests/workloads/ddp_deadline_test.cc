@@ -58,7 +58,7 @@ TEST(DdpDeadline, EveryRankStopsAtTheSameStepAndTheMergedRecordSaysStopped) {
   std::ofstream(script) << ingero::workloads::kPythonReferenceScript;
 
   WorkloadConfig config;
-  config.mode = ingero::workloads::Mode::kPython;
+  config.mode = ingero::workloads::Mode::python;
   config.device = "cpu";
   config.ranks = 2;
   config.train = true;

@@ -76,7 +76,7 @@ class ModeEquivalence : public ::testing::TestWithParam<std::tuple<Mode, int, bo
 
 TEST_P(ModeEquivalence, EverySampleOnceWithTheDirectOutput) {
   const auto [mode, workers, shuffle] = GetParam();
-  const Outputs reference = collect_outputs(small_config(Mode::kDirect));
+  const Outputs reference = collect_outputs(small_config(Mode::direct));
   auto config = small_config(mode, workers);
   config.shuffle = shuffle;
   const Outputs actual = collect_outputs(config);
@@ -86,14 +86,14 @@ TEST_P(ModeEquivalence, EverySampleOnceWithTheDirectOutput) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, ModeEquivalence,
-    ::testing::Values(std::make_tuple(Mode::kDirectShuffled, 0, true), std::make_tuple(Mode::kResident, 0, true),
-                      std::make_tuple(Mode::kLoader, 0, true), std::make_tuple(Mode::kLoader, 2, true),
-                      std::make_tuple(Mode::kLoader, 3, false), std::make_tuple(Mode::kLoaderBatched, 0, true),
-                      std::make_tuple(Mode::kLoaderBatched, 2, true), std::make_tuple(Mode::kTorchLoader, 0, true),
-                      std::make_tuple(Mode::kTorchLoader, 2, true)));
+    ::testing::Values(std::make_tuple(Mode::direct_shuffled, 0, true), std::make_tuple(Mode::resident, 0, true),
+                      std::make_tuple(Mode::loader, 0, true), std::make_tuple(Mode::loader, 2, true),
+                      std::make_tuple(Mode::loader, 3, false), std::make_tuple(Mode::loader_batched, 0, true),
+                      std::make_tuple(Mode::loader_batched, 2, true), std::make_tuple(Mode::torch_loader, 0, true),
+                      std::make_tuple(Mode::torch_loader, 2, true)));
 
 TEST(Shuffle, OrderDiffersBetweenEpochsAndIsAPermutation) {
-  auto c = small_config(Mode::kLoader);
+  auto c = small_config(Mode::loader);
   auto a = epoch_order(c, 0);
   auto b = epoch_order(c, 1);
   EXPECT_FALSE(torch::equal(a, b));
@@ -103,7 +103,7 @@ TEST(Shuffle, OrderDiffersBetweenEpochsAndIsAPermutation) {
 }
 
 TEST(Loader, NeverMoreThanPrefetchTimesWorkersInFlight) {
-  auto config = small_config(Mode::kLoader, 3);
+  auto config = small_config(Mode::loader, 3);
   config.samples = 2560;  // 20 batches: enough to fill the pipeline
   config.prefetch_factor = 2;
   std::vector<LoaderStats> stats;
@@ -116,7 +116,7 @@ TEST(Loader, NeverMoreThanPrefetchTimesWorkersInFlight) {
 }
 
 TEST(Loader, PersistentWorkersSurviveEpochsOthersAreReforked) {
-  auto config = small_config(Mode::kLoader, 2);
+  auto config = small_config(Mode::loader, 2);
   std::vector<LoaderStats> stats;
   collect_outputs(config, &stats);
   ASSERT_EQ(stats.size(), 3u);
@@ -130,7 +130,7 @@ TEST(Loader, PersistentWorkersSurviveEpochsOthersAreReforked) {
 }
 
 TEST(Loader, WorkersAreGoneAfterTheRun) {
-  auto config = small_config(Mode::kLoader, 2);
+  auto config = small_config(Mode::loader, 2);
   config.persistent_workers = true;
   collect_outputs(config);
   EXPECT_TRUE(testing::children_of(getpid()).empty());
@@ -142,13 +142,13 @@ TEST(Loader, ForkAfterTheParentsThreadPoolRan) {
   auto big = torch::randn({512, 512});
   auto product = torch::mm(big, big);  // spins the intra-op pool up
   ASSERT_EQ(product.size(0), 512);
-  auto config = small_config(Mode::kLoader, 2);
-  const Outputs reference = collect_outputs(small_config(Mode::kDirect));
+  auto config = small_config(Mode::loader, 2);
+  const Outputs reference = collect_outputs(small_config(Mode::direct));
   expect_same_outputs(reference, collect_outputs(config), config.samples);
 }
 
 TEST(Loader, AKilledWorkerIsReportedByIdAndSignal) {
-  auto config = small_config(Mode::kLoader, 2);
+  auto config = small_config(Mode::loader, 2);
   config.samples = 200'000;  // slow enough per batch that the workers are still busy
   config.batch_size = 20'000;
   auto dataset = make_dataset(config);
@@ -173,7 +173,7 @@ TEST(Loader, AKilledWorkerIsReportedByIdAndSignal) {
 }
 
 TEST(Loader, CollatePerSampleEqualsOneGather) {
-  auto config = small_config(Mode::kLoader);
+  auto config = small_config(Mode::loader);
   auto dataset = make_dataset(config);
   auto idx = torch::tensor({5, 3, 999, 0}, torch::kInt64);
   auto a = torch::empty({4, config.features});

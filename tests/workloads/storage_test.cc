@@ -28,9 +28,9 @@ namespace fs = std::filesystem;
 // A fresh cache folder per test, removed after it.
 class StorageTest : public ::testing::Test {
  protected:
-  WorkloadConfig config(Storage storage, SampleFormat format = SampleFormat::kRaw) const {
+  WorkloadConfig config(Storage storage, SampleFormat format = SampleFormat::raw) const {
     WorkloadConfig c;
-    c.mode = Mode::kDirect;
+    c.mode = Mode::direct;
     c.device = "cpu";
     c.samples = 600;  // 4 shards of 150: ranges cross shard boundaries
     c.features = 8;
@@ -42,7 +42,7 @@ class StorageTest : public ::testing::Test {
     c.seed = 3;
     c.storage = storage;
     c.format = format;
-    if (format == SampleFormat::kJpeg) {
+    if (format == SampleFormat::jpeg) {
       c.image_size = 16;
       c.features = 3 * 16 * 16;
     }
@@ -81,9 +81,9 @@ int64_t resident_pages(const std::vector<std::string>& paths, int64_t* total) {
 }
 
 TEST_F(StorageTest, FilesAndShardsHoldTheInMemoryRows) {
-  const auto memory = open_store(config(Storage::kMemory), nullptr);
+  const auto memory = open_store(config(Storage::memory), nullptr);
   const auto idx = torch::tensor({0, 599, 149, 150, 301, 7}, torch::kInt64);
-  for (Storage storage : {Storage::kFiles, Storage::kShards}) {
+  for (Storage storage : {Storage::files, Storage::shards}) {
     dataset::Entry entry;
     const auto disk = store_of(config(storage), &entry);
     for (bool per_sample : {true, false}) {
@@ -100,12 +100,12 @@ TEST_F(StorageTest, FilesAndShardsHoldTheInMemoryRows) {
 
 // The same model outputs from every storage: the runs' checksums agree.
 TEST_F(StorageTest, EveryStorageGivesTheSameChecksum) {
-  for (Mode mode : {Mode::kDirect, Mode::kLoader}) {
-    auto c = config(Storage::kMemory);
+  for (Mode mode : {Mode::direct, Mode::loader}) {
+    auto c = config(Storage::memory);
     c.mode = mode;
-    c.num_workers = mode == Mode::kLoader ? 2 : 0;
+    c.num_workers = mode == Mode::loader ? 2 : 0;
     const double want = run_workload(c).checksum;
-    for (Storage storage : {Storage::kFiles, Storage::kShards}) {
+    for (Storage storage : {Storage::files, Storage::shards}) {
       c.storage = storage;
       const RunResult r = run_workload(c);
       ASSERT_EQ(r.status, "ok");
@@ -117,7 +117,7 @@ TEST_F(StorageTest, EveryStorageGivesTheSameChecksum) {
 
 TEST_F(StorageTest, JpegDecodesToTheGeneratedImage) {
   dataset::Entry entry;
-  const auto c = config(Storage::kShards, SampleFormat::kJpeg);
+  const auto c = config(Storage::shards, SampleFormat::jpeg);
   const auto store = store_of(c, &entry);
   EXPECT_EQ(store->features(), 3 * 16 * 16);
   int flipped = 0;
@@ -150,7 +150,7 @@ TEST_F(StorageTest, JpegDecodesToTheGeneratedImage) {
 }
 
 TEST_F(StorageTest, AnEntryIsReusedAndKeyedByItsParameters) {
-  auto c = config(Storage::kFiles);
+  auto c = config(Storage::files);
   auto first = prepare_dataset(c, {});
   ASSERT_TRUE(first);
   EXPECT_TRUE(first->written_now);
@@ -169,7 +169,7 @@ TEST_F(StorageTest, AnEntryIsReusedAndKeyedByItsParameters) {
 }
 
 TEST_F(StorageTest, ATruncatedFileIsNamedBeforeTheRun) {
-  auto c = config(Storage::kFiles);
+  auto c = config(Storage::files);
   auto entry = prepare_dataset(c, {});
   ASSERT_TRUE(entry);
   const std::string victim = entry->path(entry->files[42]);
@@ -180,12 +180,12 @@ TEST_F(StorageTest, ATruncatedFileIsNamedBeforeTheRun) {
 }
 
 TEST_F(StorageTest, ACorruptedByteIsNamedWithItsSample) {
-  for (Storage storage : {Storage::kFiles, Storage::kShards}) {
+  for (Storage storage : {Storage::files, Storage::shards}) {
     dataset::Entry entry;
     auto c = config(storage);
     const auto store = store_of(c, &entry);
-    const std::string victim = entry.path(entry.files[storage == Storage::kFiles ? 42 : 0]);
-    const int64_t offset = storage == Storage::kFiles ? 30 : (42 * (24 + 32) + 30);  // inside sample 42's payload
+    const std::string victim = entry.path(entry.files[storage == Storage::files ? 42 : 0]);
+    const int64_t offset = storage == Storage::files ? 30 : (42 * (24 + 32) + 30);  // inside sample 42's payload
     {
       std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
       f.seekp(offset);
@@ -209,7 +209,7 @@ TEST_F(StorageTest, AFullDiskLeavesNothingToTrust) {
   fs::create_directories(small);
   if (mount("tmpfs", small.c_str(), "tmpfs", 0, "size=256k") != 0)
     GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
-  auto c = config(Storage::kShards);
+  auto c = config(Storage::shards);
   c.samples = 20'000;  // 20,000 x 56 bytes: more than 256 KiB
   c.dataset_cache = small;
   auto entry = prepare_dataset(c, {});
@@ -225,8 +225,8 @@ TEST_F(StorageTest, AFullDiskLeavesNothingToTrust) {
 }
 
 TEST_F(StorageTest, ColdEvictsAndWarmHoldsEveryPage) {
-  for (PageCache mode : {PageCache::kCold, PageCache::kWarm}) {
-    auto c = config(Storage::kFiles);
+  for (PageCache mode : {PageCache::cold, PageCache::warm}) {
+    auto c = config(Storage::files);
     c.page_cache = mode;
     auto entry = prepare_dataset(c, {});
     ASSERT_TRUE(entry);
@@ -235,13 +235,13 @@ TEST_F(StorageTest, ColdEvictsAndWarmHoldsEveryPage) {
     int64_t total = 0;
     const int64_t resident = resident_pages(entry->paths(), &total);
     EXPECT_EQ(settled->total_pages, total);
-    if (mode == PageCache::kCold) {
+    if (mode == PageCache::cold) {
       EXPECT_LE(resident, total / 100) << "cold: pages still resident after eviction";
     } else {
       EXPECT_GE(resident, total * 99 / 100) << "warm: pages missing after the warming read";
     }
     // And what a run records before each measured epoch.
-    c.mode = Mode::kLoader;
+    c.mode = Mode::loader;
     c.num_workers = 1;
     const RunResult r = run_workload(c);
     ASSERT_EQ(r.status, "ok");
@@ -249,7 +249,7 @@ TEST_F(StorageTest, ColdEvictsAndWarmHoldsEveryPage) {
     for (const auto& e : r.storage["epochs"]) {
       const int64_t pages = e["total_pages"].get<int64_t>();
       EXPECT_EQ(pages, total);
-      if (mode == PageCache::kCold) {
+      if (mode == PageCache::cold) {
         EXPECT_LE(e["resident_pages"].get<int64_t>(), pages / 100) << e.dump();
       } else {
         EXPECT_GE(e["resident_pages"].get<int64_t>(), pages * 99 / 100) << e.dump();
