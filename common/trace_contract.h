@@ -81,6 +81,25 @@ inline constexpr std::string_view kInterrupted = "interrupted";
 inline constexpr std::string_view kAbandoned = "abandoned";  // its harness died before finishing it
 }  // namespace status
 
+// The state of a sweep as a whole (sweeps.status).
+namespace sweep_status {
+inline constexpr std::string_view kRunning = status::kRunning;
+inline constexpr std::string_view kDone = "done";  // searched (and verified, where it could be)
+inline constexpr std::string_view kInterrupted = status::kInterrupted;
+inline constexpr std::string_view kFailed = status::kFailed;        // nothing could be searched
+inline constexpr std::string_view kAbandoned = status::kAbandoned;  // its harness died
+}  // namespace sweep_status
+
+// The status a workload's result record (runs.result_json, and the record a workload prints)
+// gives: a run of every epoch asked, a run stopped early on purpose (a budget, --duration),
+// or one interrupted or failed.
+namespace record_status {
+inline constexpr std::string_view kOk = status::kOk;
+inline constexpr std::string_view kStopped = "stopped";
+inline constexpr std::string_view kInterrupted = status::kInterrupted;
+inline constexpr std::string_view kFailed = status::kFailed;
+}  // namespace record_status
+
 // The state of a sweep's point (sweep_points.state).
 namespace point_state {
 inline constexpr std::string_view kPending = "pending";    // still to be measured

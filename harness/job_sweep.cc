@@ -214,7 +214,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
   std::optional<std::string> stalled;
   bool stopped_early = false;
   auto write_result = [&](const SteadyMeasure& m, const tracer::LiveLoader& loader, bool early) {
-    json record = {{"status", early ? "stopped" : "ok"},
+    json record = {{"status", early ? contract::record_status::kStopped : contract::record_status::kOk},
                    {"epoch_seconds", m.seconds_per_step},
                    {"unit", "seconds per step"},
                    {"warmup_steps", plan_.steady.warmup_steps},

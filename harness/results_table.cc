@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
+
 namespace ingero::harness {
 
 namespace {
@@ -31,7 +33,7 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
   row.summary.label = label;
   auto summary = record.is_object() ? workloads::summary_from_json(record)
                                     : Result<workloads::ResultSummary>(Error::bad_input("no record"));
-  if (summary && summary->status == "ok" && status == "ok") {
+  if (summary && summary->status == contract::record_status::kOk && status == contract::status::kOk) {
     row.summary = *summary;
     row.summary.label = label;
     if (!traced) row.summary.label += " (untraced)";
@@ -41,8 +43,8 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
   row.failure = why.empty() || why == status ? status : status + ": " + why;
   // A traced command or attach has no workload record: its status is all there is.
   // A run of a sweep of the user's command holds the job's timing instead.
-  if (!summary && status == "ok")
-    row.failure = record.is_null() ? "ok"
+  if (!summary && status == contract::status::kOk)
+    row.failure = record.is_null() ? std::string(contract::status::kOk)
                   : record.contains("steps_per_s")
                       ? fmt::format("ok: job, {} steps timed, {:.3g} steps/s", record.value("measured_steps", 0),
                                     record.value("steps_per_s", 0.0))

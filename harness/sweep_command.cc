@@ -74,12 +74,13 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   PointRun run{*outcome, std::nullopt, {}, false, "", std::nullopt};
   const auto& record = outcome->result;
   const std::string record_status = record ? record->value("status", "") : "";
-  if (outcome->status != contract::status::kOk || (record_status != "ok" && record_status != "stopped")) {
+  if (outcome->status != contract::status::kOk ||
+      (record_status != contract::record_status::kOk && record_status != contract::record_status::kStopped)) {
     run.failure = record && record->contains("error") ? record->value("error", "") : outcome->child_exit;
     return run;
   }
   run.samples = reports::whole_epoch_seconds(point.config, *record);
-  if (record_status == "stopped") {
+  if (record_status == contract::record_status::kStopped) {
     run.stopped_early = true;
     run.stop_reason = "stopped early: " + record->value("error", "");
   }
@@ -637,11 +638,11 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   const bool budget_skipped = std::any_of(stored_points->begin(), stored_points->end(), [](const auto& p) {
     return p.state == contract::point_state::kSkipped && p.reason.find("budget") != std::string::npos;
   });
-  if ((*sweep)->status == "done" && !budget_skipped)
+  if ((*sweep)->status == contract::sweep_status::kDone && !budget_skipped)
     return Error::bad_input(fmt::format("sweep {} in {} is complete; nothing to resume", (*sweep)->sweep_id, db_path),
                             fmt::format("ingero-bench recommend --db {} --sweep {} shows its result", db_path,
                                         (*sweep)->sweep_id));
-  if ((*sweep)->status == contract::status::kRunning)
+  if ((*sweep)->status == contract::sweep_status::kRunning)
     return Error::bad_input(fmt::format("sweep {} is still running in another ingero-bench process", (*sweep)->sweep_id),
                             "wait for it, or stop it first");
   SweepSpec spec;
@@ -687,7 +688,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
         p.run_seconds += static_cast<double>(*run.end_ns - run.start_ns) / 1e9;
         ++p.timed_runs;
       }
-      if (run.result.is_object() && run.result.value("status", "") == "stopped") {
+      if (run.result.is_object() && run.result.value("status", "") == contract::record_status::kStopped) {
         p.progress.stopped_early = true;
         p.progress.stop_reason = "stopped early: " + run.result.value("error", "");
       }
@@ -714,7 +715,7 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
     for (const auto& p : spec.points)
       if (Status s = db->put_sweep_point(id, {p.label, p.position, p.config.dump(), p.state, ""}); !s)
         return s.error();
-    if (Status s = db->finish_sweep(id, "running", spec.baseline, std::nullopt); !s) return s.error();
+    if (Status s = db->finish_sweep(id, std::string(contract::sweep_status::kRunning), spec.baseline, std::nullopt); !s) return s.error();
     std::printf("sweep %lld: %zu points, baseline %s\nrules: %s\n", static_cast<long long>(id), spec.points.size(),
                 spec.baseline.c_str(), spec.rules.describe().c_str());
   }
@@ -723,7 +724,9 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
   auto searched = sweep.search();
   std::optional<std::string> recommended;
   if (searched && !sweep.interrupted()) searched = sweep.verify(&recommended);
-  const std::string status = !searched ? "failed" : sweep.interrupted() ? "interrupted" : "done";
+  const std::string status(!searched              ? contract::sweep_status::kFailed
+                           : sweep.interrupted() ? contract::sweep_status::kInterrupted
+                                                 : contract::sweep_status::kDone);
   (void)db->finish_sweep(id, status, spec.baseline, recommended);
   if (!searched) return searched.error();
   if (sweep.interrupted()) {

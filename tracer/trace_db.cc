@@ -534,7 +534,7 @@ Status TraceDb::resume_sweep(int64_t sweep_id, const std::string& expected_statu
         owner = row->column_optional_int(1);
       }
     }
-    if (now == "running")
+    if (now == contract::sweep_status::kRunning)
       return Error::bad_input(
           fmt::format("sweep {} in {} is already being resumed by another ingero-bench process{}", sweep_id,
                       db_.path(), owner ? fmt::format(" (pid {})", *owner) : ""),

@@ -55,9 +55,9 @@ MainLoopTimings loop_from_json(const nlohmann::json& j, std::optional<int> rank)
 }
 
 int status_severity(const std::string& status) {
-  if (status == "ok") return 0;
-  if (status == "stopped") return 1;
-  if (status == "interrupted") return 2;
+  if (status == contract::record_status::kOk) return 0;
+  if (status == contract::record_status::kStopped) return 1;
+  if (status == contract::record_status::kInterrupted) return 2;
   return 3;
 }
 
@@ -75,20 +75,20 @@ nlohmann::json merge_rank_records(const std::vector<std::optional<nlohmann::json
     if (r && !first) first = &*r;
   nlohmann::json merged = first ? *first : nlohmann::json{{"schema", "ingero-bench/result"}, {"version", kResultVersion}};
   for (const char* key : {"rank", "local_rank"}) merged.erase(key);
-  std::string status = "ok", errors;
+  std::string status(contract::record_status::kOk), errors;
   std::vector<double> epochs, waits, computes;
   size_t measured_epochs = SIZE_MAX;
   double samples = 0, h2d = 0, checksum = 0, wait_total = 0, epoch_total = 0;
   nlohmann::json ranks = nlohmann::json::array(), notes = nlohmann::json::array();
   for (size_t r = 0; r < records.size(); ++r) {
     if (!records[r]) {
-      status = "failed";
+      status = contract::record_status::kFailed;
       errors += fmt::format("{}rank {} wrote no record (its process ended first)", errors.empty() ? "" : "; ", r);
       measured_epochs = 0;
       continue;
     }
     const nlohmann::json& rec = *records[r];
-    const std::string rank_status = rec.value("status", "failed");
+    const std::string rank_status = rec.value("status", std::string(contract::record_status::kFailed));
     if (status_severity(rank_status) > status_severity(status)) status = rank_status;
     if (rec.contains("error")) errors += fmt::format("{}rank {}: {}", errors.empty() ? "" : "; ", r, rec["error"].get<std::string>());
     const auto rank_epochs = rec.value("epoch_seconds", std::vector<double>{});
@@ -207,7 +207,7 @@ Result<ResultSummary> summary_from_json(const nlohmann::json& j) {
     }
     ResultSummary s;
     s.label = j.value("label", "");
-    s.status = j.value("status", "failed");
+    s.status = j.value("status", std::string(contract::record_status::kFailed));
     s.error = j.value("error", "");
     s.epoch_median_s = j.value("epoch_median_s", 0.0);
     s.epoch_min_s = j.value("epoch_min_s", 0.0);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/trace_contract.h"
 #include "workloads/config.h"
 #include "workloads/loader_stats.h"
 
@@ -38,7 +39,7 @@ struct RunResult {
   WorkloadConfig config;  // device resolved to cpu|cuda
   // ok | failed | interrupted (Ctrl-C; what was measured is kept) | stopped (an epoch ran
   // past config.epoch_deadline_s; the epochs before it are kept)
-  std::string status = "ok";
+  std::string status{contract::record_status::kOk};
   std::string error;
   std::vector<std::string> notes;  // e.g. a flag that does nothing on this device
   pid_t pid = 0;

@@ -100,21 +100,21 @@ std::unique_ptr<BatchSource> make_batch_source(const WorkloadConfig& config, std
                                                const torch::Device& device) {
   const bool pin = config.pin_memory && device.is_cuda();
   switch (config.mode) {
-    case Mode::kDirect:
+    case Mode::direct:
       return make_direct_source(config, std::move(store));
-    case Mode::kDirectShuffled:
+    case Mode::direct_shuffled:
       return make_gather_source(config, std::move(store));
-    case Mode::kResident:
+    case Mode::resident:
       if (!store->tensor().defined()) throw std::invalid_argument("resident needs the dataset in memory");
       return make_resident_source(config, store->tensor().to(device));
-    case Mode::kLoader:
+    case Mode::loader:
       return make_process_loader(config, std::move(store), /*per_sample=*/true, pin);
-    case Mode::kLoaderBatched:
+    case Mode::loader_batched:
       return make_process_loader(config, std::move(store), /*per_sample=*/false, pin);
-    case Mode::kTorchLoader:
+    case Mode::torch_loader:
       return make_torch_loader_source(config, std::move(store));
-    case Mode::kPython:
-    case Mode::kPythonDirect:
+    case Mode::python:
+    case Mode::python_direct:
       break;
   }
   throw std::invalid_argument("mode " + mode_name(config.mode) + " runs in python3, not in LibTorch");
@@ -145,7 +145,7 @@ std::optional<StorageReport> prepare_storage(const WorkloadConfig& config, const
     }
   }
   const std::vector<std::string> probe =
-      config.storage == Storage::kShards ? entry->paths() : std::vector<std::string>{};
+      config.storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
   auto device = page_cache::block_device(config.dataset_cache_dir(), probe);
   if (!device) throw DatasetError(device.error().message);
   report.device = *device;
@@ -171,7 +171,7 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks, c
   if (storage) result.storage = storage->to_json(result.config);
   const std::shared_ptr<const SampleStore> store = open_store(result.config, storage ? &storage->entry : nullptr);
   ModelStep step(result.config, device);
-  if (requested.mode == Mode::kResident && device.is_cuda()) {
+  if (requested.mode == Mode::resident && device.is_cuda()) {
     result.h2d_bytes_once = store->samples() * store->features() * static_cast<int64_t>(sizeof(float));
   }
   bool first_measured = true;
@@ -230,10 +230,10 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks, c
       result.loader.starts.insert(result.loader.starts.end(), stats.starts.begin(), stats.starts.end());
     }
   } catch (const DeadlineExceeded& e) {
-    result.status = "stopped";
+    result.status = contract::record_status::kStopped;
     result.error = e.what();
   } catch (const Interrupted&) {
-    result.status = "interrupted";
+    result.status = contract::record_status::kInterrupted;
     result.error = "interrupted";
   }
   return result;

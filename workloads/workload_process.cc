@@ -85,9 +85,9 @@ int workload_process_main(const std::string& config_json, const std::string& res
         (std::filesystem::path(result_path).parent_path() / kPreparationReport).string();
     result = run_workload(*config, {}, report);
     // A stop keeps what was measured; the exit code says which signal asked for it.
-    if (result.status == "interrupted") code = 128 + (g_stop_signal ? g_stop_signal : SIGINT);
+    if (result.status == contract::record_status::kInterrupted) code = 128 + (g_stop_signal ? g_stop_signal : SIGINT);
   } catch (const std::exception& e) {
-    result.status = "failed";
+    result.status = contract::record_status::kFailed;
     result.error = e.what();
     code = 1;
     std::fprintf(stderr, "ingero-bench workload: %s\n", e.what());
