@@ -145,6 +145,17 @@ struct ib_event {
 /* Attached for one process (duty cycling): counts only once scoped_ops[op] is set. */
 #define IB_CALL_SCOPED (1u << 3)
 
+/* Transient per-thread timestamps between scheduler events (task_clocks, by tid). User space
+ * reads oncpu_since beside thread_stats' oncpu_ns for a running thread's on-CPU time so far. */
+struct ib_task_clock {
+  __u64 oncpu_since; /* 0: off the CPU */
+  __u64 offcpu_since;
+  __u64 runnable_since;
+  __u32 offcpu_preempted;
+  __u32 offcpu_iowait; /* the sleep was an I/O wait */
+  __s64 waker; /* IB_WAKER(tgid, tid) of the wakeup that ended the sleep; 0 when unknown */
+};
+
 /* Exact per-thread totals (thread_stats table). */
 struct ib_thread_stats {
   __u32 pid;

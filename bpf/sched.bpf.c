@@ -9,21 +9,11 @@
 
 #define TASK_RUNNING 0
 
-/* Transient per-thread timestamps between scheduler events. */
-struct task_clock {
-  __u64 oncpu_since;
-  __u64 offcpu_since;
-  __u64 runnable_since;
-  __u32 offcpu_preempted;
-  __u32 offcpu_iowait; /* the sleep was an I/O wait */
-  __s64 waker; /* IB_WAKER(tgid, tid) of the wakeup that ended the sleep; 0 when unknown */
-};
-
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, IB_MAX_THREADS);
   __type(key, __u32);
-  __type(value, struct task_clock);
+  __type(value, struct ib_task_clock);
 } task_clocks SEC(".maps");
 
 /* Kernels before 5.14 name the task state `state`. */
@@ -46,9 +36,9 @@ static __always_inline __u32 in_iowait(struct task_struct *t)
   return BPF_CORE_READ_BITFIELD(t, in_iowait);
 }
 
-static __always_inline struct task_clock *clock_of(__u32 tid)
+static __always_inline struct ib_task_clock *clock_of(__u32 tid)
 {
-  static const struct task_clock zero;
+  static const struct ib_task_clock zero;
   return lookup_or_init(&task_clocks, &tid, &zero, IB_LOSS_TASK_CLOCKS);
 }
 
@@ -56,7 +46,7 @@ static __always_inline void mark_runnable(struct task_struct *p)
 {
   if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
     return;
-  struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  struct ib_task_clock *c = clock_of(BPF_CORE_READ(p, pid));
   if (c)
     c->runnable_since = bpf_ktime_get_ns();
 }
@@ -69,7 +59,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
   if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
     return 0;
-  struct task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  struct ib_task_clock *c = clock_of(BPF_CORE_READ(p, pid));
   if (!c)
     return 0;
   __u64 id = bpf_get_current_pid_tgid();
@@ -95,7 +85,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempted,
 {
   __u32 tid = prev->pid;
   __u32 pid = prev->tgid;
-  struct task_clock *c = clock_of(tid);
+  struct ib_task_clock *c = clock_of(tid);
   struct ib_thread_stats *s = stats_of(tid, pid);
   if (!c || !s)
     return;
@@ -118,7 +108,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
   __u32 tid = next->pid;
   __u32 pid = next->tgid;
-  struct task_clock *c = clock_of(tid);
+  struct ib_task_clock *c = clock_of(tid);
   struct ib_thread_stats *s = stats_of(tid, pid);
   if (!c || !s)
     return;
@@ -160,8 +150,13 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 {
   __u64 now = bpf_ktime_get_ns();
   if (BPF_CORE_READ(prev, exit_state)) {
-    /* Its last switch (exit_notify ran); its process may already have left the filter. */
+    /* Its last switch (exit_notify ran); its process may already have left the filter. Its
+     * last slice still counts, so that its on-CPU time is whole once its clock is gone. */
     __u32 tid = prev->pid;
+    struct ib_task_clock *c = bpf_map_lookup_elem(&task_clocks, &tid);
+    struct ib_thread_stats *s = c ? bpf_map_lookup_elem(&thread_stats, &tid) : 0;
+    if (s && c->oncpu_since && now > c->oncpu_since)
+      __sync_fetch_and_add(&s->oncpu_ns, now - c->oncpu_since);
     bpf_map_delete_elem(&task_clocks, &tid);
   } else if (prev->pid && is_traced_tgid(prev->tgid)) {
     switch_out(prev, preempt || task_state(prev) == TASK_RUNNING, now);

@@ -187,27 +187,45 @@ void CallProbes::make_per_process(uint16_t op, Function& function) {
   function.per_process = true;
 }
 
+// The threads of `pid` (0: of every process) that have called op.
+std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid, uint16_t op) const {
+  std::vector<uint32_t> tids;
+  for (const auto& [key, c] : counters)
+    if (key.second == op && c.calls > 0 && (pid == 0 || c.pid == static_cast<uint32_t>(pid))) tids.push_back(key.first);
+  return tids;
+}
+
+// What a close runs as it begins: the threads' on-CPU time at the moment the probes stop.
+std::function<void()> CallProbes::read_oncpu_into(const std::vector<uint32_t>& tids,
+                                                  std::shared_ptr<std::map<uint32_t, uint64_t>>& into) const {
+  into = std::make_shared<std::map<uint32_t, uint64_t>>();
+  return [reader = programs_.oncpu, tids, times = into] { *times = reader.read(tids); };
+}
+
 void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
   auto it = functions_.find(op);
   if (it == functions_.end() || sampling(pid, op)) return;
   Function& function = it->second;
+  const std::vector<uint32_t> callers = callers_of(read_counters(), pid, op);
+  std::shared_ptr<std::map<uint32_t, uint64_t>> oncpu;
   std::shared_ptr<std::atomic<uint64_t>> stopped;  // when this process's calls stopped being counted
   if (pid == 0) {
-    stopped = closer_.close(std::move(function.every_process));
+    stopped = closer_.close(std::move(function.every_process), read_oncpu_into(callers, oncpu));
   } else {
     if (!process_libraries_.count(pid)) {
       const auto paths = mapped_call_libraries(pid);
       process_libraries_[pid].insert(paths.begin(), paths.end());
     }
     if (!function.per_process) make_per_process(op, function);
-    stopped = closer_.close(std::move(function.processes[pid]));
+    stopped = closer_.close(std::move(function.processes[pid]), read_oncpu_into(callers, oncpu));
   }
   closer_.wait();  // the counters stand still from here until the first window
   Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op)),
-             false, false, 0, 0, {}, nullptr};
+             false, false, 0, 0, {}, nullptr, {}, 0, nullptr};
   // Sampling begins where counting stopped, not after the wait: the wait is detached time too.
   s.calls.since_ns = stopped->load();
   s.calls.calls_before = calls_of(read_counters(), pid, op);
+  s.callers.mark(callers, *oncpu);
   s.next_ns = s.schedule.next_start(s.calls.since_ns);
   sampled_.push_back(std::move(s));
 }
@@ -233,7 +251,8 @@ void CallProbes::decide(uint64_t now) {
 // Hands the window's probes to the closer; its calls are counted before the next window.
 void CallProbes::end_window(Sampling& s) {
   Function& function = functions_[s.op];
-  s.closing = closer_.close(std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]));
+  s.closing = closer_.close(std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]),
+                            read_oncpu_into(s.callers.tids(), s.oncpu_at_close));
   s.attached = false;
 }
 
@@ -262,16 +281,35 @@ void CallProbes::count_window(Sampling& s) {
     trapped_ns[key.first] += static_cast<double>(d) * cost_ns(key.second);
     if (key.second == s.op) calls[key.first] += d;
   }
-  SampleWindow window{s.window_start, end, 0, 0};
+  SampleWindow window{s.window_start, end, 0, 0, std::nullopt};
   const double length = static_cast<double>(end - s.window_start);
   double weighted = 0;
+  // On the callers' clock: the threads timed from the window's start (a new caller from the next).
+  CallerTime time{s.gap_oncpu_ns, s.callers.advance(s.oncpu_at_close ? *s.oncpu_at_close : std::map<uint32_t, uint64_t>{}),
+                  0, 0};
+  std::vector<uint32_t> new_callers;
   for (const auto& [tid, n] : calls) {
     window.calls += n;
     weighted += static_cast<double>(n) * (length > 0 ? trapped_ns[tid] / length : 0.0);
+    if (!s.callers.has(tid)) {
+      new_callers.push_back(tid);
+      continue;
+    }
+    time.calls += n;
+    time.trapped_ns += trapped_ns[tid];
   }
   if (window.calls) window.trapped_share = weighted / static_cast<double>(window.calls);
+  s.callers.mark(new_callers, programs_.oncpu.read(new_callers));
+  if (s.callers.known()) window.callers = time;
   s.calls.windows.push_back(window);
   s.closing.reset();
+}
+
+// Where a sampled function's estimate ends, with its callers' on-CPU time since the last window.
+void CallProbes::end_sampling(Sampling& s, uint64_t until_ns) {
+  s.calls.until_ns = until_ns;
+  const uint64_t tail = s.callers.advance(programs_.oncpu.read(s.callers.tids()));
+  if (s.callers.known()) s.calls.callers_tail_ns = tail;
 }
 
 void CallProbes::step(Sampling& s, uint64_t now) {
@@ -290,11 +328,12 @@ void CallProbes::step(Sampling& s, uint64_t now) {
   if (!status || links.empty()) {  // the process is gone (or its library): no more windows
     closer_.close(std::move(links));
     s.ended = true;
-    s.calls.until_ns = now;
+    end_sampling(s, now);
     return;
   }
   (s.pid == 0 ? function.every_process : function.processes[s.pid]) = std::move(links);
   s.window_start = now_ns();
+  s.gap_oncpu_ns = s.callers.advance(programs_.oncpu.read(s.callers.tids()));
   s.attached = true;
   s.next_ns = s.window_start + s.schedule.window_ns();
 }
@@ -338,7 +377,7 @@ std::vector<SampledFunction> CallProbes::stop(uint64_t end_ns) {
   std::vector<SampledFunction> sampled;
   for (Sampling& s : sampled_) {
     count_window(s);
-    if (!s.ended) s.calls.until_ns = std::max(end_ns, s.calls.since_ns);
+    if (!s.ended) end_sampling(s, std::max(end_ns, s.calls.since_ns));
     sampled.push_back({static_cast<uint32_t>(s.pid), s.op, s.calls, {}});
   }
   sampled_.clear();

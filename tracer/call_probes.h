@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tracer/caller_clock.h"
 #include "tracer/cuda_probes.h"
 #include "tracer/duty_cycle.h"
 #include "tracer/trace_totals.h"
@@ -44,6 +46,7 @@ struct CallProbePrograms {
   int scoped_ops_fd = -1;   // scoped_ops (cuda.bpf.c)
   int call_stats_fd = -1;   // call_stats: the exact counters the rates and windows are read from
   bool multi = false;       // the programs were loaded as uprobe_multi (uprobe_link.h)
+  OnCpuReader oncpu;        // the callers' on-CPU time (none: windows are timed on the wall clock)
 };
 
 class CallProbes {
@@ -97,6 +100,9 @@ class CallProbes {
     uint64_t window_start = 0;
     Counters at_start;  // the counters as the window began
     std::shared_ptr<std::atomic<uint64_t>> closing;  // the last window's close began (its end)
+    CallerMarks callers;               // the callers' on-CPU time at the last edge
+    uint64_t gap_oncpu_ns = 0;         // theirs in the gap before the open (or last) window
+    std::shared_ptr<std::map<uint32_t, uint64_t>> oncpu_at_close;  // read as the close began
   };
 
 
@@ -105,6 +111,10 @@ class CallProbes {
   double cost_ns(uint32_t op) const;
   Links attach_in(const Function& function, pid_t pid, bool scoped, Status& status) const;
   void count_window(Sampling& s);
+  std::vector<uint32_t> callers_of(const Counters& counters, pid_t pid, uint16_t op) const;
+  std::function<void()> read_oncpu_into(const std::vector<uint32_t>& tids,
+                                        std::shared_ptr<std::map<uint32_t, uint64_t>>& into) const;
+  void end_sampling(Sampling& s, uint64_t until_ns);
   static uint64_t calls_of(const Counters& counters, pid_t pid, uint16_t op);
   bool sampling(pid_t pid, uint16_t op) const;
   void make_per_process(uint16_t op, Function& function);

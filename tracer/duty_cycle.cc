@@ -36,33 +36,80 @@ namespace {
 
 double seconds(uint64_t later, uint64_t earlier) { return later > earlier ? (later - earlier) * 1e-9 : 0.0; }
 
+// The windows and the gaps around them on one clock (seconds of wall time, or of the callers'
+// on-CPU time): each window's length, the calls its rate is taken from and the share of it the
+// probes' traps took; gaps[i] comes before window i, the last gap after the last window.
+struct Spans {
+  struct Window {
+    double length = 0;
+    double calls = 0;
+    double trapped_share = 0;
+  };
+  std::vector<Window> windows;
+  std::vector<double> gaps;
+  bool on_cpu = false;
+};
+
+Spans wall_spans(const SampledCalls& sampled) {
+  const auto& w = sampled.windows;
+  Spans spans;
+  for (size_t i = 0; i < w.size(); ++i) {
+    spans.windows.push_back({seconds(w[i].end_ns, w[i].start_ns), static_cast<double>(w[i].calls), w[i].trapped_share});
+    spans.gaps.push_back(seconds(w[i].start_ns, i ? w[i - 1].end_ns : sampled.since_ns));
+  }
+  spans.gaps.push_back(seconds(sampled.until_ns, w.back().end_ns));
+  return spans;
+}
+
+// Empty unless every window and gap has the callers' on-CPU time, and every window that counted
+// their calls saw them run.
+std::optional<Spans> on_cpu_spans(const SampledCalls& sampled) {
+  if (!sampled.callers_tail_ns) return std::nullopt;
+  Spans spans;
+  spans.on_cpu = true;
+  for (const SampleWindow& w : sampled.windows) {
+    if (!w.callers || (w.callers->calls > 0 && w.callers->window_ns == 0)) return std::nullopt;
+    const CallerTime& c = *w.callers;
+    const double length = static_cast<double>(c.window_ns) * 1e-9;
+    spans.windows.push_back({length, static_cast<double>(c.calls), length > 0 ? c.trapped_ns * 1e-9 / length : 0.0});
+    spans.gaps.push_back(static_cast<double>(c.gap_before_ns) * 1e-9);
+  }
+  spans.gaps.push_back(static_cast<double>(*sampled.callers_tail_ns) * 1e-9);
+  return spans;
+}
+
 // The detached gaps' calls and the half-width of their 95 % interval, at rates from the windows
 // with their trapped shares scaled by `cost_scale`.
 struct Extrapolation {
   double calls = 0;
   double half = 0;
 };
-Extrapolation extrapolate(const SampledCalls& sampled, double cost_scale) {
-  const auto& w = sampled.windows;
-  const size_t n = w.size();
-  std::vector<double> rate(n);
-  double window_s = 0, window_calls = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double len = seconds(w[i].end_ns, w[i].start_ns);
+Extrapolation extrapolate(const Spans& spans, double cost_scale) {
+  const auto& w = spans.windows;
+  // A window of no length (its callers never ran in it) says nothing of their rate: each gap
+  // takes the rates of the nearest windows that have one on either side.
+  std::vector<double> rate;
+  std::vector<size_t> at;  // the windows that have a rate
+  double window_length = 0, window_calls = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w[i].length <= 0) continue;
     const double untrapped = 1.0 - std::min(kMaxTrappedShare, w[i].trapped_share * cost_scale);
-    window_s += len;
-    window_calls += static_cast<double>(w[i].calls);
-    rate[i] = len > 0 ? static_cast<double>(w[i].calls) / len / untrapped : 0.0;
+    window_length += w[i].length;
+    window_calls += w[i].calls;
+    rate.push_back(w[i].calls / w[i].length / untrapped);
+    at.push_back(i);
   }
-  std::vector<std::pair<double, double>> gaps;  // (seconds, calls per second)
-  gaps.emplace_back(seconds(w.front().start_ns, sampled.since_ns), rate.front());
-  for (size_t i = 0; i + 1 < n; ++i) gaps.emplace_back(seconds(w[i + 1].start_ns, w[i].end_ns), (rate[i] + rate[i + 1]) / 2);
-  gaps.emplace_back(seconds(sampled.until_ns, w.back().end_ns), rate.back());
+  const size_t n = rate.size();
   Extrapolation e;
+  if (n == 0) return e;
   double gap_squares = 0;
-  for (const auto& [len, r] : gaps) {
-    e.calls += len * r;
-    gap_squares += len * len;
+  size_t next = 0;  // the first rated window at or after gap i
+  for (size_t i = 0; i < spans.gaps.size(); ++i) {
+    while (next < n && at[next] < i) ++next;
+    // Before the first window at its rate, between two at their mean, after the last at its rate.
+    const double r = next == 0 ? rate.front() : next == n ? rate.back() : (rate[next - 1] + rate[next]) / 2;
+    e.calls += spans.gaps[i] * r;
+    gap_squares += spans.gaps[i] * spans.gaps[i];
   }
   if (n < 3) {
     e.half = e.calls;
@@ -72,8 +119,8 @@ Extrapolation extrapolate(const SampledCalls& sampled, double cost_scale) {
   for (size_t i = 1; i < n; ++i) differences += (rate[i] - rate[i - 1]) * (rate[i] - rate[i - 1]);
   const double variation = differences / (2.0 * static_cast<double>(n - 1));
   // Counting noise of one window's rate (Poisson), at least as if one call had been seen.
-  const double mean_window_s = window_s / static_cast<double>(n);
-  const double counting = mean_window_s > 0 ? (std::max(1.0, window_calls) / window_s) / mean_window_s : 0.0;
+  const double mean_window = window_length / static_cast<double>(n);
+  const double counting = mean_window > 0 ? (std::max(1.0, window_calls) / window_length) / mean_window : 0.0;
   e.half = 1.96 * std::sqrt(std::max(variation, counting) * gap_squares);
   return e;
 }
@@ -82,20 +129,21 @@ Extrapolation extrapolate(const SampledCalls& sampled, double cost_scale) {
 
 CallEstimate estimate_calls(const SampledCalls& sampled) {
   const double probed = static_cast<double>(sampled.probed_calls());
-  if (sampled.windows.empty()) return {probed, probed, probed};
-  const Extrapolation mid = extrapolate(sampled, 1.0);
-  const Extrapolation cheap = extrapolate(sampled, 0.5);
-  const Extrapolation dear = extrapolate(sampled, 2.0);
+  if (sampled.windows.empty()) return {probed, probed, probed, false};
+  const Spans spans = on_cpu_spans(sampled).value_or(wall_spans(sampled));
+  const Extrapolation mid = extrapolate(spans, 1.0);
+  const Extrapolation cheap = extrapolate(spans, 0.5);
+  const Extrapolation dear = extrapolate(spans, 2.0);
   // Windows trapped past the cap (on average, at twice the cost) bound the rate from below only.
   double weighted = 0, calls = 0;
-  for (const SampleWindow& w : sampled.windows) {
-    weighted += w.trapped_share * static_cast<double>(w.calls);
-    calls += static_cast<double>(w.calls);
+  for (const Spans::Window& w : spans.windows) {
+    weighted += w.trapped_share * w.calls;
+    calls += w.calls;
   }
   const double dear_share = calls > 0 ? 2.0 * weighted / calls : 0.0;
   const double high = dear_share >= kMaxTrappedShare ? std::numeric_limits<double>::infinity()
                                                      : probed + dear.calls + dear.half;
-  return {probed + mid.calls, std::max(probed, probed + cheap.calls - cheap.half), high};
+  return {probed + mid.calls, std::max(probed, probed + cheap.calls - cheap.half), high, spans.on_cpu};
 }
 
 WindowSchedule::WindowSchedule(const SamplingPolicy& policy, uint64_t start_ns, uint64_t seed)

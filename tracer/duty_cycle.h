@@ -36,16 +36,31 @@ struct SamplingPolicy {
 double trap_share(double calls_per_s, bool return_probe, const ProbeCost& cost);
 bool is_hot(double calls_per_s, bool return_probe, const ProbeCost& cost, const SamplingPolicy& policy);
 
+// The calling threads' own clock around one window: their on-CPU time (from the scheduler
+// programs) in the detached gap before it and in it, and in it their calls and the time their
+// probe hits took (calls of every probed function x the calibrated cost). Calls are made only
+// while a thread runs, so a rate per on-CPU second does not move when the caller is preempted
+// or blocked, which a rate per wall second does: on a busy machine the windows, whose end waits
+// for the tracer's thread to get a CPU, stretch over the busy moments and read low.
+struct CallerTime {
+  uint64_t gap_before_ns = 0;
+  uint64_t window_ns = 0;
+  uint64_t calls = 0;  // by the threads timed (a thread first seen calling in the window is not)
+  double trapped_ns = 0;
+};
+
 // One attached window: from the end of the attach to the start of the detach, the calls it
 // counted (read while detached, so exact), and the share of the calling threads' time their
 // probe hits took meanwhile (calls of every probed function x the calibrated cost, weighted by
 // the function's calls per thread). A thread trapped that much ran its own code only the rest
-// of the window, so its unprobed rate is the window's rate / (1 - that share).
+// of the window, so its unprobed rate is the window's rate / (1 - that share). `callers`: the
+// same on the callers' on-CPU clock, where it could be read.
 struct SampleWindow {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint64_t calls = 0;
   double trapped_share = 0;
+  std::optional<CallerTime> callers;
 };
 // Past this share a window says little about the unprobed rate: the share is capped here.
 inline constexpr double kMaxTrappedShare = 0.9;
@@ -56,6 +71,8 @@ struct SampledCalls {
   uint64_t until_ns = 0;       // where the estimate ends: the trace's end, or the process's exit
   uint64_t calls_before = 0;   // counted exactly before sampling began
   std::vector<SampleWindow> windows;
+  // The callers' on-CPU time after the last window, up to until_ns, where it could be read.
+  std::optional<uint64_t> callers_tail_ns;
 
   uint64_t probed_calls() const;   // calls_before + every window's calls: what was trapped
   uint64_t attached_ns() const;
@@ -64,7 +81,8 @@ struct SampledCalls {
 
 // The count over the whole trace, with a 95 % interval: the calls before, the windows', and
 // each detached gap at the mean unprobed rate of the windows on either side of it (trapezoid;
-// the gap after the last window at that window's rate). The interval takes the rates'
+// the gap after the last window at that window's rate). Rates and gaps are on the callers'
+// on-CPU clock where every window and gap has it, else on the wall clock (on_cpu_clock says which). The interval takes the rates'
 // variation from one window to the next (successive differences, as for a systematic sample),
 // at least their counting noise, and the cost of a hit from half to twice the calibrated one
 // (what a hit costs inside a real loop was measured up to twice the calibration's); with fewer
@@ -73,6 +91,7 @@ struct CallEstimate {
   double calls = 0;
   double low = 0;
   double high = 0;  // infinite when a window was trapped past kMaxTrappedShare (at twice the cost)
+  bool on_cpu_clock = false;
 };
 CallEstimate estimate_calls(const SampledCalls& sampled);
 

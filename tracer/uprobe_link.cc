@@ -122,15 +122,20 @@ LinkCloser::~LinkCloser() { wait(); }
 
 // One thread per link: a close returns only after its grace periods, and a function's entry
 // and return probes are one breakpoint, which stays until the last of them begins to close.
-std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink> links) {
+std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink> links,
+                                                         std::function<void()> at_begin) {
   auto began = std::make_shared<std::atomic<uint64_t>>(0);
   auto left = std::make_shared<std::atomic<size_t>>(links.size());
-  if (links.empty()) began->store(static_cast<uint64_t>(monotonic_ns()));
+  auto begin = [began, at_begin = std::move(at_begin)] {
+    if (at_begin) at_begin();
+    began->store(static_cast<uint64_t>(monotonic_ns()));
+  };
+  if (links.empty()) begin();
   std::lock_guard lock(mutex_);
   for (UprobeLink& link : links)
-    threads_.emplace_back([owned = std::move(link), began, left]() mutable {
+    threads_.emplace_back([owned = std::move(link), begin, left]() mutable {
       // The last close to begin stops the probes firing.
-      if (left->fetch_sub(1) == 1) began->store(static_cast<uint64_t>(monotonic_ns()));
+      if (left->fetch_sub(1) == 1) begin();
       owned = UprobeLink();
     });
   // Closes started long ago have returned: keep the list short.

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,8 +72,9 @@ class LinkCloser {
  public:
   ~LinkCloser();
   // The returned time (CLOCK_MONOTONIC ns) is set when the close begins, i.e. when the probes
-  // stop firing; 0 until then.
-  std::shared_ptr<std::atomic<uint64_t>> close(std::vector<UprobeLink> links);
+  // stop firing; 0 until then. `at_begin` runs just before it is set, on the closing thread.
+  std::shared_ptr<std::atomic<uint64_t>> close(std::vector<UprobeLink> links,
+                                               std::function<void()> at_begin = nullptr);
   void wait();  // every close handed over so far has returned
 
  private:

@@ -120,6 +120,17 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_LE(run->query_int("SELECT estimated_low" + row), kRecords);
   EXPECT_TRUE(run->query_int("SELECT estimated_high IS NULL OR estimated_high >= " + std::to_string(kRecords) + row));
   EXPECT_NEAR(static_cast<double>(estimate), kRecords, 0.25 * kRecords);
+  // Timed on the caller's own clock: its on-CPU time around every window, read from the
+  // scheduler programs (a thread that busy-waits between calls ran through every window).
+  ASSERT_EQ(run->totals.sampled.size(), 1u);
+  const tracer::SampledFunction& sampled = run->totals.sampled.front();
+  EXPECT_TRUE(sampled.estimate.on_cpu_clock);
+  ASSERT_TRUE(sampled.calls.callers_tail_ns.has_value());
+  for (const auto& w : sampled.calls.windows) {
+    ASSERT_TRUE(w.callers.has_value());
+    EXPECT_LE(w.callers->window_ns, w.end_ns - w.start_ns + 1'000'000);  // it ran at most the window
+    EXPECT_EQ(w.callers->calls, w.calls);
+  }
 
   const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
   const reports::CallLatencyRow* records = nullptr;

@@ -42,7 +42,7 @@ SampledCalls sample(const std::function<double(double)>& rate, double seconds, d
     double calls = 0;
     const uint64_t end = start + policy.window_ns;
     for (uint64_t t = start; t < end; t += 100'000) calls += rate(t * 1e-9) * 1e-4 * (1 - trapped);
-    s.windows.push_back({start, end, static_cast<uint64_t>(std::llround(calls)), trapped});
+    s.windows.push_back({start, end, static_cast<uint64_t>(std::llround(calls)), trapped, std::nullopt});
     *truth -= calls * trapped / (1 - trapped);  // the calls the traps cost
   }
   return s;
@@ -105,12 +105,86 @@ TEST(EstimateCalls, FewWindowsGiveAnIntervalAsWideAsTheEstimate) {
   s.since_ns = 0;
   s.until_ns = 100'000'000;
   s.calls_before = 10;
-  s.windows = {{0, 5'000'000, 500, 0}, {50'000'000, 55'000'000, 500, 0}};
+  s.windows = {{0, 5'000'000, 500, 0, std::nullopt}, {50'000'000, 55'000'000, 500, 0, std::nullopt}};
   const CallEstimate e = estimate_calls(s);
   EXPECT_NEAR(e.calls, 10 + 100'000 * 0.1, 1);  // 100 K/s over the 100 ms
   EXPECT_EQ(e.low, 1010);                       // what was counted
   EXPECT_NEAR(e.high, 1010 + 2 * (e.calls - 1010), 1);
-  EXPECT_EQ(estimate_calls(SampledCalls{0, 10, 7, {}}).calls, 7);  // no window: the exact count
+  EXPECT_EQ(estimate_calls(SampledCalls{0, 10, 7, {}, std::nullopt}).calls, 7);  // no window: the exact count
+}
+
+// A caller that runs 90 % of the time in the gaps but only half of each window (a busy machine
+// holds the tracer's thread too, and a window's end waits for it, so windows stretch over the
+// busy moments): per wall second the windows read low; per second of the caller's own running
+// time they do not.
+SampledCalls preempted_in_windows(double calls_per_running_s, double* truth) {
+  constexpr uint64_t kPeriod = 50'000'000, kWindow = 5'000'000;
+  constexpr double kTrapped = 0.1;  // of the caller's running time in a window
+  SampledCalls s;
+  s.since_ns = 0;
+  s.until_ns = 40 * kPeriod;
+  *truth = 0;
+  for (uint64_t start = 0; start < s.until_ns; start += kPeriod) {
+    const uint64_t gap_oncpu = (start ? kPeriod - kWindow : 0) * 9 / 10;
+    const uint64_t window_oncpu = kWindow / 2;
+    const double calls = calls_per_running_s * (1 - kTrapped) * window_oncpu * 1e-9;
+    const double trapped_ns = kTrapped * static_cast<double>(window_oncpu);
+    const auto counted = static_cast<uint64_t>(std::llround(calls));
+    s.windows.push_back({start, start + kWindow, counted, trapped_ns / kWindow,
+                         CallerTime{gap_oncpu, window_oncpu, counted, trapped_ns}});
+    *truth += calls + calls_per_running_s * gap_oncpu * 1e-9;
+  }
+  const uint64_t tail_oncpu = (kPeriod - kWindow) * 9 / 10;
+  s.callers_tail_ns = tail_oncpu;
+  *truth += calls_per_running_s * tail_oncpu * 1e-9;
+  return s;
+}
+
+TEST(EstimateCalls, ACallerPreemptedInTheWindowsIsEstimatedOnItsOwnClock) {
+  double truth = 0;
+  const SampledCalls s = preempted_in_windows(100'000, &truth);
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_TRUE(e.on_cpu_clock);
+  EXPECT_NEAR(e.calls, truth, 0.01 * truth);
+  EXPECT_LE(e.low, truth);
+  EXPECT_GE(e.high, truth);
+  // The same windows on the wall clock: about half the calls of the gaps.
+  SampledCalls wall = s;
+  wall.callers_tail_ns.reset();
+  const CallEstimate on_wall = estimate_calls(wall);
+  EXPECT_FALSE(on_wall.on_cpu_clock);
+  EXPECT_LT(on_wall.calls, 0.7 * truth);
+}
+
+// A window in which the callers never ran (held off the CPU) tells nothing of their rate: the
+// gaps beside it take the rates of the windows around it, not zero.
+TEST(EstimateCalls, AWindowInWhichTheCallersNeverRanIsPassedOver) {
+  double truth = 0;
+  SampledCalls s = preempted_in_windows(100'000, &truth);
+  for (size_t i : {7, 8}) {
+    truth -= static_cast<double>(s.windows[i].calls);
+    s.windows[i].calls = 0;
+    s.windows[i].callers->window_ns = 0;
+    s.windows[i].callers->calls = 0;
+    s.windows[i].callers->trapped_ns = 0;
+  }
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_TRUE(e.on_cpu_clock);
+  EXPECT_NEAR(e.calls, truth, 0.01 * truth);
+}
+
+TEST(EstimateCalls, OneWindowWithoutItsCallersTimeTakesTheWallClockForAll) {
+  double truth = 0;
+  SampledCalls s = preempted_in_windows(100'000, &truth);
+  SampledCalls wall = s;
+  wall.callers_tail_ns.reset();
+  s.windows[7].callers.reset();
+  EXPECT_FALSE(estimate_calls(s).on_cpu_clock);
+  EXPECT_DOUBLE_EQ(estimate_calls(s).calls, estimate_calls(wall).calls);
+  // A window whose callers called but never ran cannot be right either.
+  s = preempted_in_windows(100'000, &truth);
+  s.windows[7].callers->window_ns = 0;
+  EXPECT_FALSE(estimate_calls(s).on_cpu_clock);
 }
 
 TEST(WindowSchedule, OneWindowAPeriodAtRandomPlaces) {

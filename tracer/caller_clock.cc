@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tracer/caller_clock.h"
+
+#include <bpf/bpf.h>
+
+#include "bpf/events.h"
+#include "common/clock.h"
+
+namespace ingero::tracer {
+
+std::optional<uint64_t> OnCpuReader::oncpu_ns(uint32_t tid) const {
+  if (stats_fd_ < 0 || clocks_fd_ < 0) return std::nullopt;
+  // The programs add a slice to oncpu_ns and clear oncpu_since at a switch: read the clock on
+  // both sides of the total and retry when the thread switched in between.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    ib_task_clock before{}, after{};
+    ib_thread_stats stats{};
+    const bool clocked = bpf_map_lookup_elem(clocks_fd_, &tid, &before) == 0;
+    if (bpf_map_lookup_elem(stats_fd_, &tid, &stats) != 0) return std::nullopt;
+    const bool still = bpf_map_lookup_elem(clocks_fd_, &tid, &after) == 0;
+    if (clocked != still || before.oncpu_since != after.oncpu_since) continue;
+    // No clock: the thread has exited (its last slice is in oncpu_ns); off the CPU: since 0.
+    if (!clocked && stats.oncpu_ns == 0) return std::nullopt;  // never seen running
+    const auto now = static_cast<uint64_t>(monotonic_ns());
+    const uint64_t running = clocked && after.oncpu_since && now > after.oncpu_since ? now - after.oncpu_since : 0;
+    return stats.oncpu_ns + running;
+  }
+  return std::nullopt;
+}
+
+std::map<uint32_t, uint64_t> OnCpuReader::read(const std::vector<uint32_t>& tids) const {
+  std::map<uint32_t, uint64_t> times;
+  for (uint32_t tid : tids)
+    if (auto ns = oncpu_ns(tid)) times[tid] = *ns;
+  return times;
+}
+
+std::vector<uint32_t> CallerMarks::tids() const {
+  std::vector<uint32_t> tids;
+  for (const auto& entry : at_) tids.push_back(entry.first);
+  return tids;
+}
+
+void CallerMarks::mark(const std::vector<uint32_t>& tids, const std::map<uint32_t, uint64_t>& times) {
+  for (uint32_t tid : tids) {
+    auto it = times.find(tid);
+    if (it == times.end()) {
+      known_ = false;
+      continue;
+    }
+    at_[tid] = it->second;
+  }
+}
+
+uint64_t CallerMarks::advance(const std::map<uint32_t, uint64_t>& times) {
+  uint64_t ran = 0;
+  for (auto& [tid, at] : at_) {
+    auto it = times.find(tid);
+    if (it == times.end()) {
+      known_ = false;
+      continue;
+    }
+    ran += it->second > at ? it->second - at : 0;
+    at = it->second;
+  }
+  return ran;
+}
+
+}  // namespace ingero::tracer

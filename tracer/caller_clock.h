@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The on-CPU time of the threads that call a duty-cycled function, read from the scheduler
+// programs' maps at the edges of its windows, so that its count can be estimated per second of
+// the callers' own running time (duty_cycle.h: CallerTime) rather than per wall second.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace ingero::tracer {
+
+// A thread's on-CPU time so far: thread_stats' oncpu_ns (its slices up to its last switch) plus
+// the slice it is running (task_clocks' oncpu_since). Copyable: it holds two map fds, and a
+// LinkCloser thread reads through a copy at the moment a window's probes stop.
+class OnCpuReader {
+ public:
+  OnCpuReader() = default;
+  OnCpuReader(int thread_stats_fd, int task_clocks_fd) : stats_fd_(thread_stats_fd), clocks_fd_(task_clocks_fd) {}
+  // Empty when the scheduler programs have never seen the thread run.
+  std::optional<uint64_t> oncpu_ns(uint32_t tid) const;
+  // Every thread of `tids` whose time is known: tid -> ns.
+  std::map<uint32_t, uint64_t> read(const std::vector<uint32_t>& tids) const;
+
+ private:
+  int stats_fd_ = -1;
+  int clocks_fd_ = -1;
+};
+
+// A sampled function's callers and their on-CPU time at the last edge of its windows.
+class CallerMarks {
+ public:
+  std::vector<uint32_t> tids() const;
+  bool has(uint32_t tid) const { return at_.count(tid) > 0; }
+  // Sets the callers' marks (callers absent from `times` could not be read: known() turns false).
+  void mark(const std::vector<uint32_t>& tids, const std::map<uint32_t, uint64_t>& times);
+  // The callers' on-CPU time from their marks to `times`, which become their marks.
+  uint64_t advance(const std::map<uint32_t, uint64_t>& times);
+  // Every caller's time was read at every edge.
+  bool known() const { return known_; }
+
+ private:
+  std::map<uint32_t, uint64_t> at_;
+  bool known_ = true;
+};
+
+}  // namespace ingero::tracer
