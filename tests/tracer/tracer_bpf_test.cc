@@ -458,43 +458,55 @@ size_t write_evicted_file(const std::string& path, size_t bytes, std::string* wh
 // How a test reads its evicted file: as it comes, or asking the kernel for all of it first.
 enum class ReadAhead { as_read, whole_file_first };
 
-// The traced child reads the evicted file at `path` whole; its run, or why there is none.
-Result<TracedRun> read_evicted_file_traced(const TempDir& dir, const std::string& path, size_t bytes,
-                                           ReadAhead ahead) {
-  return run_traced(dir, TraceOptions{}, [&] {
-    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (ahead == ReadAhead::whole_file_first) posix_fadvise(fd.get(), 0, 0, POSIX_FADV_WILLNEED);
-    std::vector<char> buf(256 << 10);
-    size_t total = 0;
-    for (ssize_t n; (n = read(fd.get(), buf.data(), buf.size())) > 0;) total += static_cast<size_t>(n);
-    return total == bytes ? 0 : 1;
-  });
-}
+// A 64 MiB file written and evicted from the page cache, which the traced child reads whole.
+class ColdFileRead : public ::testing::Test {
+ protected:
+  static constexpr size_t kBytes = 64u << 20;
 
-// The reader's block I/O is every byte of the file, and no more than its file system's own
-// blocks (extents) beside it.
-void expect_all_bytes_read_by(const TracedRun& run, const std::string& me, size_t bytes) {
-  const int64_t io_bytes = run.query_int("SELECT io_bytes " + me);
-  EXPECT_GE(io_bytes, static_cast<int64_t>(bytes));
-  EXPECT_LE(io_bytes, static_cast<int64_t>(bytes + (1u << 20)));
-}
+  void SetUp() override {
+    REQUIRE_ROOT();
+    std::string why;
+    if (write_evicted_file(path_, kBytes, &why) == 0) GTEST_SKIP() << why;
+  }
 
-TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
-  REQUIRE_ROOT();
-  TempDir dir;
-  const std::string path = dir.file("cold.bin");
-  std::string why;
-  constexpr size_t kBytes = 64u << 20;
-  if (write_evicted_file(path, kBytes, &why) == 0) GTEST_SKIP() << why;
-  auto run = read_evicted_file_traced(dir, path, kBytes, ReadAhead::as_read);
+  Result<TracedRun> read(ReadAhead ahead) {
+    return run_traced(dir_, TraceOptions{}, [&] {
+      UniqueFd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+      if (ahead == ReadAhead::whole_file_first) posix_fadvise(fd.get(), 0, 0, POSIX_FADV_WILLNEED);
+      std::vector<char> buf(256 << 10);
+      size_t total = 0;
+      for (ssize_t n; (n = ::read(fd.get(), buf.data(), buf.size())) > 0;) total += static_cast<size_t>(n);
+      return total == kBytes ? 0 : 1;
+    });
+  }
+
+  // The reader's thread_stats row.
+  static std::string reader(const TracedRun& run) {
+    return "FROM thread_stats WHERE" + run.where() + "AND tid = " + std::to_string(run.root_pid);
+  }
+
+  // The reader's block I/O is every byte of the file, and no more than its file system's own
+  // blocks (extents) beside it.
+  static void expect_every_byte_read(const TracedRun& run) {
+    const int64_t io_bytes = run.query_int("SELECT io_bytes " + reader(run));
+    EXPECT_GE(io_bytes, static_cast<int64_t>(kBytes));
+    EXPECT_LE(io_bytes, static_cast<int64_t>(kBytes + (1u << 20)));
+  }
+
+  TempDir dir_;
+  std::string path_ = dir_.file("cold.bin");
+};
+
+TEST_F(ColdFileRead, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
+  auto run = read(ReadAhead::as_read);
   ASSERT_RUN(run);
   ASSERT_EQ(run->wait_status, 0);
-  const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
+  const std::string me = reader(*run);
   constexpr int64_t kPages = kBytes / 4096;
   // Every page came from the disk into the page cache, read by this thread.
   EXPECT_GE(run->query_int("SELECT cache_pages_added " + me), kPages * 9 / 10);
   EXPECT_LE(run->query_int("SELECT cache_pages_added " + me), kPages * 2);
-  expect_all_bytes_read_by(*run, me, kBytes);
+  expect_every_byte_read(*run);
   // It slept waiting for those reads, and the waits long enough to store are I/O waits.
   const int64_t iowait = run->query_int("SELECT iowait_ns " + me);
   EXPECT_GT(run->query_int("SELECT iowait_count " + me), 0);
@@ -514,22 +526,15 @@ TEST(TracerBpf, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
 // Asked for the whole file at once, the disk's queue fills and kblockd workers issue the rest as
 // earlier reads complete: those requests are still the reader's, from the thread that inserted
 // them (before, 3-25 % of the bytes went uncounted, more on a busy machine).
-TEST(TracerBpf, ReadaheadIssuedByKernelWorkersIsCountedForTheReader) {
-  REQUIRE_ROOT();
-  TempDir dir;
-  const std::string path = dir.file("cold.bin");
-  std::string why;
-  constexpr size_t kBytes = 64u << 20;
-  if (write_evicted_file(path, kBytes, &why) == 0) GTEST_SKIP() << why;
-  auto run = read_evicted_file_traced(dir, path, kBytes, ReadAhead::whole_file_first);
+TEST_F(ColdFileRead, ReadaheadIssuedByKernelWorkersIsCountedForTheReader) {
+  auto run = read(ReadAhead::whole_file_first);
   ASSERT_RUN(run);
   ASSERT_EQ(run->wait_status, 0);
-  const std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
-  expect_all_bytes_read_by(*run, me, kBytes);
+  expect_every_byte_read(*run);
   // Every request is a block_io event of the reader, its bytes summing to the counter's.
   const std::string blocks = "FROM events WHERE" + run->where() + "AND" + op_is("block_io");
   EXPECT_EQ(run->query_int("SELECT coalesce(sum(bytes), 0) " + blocks + " AND tid = " + std::to_string(run->root_pid)),
-            run->query_int("SELECT io_bytes " + me));
+            run->query_int("SELECT io_bytes " + reader(*run)));
   EXPECT_EQ(run->totals.events_lost(), 0u);
 }
 
