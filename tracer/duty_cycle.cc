@@ -88,15 +88,17 @@ Extrapolation extrapolate(const Spans& spans, double cost_scale) {
   const auto& w = spans.windows;
   // A window of no length (its callers never ran in it) says nothing of their rate: each gap
   // takes the rates of the nearest windows that have one on either side.
-  std::vector<double> rate;
-  std::vector<size_t> at;  // the windows that have a rate
+  std::vector<double> rate, calls, untrapped;  // of the windows that have a rate
+  std::vector<size_t> at;
   double window_length = 0, window_calls = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     if (w[i].length <= 0) continue;
-    const double untrapped = 1.0 - std::min(kMaxTrappedShare, w[i].trapped_share * cost_scale);
+    const double ran = w[i].length * (1.0 - std::min(kMaxTrappedShare, w[i].trapped_share * cost_scale));
     window_length += w[i].length;
     window_calls += w[i].calls;
-    rate.push_back(w[i].calls / w[i].length / untrapped);
+    rate.push_back(w[i].calls / ran);
+    calls.push_back(w[i].calls);
+    untrapped.push_back(ran);
     at.push_back(i);
   }
   const size_t n = rate.size();
@@ -106,8 +108,11 @@ Extrapolation extrapolate(const Spans& spans, double cost_scale) {
   size_t next = 0;  // the first rated window at or after gap i
   for (size_t i = 0; i < spans.gaps.size(); ++i) {
     while (next < n && at[next] < i) ++next;
-    // Before the first window at its rate, between two at their mean, after the last at its rate.
-    const double r = next == 0 ? rate.front() : next == n ? rate.back() : (rate[next - 1] + rate[next]) / 2;
+    // Before the first window at its rate, after the last at its rate, between two at their pooled
+    // rate (their calls over their untrapped time: a short window weighs less than a whole one).
+    const double r = next == 0   ? rate.front()
+                     : next == n ? rate.back()
+                                 : (calls[next - 1] + calls[next]) / (untrapped[next - 1] + untrapped[next]);
     e.calls += spans.gaps[i] * r;
     gap_squares += spans.gaps[i] * spans.gaps[i];
   }

@@ -80,8 +80,8 @@ struct SampledCalls {
 };
 
 // The count over the whole trace, with a 95 % interval: the calls before, the windows', and
-// each detached gap at the mean unprobed rate of the windows on either side of it (trapezoid;
-// the gap after the last window at that window's rate). Rates and gaps are on the callers'
+// each detached gap at the unprobed rate of the windows on either side of it, pooled (their
+// calls over their untrapped time; the gap after the last window at that window's rate). Rates and gaps are on the callers'
 // on-CPU clock where every window and gap has it, else on the wall clock (on_cpu_clock says which). The interval takes the rates'
 // variation from one window to the next (successive differences, as for a systematic sample),
 // at least their counting noise, and the cost of a hit from half to twice the calibrated one
