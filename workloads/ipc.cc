@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <stdexcept>
 
 namespace ingero::workloads::ipc {
@@ -82,8 +83,8 @@ IoStatus send_reply(int sock, const ReplyHeader& header, int fd) {
   }
 }
 
-IoStatus recv_reply(int sock, ReplyHeader* header, int* fd) {
-  *fd = -1;
+IoStatus recv_reply(int sock, ReplyHeader* header, UniqueFd* fd) {
+  fd->reset();
   iovec iov{header, sizeof(*header)};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -96,46 +97,46 @@ IoStatus recv_reply(int sock, ReplyHeader* header, int* fd) {
     n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
   } while (n < 0 && errno == EINTR);
   for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    int received = -1;
+    std::memcpy(&received, CMSG_DATA(cm), sizeof(int));
+    fd->reset(received);
   }
   if (n == static_cast<ssize_t>(sizeof(*header))) return IoStatus::ok;
-  if (*fd >= 0) close(*fd);
-  *fd = -1;
+  fd->reset();
   return n <= 0 && (n == 0 || errno == ECONNRESET) ? IoStatus::closed : IoStatus::error;
 }
 
-std::optional<SharedBuffer> create_shared_buffer(int64_t count, int64_t features, std::string* error) {
-  SharedBuffer b;
-  b.bytes = static_cast<size_t>(count * features) * sizeof(float);
-  b.fd = memfd_create("ib-batch", MFD_CLOEXEC);
-  if (b.fd < 0) {
+std::optional<SharedBuffer> SharedBuffer::create(int64_t count, int64_t features, std::string* error) {
+  const size_t bytes = static_cast<size_t>(count * features) * sizeof(float);
+  UniqueFd fd(memfd_create("ib-batch", MFD_CLOEXEC));
+  if (!fd) {
     *error = std::string("memfd_create: ") + std::strerror(errno);
     return std::nullopt;
   }
-  if (ftruncate(b.fd, static_cast<off_t>(b.bytes)) != 0) {
+  if (ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
     *error = std::string("ftruncate of batch buffer: ") + std::strerror(errno);
-    close(b.fd);
     return std::nullopt;
   }
-  b.data = mmap(nullptr, b.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
-  if (b.data == MAP_FAILED) {
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (data == MAP_FAILED) {
     *error = std::string("mmap of batch buffer: ") + std::strerror(errno);
-    close(b.fd);
     return std::nullopt;
   }
-  return b;
+  return SharedBuffer(std::move(fd), data, bytes);
 }
 
-void release_mapping(SharedBuffer* buffer) {
-  if (buffer->data != nullptr) munmap(buffer->data, buffer->bytes);
-  if (buffer->fd >= 0) close(buffer->fd);
-  *buffer = SharedBuffer{};
+SharedBuffer::SharedBuffer(SharedBuffer&& other) noexcept
+    : fd_(std::move(other.fd_)), data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+SharedBuffer::~SharedBuffer() {
+  if (data_ != nullptr) munmap(data_, bytes_);
 }
 
-torch::Tensor map_shared_tensor(int fd, int64_t count, int64_t features) {
+torch::Tensor map_shared_tensor(UniqueFd fd, int64_t count, int64_t features) {
   const size_t bytes = static_cast<size_t>(count * features) * sizeof(float);
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  fd.reset();  // the mapping keeps the memory
   if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap of received batch: ") + std::strerror(errno));
   return torch::from_blob(
       p, {count, features}, [bytes](void* ptr) { munmap(ptr, bytes); }, torch::kFloat32);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace ingero::workloads::ipc {
 
 inline constexpr int64_t kShutdownBatch = -1;
@@ -38,18 +40,28 @@ enum class IoStatus { ok, closed, error };
 IoStatus send_task(int sock, const TaskHeader& header, const int64_t* indices);
 IoStatus recv_task(int sock, TaskHeader* header, std::vector<int64_t>* indices);
 IoStatus send_reply(int sock, const ReplyHeader& header, int fd);
-IoStatus recv_reply(int sock, ReplyHeader* header, int* fd);
+// The memfd a reply carried, if any, is handed to *fd (owned: closed unless kept).
+IoStatus recv_reply(int sock, ReplyHeader* header, UniqueFd* fd);
 
-// A count x features float32 buffer in a fresh memfd, mapped read-write.
-struct SharedBuffer {
-  int fd = -1;
-  void* data = nullptr;
-  size_t bytes = 0;
+// A count x features float32 buffer in a fresh memfd, mapped read-write; unmapped and closed
+// with its owner.
+class SharedBuffer {
+ public:
+  static std::optional<SharedBuffer> create(int64_t count, int64_t features, std::string* error);
+  SharedBuffer(SharedBuffer&& other) noexcept;
+  SharedBuffer& operator=(SharedBuffer&&) = delete;
+  ~SharedBuffer();
+  int fd() const { return fd_.get(); }
+  void* data() const { return data_; }
+
+ private:
+  SharedBuffer(UniqueFd fd, void* data, size_t bytes) : fd_(std::move(fd)), data_(data), bytes_(bytes) {}
+  UniqueFd fd_;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
 };
-std::optional<SharedBuffer> create_shared_buffer(int64_t count, int64_t features, std::string* error);
-void release_mapping(SharedBuffer* buffer);  // unmaps; closes fd
 
-// Maps a received memfd as a tensor that unmaps itself when freed; closes fd.
-torch::Tensor map_shared_tensor(int fd, int64_t count, int64_t features);
+// Maps a received memfd as a tensor that unmaps itself when freed; the fd is closed.
+torch::Tensor map_shared_tensor(UniqueFd fd, int64_t count, int64_t features);
 
 }  // namespace ingero::workloads::ipc

@@ -83,10 +83,10 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
     reply.count = task.count;
     reply.ready_ns = ready_ns;
     std::string error;
-    auto buffer = ipc::create_shared_buffer(task.count, store.features(), &error);
+    auto buffer = ipc::SharedBuffer::create(task.count, store.features(), &error);
     if (buffer) {
       try {
-        auto out = torch::from_blob(buffer->data, {task.count, store.features()}, torch::kFloat32);
+        auto out = torch::from_blob(buffer->data(), {task.count, store.features()}, torch::kFloat32);
         auto idx = torch::from_blob(indices.data(), {task.count}, torch::kInt64);
         collate_into(out, store, idx, per_sample, static_cast<int>(task.epoch));
         reply.ok = 1;
@@ -95,9 +95,8 @@ int reap(pid_t pid, std::chrono::milliseconds timeout) {
       }
     }
     if (!reply.ok) std::snprintf(reply.error, sizeof(reply.error), "%s", error.c_str());
-    const int fd = reply.ok ? buffer->fd : -1;
-    const auto sent = ipc::send_reply(sock, reply, fd);
-    if (buffer) ipc::release_mapping(&*buffer);
+    const auto sent = ipc::send_reply(sock, reply, reply.ok ? buffer->fd() : -1);
+    buffer.reset();  // the main process holds the memfd now
     if (sent != ipc::IoStatus::ok || !reply.ok) _exit(reply.ok ? 0 : 1);
   }
 }
@@ -275,14 +274,14 @@ class ProcessLoader final : public BatchSource {
       for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
         ipc::ReplyHeader reply;
-        int fd = -1;
+        UniqueFd fd;
         if (ipc::recv_reply(workers_[i].sock.get(), &reply, &fd) != ipc::IoStatus::ok) throw_worker_gone(workers_[i]);
         note_ready(workers_[i], reply.ready_ns);
         if (!reply.ok) {
           throw WorkerFailure(fmt::format("loader worker {} (pid {}) failed on batch {}: {}", workers_[i].id,
                                           workers_[i].pid, reply.batch, reply.error));
         }
-        return Arrival{reply.batch, ipc::map_shared_tensor(fd, reply.count, store_->features()), nullptr};
+        return Arrival{reply.batch, ipc::map_shared_tensor(std::move(fd), reply.count, store_->features()), nullptr};
       }
     }
   }
