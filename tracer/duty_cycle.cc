@@ -75,6 +75,9 @@ std::optional<Spans> on_cpu_spans(const SampledCalls& sampled) {
     spans.gaps.push_back(static_cast<double>(c.gap_before_ns) * 1e-9);
   }
   spans.gaps.push_back(static_cast<double>(*sampled.callers_tail_ns) * 1e-9);
+  // Callers never seen running in any window give no rate at all: the wall clock still does.
+  if (std::none_of(spans.windows.begin(), spans.windows.end(), [](const Spans::Window& w) { return w.length > 0; }))
+    return std::nullopt;
   return spans;
 }
 

@@ -185,6 +185,11 @@ TEST(EstimateCalls, OneWindowWithoutItsCallersTimeTakesTheWallClockForAll) {
   s = preempted_in_windows(100'000, &truth);
   s.windows[7].callers->window_ns = 0;
   EXPECT_FALSE(estimate_calls(s).on_cpu_clock);
+  // Nor can callers that were never seen running in any window (every call from threads found later).
+  s = preempted_in_windows(100'000, &truth);
+  for (auto& w : s.windows) w.callers = CallerTime{0, 0, 0, 0};
+  EXPECT_FALSE(estimate_calls(s).on_cpu_clock);
+  EXPECT_DOUBLE_EQ(estimate_calls(s).calls, estimate_calls(wall).calls);
 }
 
 TEST(WindowSchedule, OneWindowAPeriodAtRandomPlaces) {
