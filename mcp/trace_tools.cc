@@ -13,6 +13,7 @@
 #include "mcp/trace_resources.h"
 #include "reports/trace_reports.h"
 #include "reports/format.h"
+#include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
 #include "reports/report_json.h"
 
@@ -408,8 +409,8 @@ ToolSpec recommendation_tool(Trace trace) {
         options.baseline_run = optional_integer(args, "baseline_run");
         auto report = reports::make_recommend_report(*trace, options);
         if (!report) return report.error();
-        std::string text = report->headline + "\n";
-        for (const auto& reason : report->reasons) text += "  " + reason + "\n";
+        std::string text = reports::headline_text(*report) + "\n";
+        for (const auto& reason : reports::reason_lines(*report)) text += "  " + reason + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
 }

@@ -9,7 +9,6 @@
 
 #include "common/knobs.h"
 #include "common/trace_contract.h"
-#include "reports/format.h"
 
 namespace ingero::reports {
 namespace {
@@ -20,13 +19,12 @@ bool is_successful(const RunRecord& run) {
          !measured_epochs(run).empty();
 }
 
-std::vector<std::string> flags_for(const ConfigResult& c) {
-  std::vector<std::string> flags;
+std::vector<ConfigFlag> flags_for(const ConfigResult& c) {
+  std::vector<ConfigFlag> flags;
   if (c.config.num_workers > 0 && c.cores && c.config.num_workers >= *c.cores)
-    flags.push_back(fmt::format("oversubscribed: {} workers on {} cores", c.config.num_workers, *c.cores));
-  if (c.runq_p99 && c.runq_p99->lower >= kHighRunQueueP99Us)
-    flags.push_back(fmt::format("high run-queue latency: p99 in [{:g}, {:g}) µs", c.runq_p99->lower, c.runq_p99->upper));
-  if (c.config.mode == "direct") flags.push_back("does not shuffle");
+    flags.push_back({FlagKind::oversubscribed, c.config.num_workers, *c.cores, {}});
+  if (c.runq_p99 && c.runq_p99->lower >= kHighRunQueueP99Us) flags.push_back({FlagKind::high_runq, 0, 0, *c.runq_p99});
+  if (c.config.mode == "direct") flags.push_back({FlagKind::no_shuffle, 0, 0, {}});
   return flags;
 }
 
@@ -132,30 +130,6 @@ bool eligible(const ConfigResult& c, const ConfigResult& baseline) {
   return c.measured() && !reads_in_order_for(c, baseline);
 }
 
-std::string mode_reason(const ConfigResult& c) {
-  if (c.config.mode == "direct-shuffled")
-    return "The data is already in memory and a sample needs no per-sample work: index the tensor with a "
-           "pre-shuffled index (idx = torch.randperm(N); X[idx[i:i+B]]), one gather per batch instead of B "
-           "per-sample calls, a collate and (with workers) inter-process transfers.";
-  if (c.config.mode == "resident")
-    return "The dataset fits in device memory (the resident run completed): copy it to the GPU once and index it "
-           "there; nothing crosses PCIe per batch.";
-  if (c.config.mode == "direct") return "Slice the in-memory tensor directly (sequential batches, no shuffle).";
-  if (c.config.mode == "loader")
-    return "The C++ loader has the DataLoader's design (worker processes fetch samples one by one and collate them, "
-           "batches cross shared memory) without Python's per-sample cost: it bounds what the same knobs can reach "
-           "once the per-sample work is cheap (move it to C++, or fetch whole batches).";
-  if (c.config.mode == "loader-batched")
-    return "Fetch whole batches: sampler=BatchSampler(RandomSampler(X), B, drop_last), batch_size=None (or "
-           "__getitems__): one gather per batch instead of B per-sample calls and a collate.";
-  return "";
-}
-
-std::string interval_text(const ConfigResult& c) {
-  return fmt::format("{} [{}, {}]", format_seconds(c.median_s), format_seconds(c.interval.low),
-                     format_seconds(c.interval.high));
-}
-
 // The re-runs of baseline and recommendation, when the sweep made them.
 std::optional<Verification> verification_of(const RecommendInputs& in, const ConfigResult& base,
                                             const ConfigResult& rec) {
@@ -176,127 +150,109 @@ std::optional<Verification> verification_of(const RecommendInputs& in, const Con
   return v;
 }
 
-void add_reasons(RecommendReport& r) {
-  const ConfigResult& rec = r.configs[r.recommended];
-  const ConfigResult& base = r.configs[r.baseline];
-  const ConfigResult& fastest = r.configs[r.fastest];
-  if (r.not_a_loader_setting || rec.config.mode != base.config.mode) {
-    if (auto why = mode_reason(rec); !why.empty()) r.reasons.push_back(why);
-  }
-  if (r.fastest != r.recommended)
-    r.reasons.push_back(fmt::format("{} had the lowest median ({}), but {} ({}) is indistinguishable from it "
-                                    "(their intervals overlap) and cheaper, so it is recommended.",
-                                    fastest.label, interval_text(fastest), rec.label, interval_text(rec)));
-  for (const auto& c : r.configs)
-    if (c.measured() && !eligible(c, base) && c.median_s < rec.median_s)
-      r.reasons.push_back(fmt::format("{} was faster ({} per epoch) but reads batches in order; it does not replace a "
-                                      "shuffled loader.",
-                                      c.label, format_seconds(c.median_s)));
-  if (rec.config.mode != base.config.mode) {
-    const ConfigResult* same_mode = nullptr;  // configs are fastest first
-    for (const auto& c : r.configs)
-      if (c.measured() && c.config.mode == base.config.mode && !same_mode) same_mode = &c;
-    if (same_mode != nullptr && same_mode != &base)
-      r.reasons.push_back(fmt::format(
-          "Keeping the baseline's mode ({}), the fastest point measured was {}: {} per epoch, {} faster than the "
-          "baseline's {} (the search's runs, not re-run against the baseline).",
-          base.config.mode, same_mode->label, interval_text(*same_mode),
-          format_ratio(base.median_s / same_mode->median_s), interval_text(base)));
-  }
-  // Cautions about the two configurations the advice compares; every point's flags are in the table.
-  for (const ConfigResult* c : {&rec, &base})
-    for (const auto& flag : (c == &base && &base == &rec) ? std::vector<std::string>{} : c->flags)
-      if (flag != "does not shuffle") r.reasons.push_back(fmt::format("{}: {}", c->label, flag));
+// The first measured configuration of the baseline's mode (configs are fastest first).
+int fastest_of_mode(const RecommendReport& r, const std::string& mode) {
+  for (size_t i = 0; i < r.configs.size(); ++i)
+    if (r.configs[i].measured() && r.configs[i].config.mode == mode) return static_cast<int>(i);
+  return -1;
 }
 
-// Points not measured to the end, one line each, except that points skipped for the same
-// reason (the text before its first ':') are one line once there are more than a few: a
-// coordinate search skips hundreds. The JSON contract still lists every point.
-std::vector<std::string> not_measured_lines(const std::vector<ConfigResult>& configs) {
-  constexpr size_t kListedAlone = 3;
-  std::vector<std::pair<std::string, std::vector<const ConfigResult*>>> skipped;  // first-seen order
-  for (const auto& c : configs) {
-    if (c.measured() || c.state != contract::point_state::kSkipped) continue;
-    const std::string why = c.reason.substr(0, c.reason.find(':'));
-    auto group = std::find_if(skipped.begin(), skipped.end(), [&](const auto& g) { return g.first == why; });
-    if (group == skipped.end()) group = skipped.insert(skipped.end(), {why, {}});
-    group->second.push_back(&c);
+// Cautions about the two configurations the advice compares; every point's flags are in the table.
+void add_cautions(RecommendReport& r) {
+  if (r.recommended == r.baseline) return;
+  for (int index : {r.recommended, r.baseline})
+    for (const ConfigFlag& flag : r.configs[static_cast<size_t>(index)].flags)
+      if (flag.kind != FlagKind::no_shuffle) r.reasons.push_back({ReasonKind::caution, index, -1, 0, flag});
+}
+
+void add_reasons(RecommendReport& r) {
+  const ConfigResult& rec = r.rec();
+  const ConfigResult& base = r.base();
+  if (r.not_a_loader_setting || rec.config.mode != base.config.mode)
+    r.reasons.push_back({ReasonKind::other_mode, r.recommended, -1, 0, {}});
+  if (r.fastest != r.recommended) r.reasons.push_back({ReasonKind::cheaper_within_noise, r.recommended, r.fastest, 0, {}});
+  for (size_t i = 0; i < r.configs.size(); ++i) {
+    const ConfigResult& c = r.configs[i];
+    if (c.measured() && !eligible(c, base) && c.median_s < rec.median_s)
+      r.reasons.push_back({ReasonKind::reads_in_order, static_cast<int>(i), -1, 0, {}});
   }
-  std::vector<std::string> lines;
-  auto line_of = [](const ConfigResult& c) {
-    return fmt::format("{}: {}{}", c.label, c.state, c.reason.empty() ? "" : " — " + c.reason);
-  };
-  for (const auto& c : configs)
-    if (!c.measured() && c.state != contract::point_state::kSkipped) lines.push_back(line_of(c));
-  for (const auto& [why, points] : skipped) {
-    if (points.size() <= kListedAlone) {
-      for (const ConfigResult* c : points) lines.push_back(line_of(*c));
+  if (rec.config.mode != base.config.mode) {
+    const int same_mode = fastest_of_mode(r, base.config.mode);
+    if (same_mode >= 0 && same_mode != r.baseline)
+      r.reasons.push_back({ReasonKind::baseline_mode_best, same_mode, r.baseline,
+                           base.median_s / r.configs[static_cast<size_t>(same_mode)].median_s, {}});
+  }
+  add_cautions(r);
+}
+
+// Points not measured to the end, each alone, except that points skipped for the same reason
+// (the text before its first ':') are one group once there are more than a few: a coordinate
+// search skips hundreds. The JSON contract still lists every point.
+std::vector<NotMeasured> not_measured(const std::vector<ConfigResult>& configs) {
+  std::vector<NotMeasured> alone, skipped;  // skipped: groups in first-seen order
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ConfigResult& c = configs[i];
+    if (c.measured()) continue;
+    if (c.state != contract::point_state::kSkipped) {
+      alone.push_back({{static_cast<int>(i)}, "", {}});
       continue;
     }
-    std::map<std::string, int> per_mode;
-    for (const ConfigResult* c : points) ++per_mode[c->config.mode.empty() ? "other" : c->config.mode];
-    std::string modes;
-    for (const auto& [mode, n] : per_mode) modes += fmt::format("{}{} {}", modes.empty() ? "" : ", ", mode, n);
-    lines.push_back(fmt::format("{} points skipped — {} ({}); e.g. {}. `recommend --json` lists each with its reason",
-                                points.size(), why.empty() ? "no reason given" : why, modes, line_of(*points.front())));
+    const std::string why = c.reason.substr(0, c.reason.find(':'));
+    auto group = std::find_if(skipped.begin(), skipped.end(), [&](const NotMeasured& g) { return g.reason == why; });
+    if (group == skipped.end()) group = skipped.insert(skipped.end(), {{}, why, {}});
+    group->configs.push_back(static_cast<int>(i));
   }
-  return lines;
-}
-
-// A job's samples are seconds per step; our workloads' seconds per epoch.
-std::string per_unit(const RecommendReport& r, double seconds) {
-  if (!r.job) return format_seconds(seconds) + " per epoch";
-  return fmt::format("{} a step, {:.3g} steps/s", format_seconds(seconds), seconds > 0 ? 1 / seconds : 0);
-}
-
-std::string not_measured_headline(const RecommendReport& r) {
-  const ConfigResult& base = r.configs[r.baseline];
-  // The reason an alternative was not measured: a budget stop first, else any but a duplicate's.
-  std::string why;
-  for (bool budget : {true, false})
-    for (const auto& c : r.configs) {
-      if (!why.empty() || &c == &base || c.measured() || c.reason.empty()) continue;
-      if (budget ? c.reason.find("budget") == std::string::npos : c.reason.rfind("the same knobs as", 0) == 0) continue;
-      why = fmt::format(" ({}: {})", c.label, c.reason);
+  for (NotMeasured& group : skipped) {
+    if (group.configs.size() <= kSkippedListedAlone) {
+      for (int i : group.configs) alone.push_back({{i}, "", {}});
+      continue;
     }
-  return fmt::format("No alternative to {} was measured{}, so none can be recommended yet.", base.label, why);
+    for (int i : group.configs) {
+      const std::string& mode = configs[static_cast<size_t>(i)].config.mode;
+      ++group.per_mode[mode.empty() ? "other" : mode];
+    }
+    alone.push_back(std::move(group));
+  }
+  return alone;
 }
 
-std::string headline(const RecommendReport& r) {
-  const ConfigResult& rec = r.configs[r.recommended];
-  const ConfigResult& base = r.configs[r.baseline];
-  if (r.recommended == r.baseline)
-    return r.alternative_measured
-               ? fmt::format("Keep {}: no measured configuration is faster beyond run-to-run noise.", base.label)
-               : not_measured_headline(r);
-  std::string text = r.job                    ? fmt::format("Change the DataLoader: {}.", dataloader_change(rec, base))
-                     : r.not_a_loader_setting ? fmt::format("Not a DataLoader setting: use {} (mode {}).", rec.label,
-                                                            rec.config.mode)
-                                              : fmt::format("Use {}.", rec.label);
-  if (r.verified) {
-    text += fmt::format(" Verified by {} interleaved re-runs: {} faster than {} (95 % interval {}–{}; {} vs {}).",
-                        r.verification->baseline_runs.size() + r.verification->recommended_runs.size(),
-                        format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
-                        format_ratio(r.speedup_high), per_unit(r, median(r.verification->recommended_epochs)),
-                        per_unit(r, median(r.verification->baseline_epochs)));
-  } else {
-    text += fmt::format(" Measured {} faster than {} (interval {}–{}; {} vs {}); not verified by "
-                        "re-runs: ingero-bench sweep verifies it.",
-                        format_ratio(r.speedup), base.label, format_ratio(r.speedup_low),
-                        format_ratio(r.speedup_high), per_unit(r, rec.median_s), per_unit(r, base.median_s));
-  }
-  return text;
+// Nothing but the baseline was measured: the point whose reason says why, a budget stop first,
+// else any but a duplicate's.
+int unmeasured_example(const RecommendReport& r) {
+  for (bool budget : {true, false})
+    for (size_t i = 0; i < r.configs.size(); ++i) {
+      const ConfigResult& c = r.configs[i];
+      if (static_cast<int>(i) == r.baseline || c.measured() || c.reason.empty()) continue;
+      if (budget ? c.reason.find("budget") != std::string::npos : c.reason.rfind("the same knobs as", 0) != 0)
+        return static_cast<int>(i);
+    }
+  return -1;
 }
 
 // Which measured configurations' epoch times are scaled from their first batches.
-std::string bounded_epochs_note(const std::vector<ConfigResult>& configs) {
-  std::string cuts;
-  for (const ConfigResult& c : configs)
-    if (auto cut = c.measured() ? epoch_cut(c.config_json) : std::nullopt)
-      cuts += fmt::format("{}{} on {} of {} batches", cuts.empty() ? "" : ", ", c.label, cut->measured, cut->whole);
-  if (cuts.empty()) return "";
-  return fmt::format(" Epoch times estimated from each epoch's first batches, extended to a whole epoch at its "
-                     "steady pace: {} (--max-batches).", cuts);
+std::vector<BoundedEpochs> bounded_epochs(const std::vector<ConfigResult>& configs) {
+  std::vector<BoundedEpochs> bounded;
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (auto cut = configs[i].measured() ? epoch_cut(configs[i].config_json) : std::nullopt)
+      bounded.push_back({static_cast<int>(i), *cut});
+  return bounded;
+}
+
+// What a job point changes against the baseline, in its DataLoader's arguments.
+LoaderChange loader_change(const ConfigResult& to, const ConfigResult& from) {
+  const nlohmann::json empty = nlohmann::json::object();
+  const auto& mine = to.config_json.is_object() ? to.config_json.value("knobs", empty) : empty;
+  const auto& theirs = from.config_json.is_object() ? from.config_json.value("knobs", empty) : empty;
+  LoaderChange change{to.label, {}, std::nullopt};
+  for (const char* knob : knob::kLoaderKnobs) {
+    const std::string value = mine.value(knob, "");
+    if (!value.empty() && value != theirs.value(knob, "")) change.knobs.emplace_back(knob, value);
+  }
+  if (to.config_json.is_object() && to.config_json.contains("command") && to.config_json["command"].is_array()) {
+    change.command.emplace();
+    for (const auto& arg : to.config_json["command"]) change.command->push_back(arg.get<std::string>());
+  }
+  return change;
 }
 
 }  // namespace
@@ -312,26 +268,6 @@ std::string config_key(const RunRecord& run) {
 }
 
 bool cheaper(const RunConfigSummary& a, const RunConfigSummary& b) { return cost_of(a) < cost_of(b); }
-
-std::string dataloader_change(const ConfigResult& to, const ConfigResult& from) {
-  const nlohmann::json empty = nlohmann::json::object();
-  const auto& mine = to.config_json.is_object() ? to.config_json.value("knobs", empty) : empty;
-  const auto& theirs = from.config_json.is_object() ? from.config_json.value("knobs", empty) : empty;
-  std::string args;
-  for (const char* knob : knob::kLoaderKnobs) {
-    const std::string value = mine.value(knob, "");
-    if (value.empty() || value == theirs.value(knob, "")) continue;
-    const std::string python = value == "on" ? "True" : value == "off" ? "False" : value;
-    args += fmt::format(", {}={}", knob, python);
-  }
-  std::string text = args.empty() ? "DataLoader(...) as in " + to.label : "DataLoader(..." + args + ")";
-  if (to.config_json.is_object() && to.config_json.contains("command") && to.config_json["command"].is_array()) {
-    std::string command;
-    for (const auto& arg : to.config_json["command"]) command += (command.empty() ? "" : " ") + arg.get<std::string>();
-    text += ", as your command sets it: " + command;
-  }
-  return text;
-}
 
 Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
   RecommendReport r;
@@ -387,17 +323,11 @@ Result<RecommendReport> recommend_configuration(const RecommendInputs& in) {
     if (static_cast<int>(i) != r.baseline && !r.configs[i].epoch_seconds.empty() &&
         !reads_in_order_for(r.configs[i], base))
       r.alternative_measured = true;
-  r.skipped = not_measured_lines(r.configs);
-  r.noise_rule = fmt::format(
-      "a configuration's epoch time is the median of its measured epochs, with the order-statistic interval that "
-      "covers the median at >= {:g} % (min..max, with its lower coverage, below 5 epochs); configurations whose "
-      "intervals overlap the fastest one's are not told apart, and the cheapest of them is recommended (fewer "
-      "workers, smaller prefetch, no device-resident copy, no pinning, no persistent workers); a speed-up's "
-      "interval is a {:g} % bootstrap interval of the ratio of medians",
-      kMedianConfidence * 100, kSpeedupConfidence * 100);
+  r.not_measured = not_measured(r.configs);
   add_reasons(r);
-  r.headline = headline(r);
-  r.headline += bounded_epochs_note(r.configs);
+  if (r.job && r.recommended != r.baseline) r.loader_change = loader_change(rec, base);
+  if (r.recommended == r.baseline && !r.alternative_measured) r.unmeasured_example = unmeasured_example(r);
+  r.bounded_epochs = bounded_epochs(r.configs);
   return r;
 }
 

@@ -41,7 +41,7 @@ struct ConfigRow {
   std::optional<double> wait_fraction;  // share of the time the main loop waited for data
   std::string state;                    // measured | pruned | failed | skipped | pending
   std::string reason;                   // why not measured
-  std::vector<std::string> flags;       // oversubscribed, high run-queue latency, no shuffle
+  std::vector<ConfigFlag> flags;        // oversubscribed, high run-queue latency, no shuffle
   bool baseline = false;
   bool recommended = false;
   // median(baseline) / median(this) with its interval; empty for the baseline and unmeasured rows.

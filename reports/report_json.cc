@@ -7,6 +7,7 @@
 
 #include "reports/json_shape.h"
 
+#include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
 
 namespace ingero::reports {
@@ -210,7 +211,7 @@ json to_json(const ConfigResult& c) {
           {"cpus", c.config.cpus}, {"epoch_seconds", c.epoch_seconds},
           {"median_s", c.measured() ? json(c.median_s) : json(nullptr)}, {"interval", to_json(c.interval)},
           {"cores", optional_json(c.cores)}, {"wait_fraction", optional_json(c.wait_fraction)},
-          {"runq_p99_bucket_us", to_json(c.runq_p99)}, {"flags", c.flags}};
+          {"runq_p99_bucket_us", to_json(c.runq_p99)}, {"flags", flag_texts(c.flags)}};
 }
 
 // The stable part of the recommend contract: {run_id, label, config, median_s}.
@@ -579,7 +580,7 @@ json to_json(const RecommendReport& r) {
   return {{"schema", "ingero-bench/recommend"},
           {"version", 2},
           {"sweep_id", optional_json(r.sweep_id)},
-          {"headline", r.headline},
+          {"headline", headline_text(r)},
           {"baseline", baseline},
           {"recommended", recommended},
           {"speedup", r.speedup},
@@ -588,13 +589,13 @@ json to_json(const RecommendReport& r) {
           {"speedup_basis", r.verified ? "interleaved re-runs (verified_by)" : "the search's own measurements"},
           {"verified", r.verified},
           {"verified_by", verified_by},
-          {"evidence", r.evidence},
+          {"evidence", baseline_evidence_lines(r)},
           {"skipped", skipped},
           {"not_a_loader_setting", r.not_a_loader_setting},
           {"job", r.job},
           {"alternative_measured", r.alternative_measured},
-          {"reasons", r.reasons},
-          {"noise_rule", r.noise_rule},
+          {"reasons", reason_lines(r)},
+          {"noise_rule", noise_rule_text(r.noise_rule)},
           {"high_runq_p99_us", kHighRunQueueP99Us},
           {"configs", configs}};
 }
@@ -621,7 +622,7 @@ json to_json(const ConfigRow& row) {
           {"wait_fraction", optional_json(row.wait_fraction)},
           {"state", row.state},
           {"reason", row.reason},
-          {"flags", row.flags},
+          {"flags", flag_texts(row.flags)},
           {"baseline", row.baseline},
           {"recommended", row.recommended},
           {"speedup", speedup},

@@ -15,6 +15,7 @@
 #include "reports/format.h"
 #include "reports/input_errors.h"
 #include "reports/rank_text.h"
+#include "reports/recommend_text.h"
 #include "reports/render/charts.h"
 #include "reports/render/html_page.h"
 #include "reports/report_json.h"
@@ -84,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> overview(const ReportDoc& doc) 
 std::vector<std::string> recommendation_lines(const ReportDoc& doc) {
   if (!doc.recommendation) return {"No recommendation: " + doc.no_recommendation};
   const RecommendReport& r = *doc.recommendation;
-  std::vector<std::string> lines = {r.headline};
+  std::vector<std::string> lines = {headline_text(r)};
   if (r.recommended != r.baseline) {
     lines.push_back(fmt::format("Speed-up over the baseline ({}): {}, 95 % interval {} – {}, {}.",
                                 r.configs[static_cast<size_t>(r.baseline)].label, format_ratio(r.speedup),
@@ -94,7 +95,7 @@ std::vector<std::string> recommendation_lines(const ReportDoc& doc) {
                                                          id_list(r.verification->recommended_runs))
                                            : "not verified by re-runs (from the search's own epochs)"));
   }
-  for (const auto& reason : r.reasons) lines.push_back(reason);
+  for (auto& reason : reason_lines(r)) lines.push_back(std::move(reason));
   return lines;
 }
 
@@ -514,7 +515,7 @@ std::string render_report_markdown(const ReportDoc& doc) {
   if (!doc.configs.empty()) {
     markdown_heading("Configurations", 2, out);
     markdown_table(results_table(doc), out);
-    out += "(" + doc.recommendation->noise_rule + ")\n\n";
+    out += "(" + noise_rule_text(doc.recommendation->noise_rule) + ")\n\n";
   }
   for (const auto& grid : doc.grids) {
     markdown_heading("Epoch time over num_workers × prefetch_factor: " + grid.family, 3, out);
@@ -567,7 +568,7 @@ std::string render_report_html(const ReportDoc& doc) {
   if (!doc.configs.empty()) {
     page.add_heading("Configurations");
     page.add_table(results_table(doc));
-    page.add_paragraph("(" + doc.recommendation->noise_rule + ")");
+    page.add_paragraph("(" + noise_rule_text(doc.recommendation->noise_rule) + ")");
     page.add_heading("Epoch time");
     for (const auto& grid : doc.grids) page.add_svg(render::heat_map(heat_map_of(grid)));
     if (auto bars = epoch_bars(doc)) page.add_svg(render::interval_bars(*bars));

@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "reports/format.h"
+#include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
 #include "reports/verdict_text.h"
 #include "reports/rank_text.h"
@@ -26,6 +27,12 @@ std::string bucket_text(const std::optional<BucketBounds>& b) {
 }
 
 void heading(std::ostream& out, const std::string& title) { fmt::print(out, "\n{}\n{}\n", title, std::string(title.size(), '-')); }
+
+// A titled list of lines; nothing, not even the title, when there are none.
+void print_list(const std::string& title, const std::vector<std::string>& lines, std::ostream& out) {
+  if (!lines.empty()) heading(out, title);
+  for (const auto& line : lines) fmt::print(out, "- {}\n", line);
+}
 
 void render_header(const RunHeader& h, std::ostream& out) {
   fmt::print(out, "run {} — {} ({}, mode {}, status {})\n", h.run_id, h.label, h.kind,
@@ -241,8 +248,7 @@ void render_text(const ExplainReport& r, std::ostream& out) {
   render_process_rows(r.processes, "Per process", out);
   if (r.ranks) render_ranks(*r.ranks, out);
   render_chains(r.chains, r.chain_words, out);
-  if (!r.notes.empty()) heading(out, "Notes");
-  for (const auto& note : r.notes) fmt::print(out, "- {}\n", note);
+  print_list("Notes", r.notes, out);
 }
 
 void render_text(const CompareReport& r, std::ostream& out) {
@@ -265,15 +271,14 @@ void render_text(const CompareReport& r, std::ostream& out) {
 
 void render_text(const RecommendReport& r, std::ostream& out) {
   if (r.sweep_id) fmt::print(out, "sweep {}\n", *r.sweep_id);
-  fmt::print(out, "{}\n", r.headline);
+  fmt::print(out, "{}\n", headline_text(r));
   if (r.verification) {
     std::string ids;
     for (int64_t id : r.verification->baseline_runs) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
     for (int64_t id : r.verification->recommended_runs) ids += fmt::format(", {}", id);
     fmt::print(out, "verified by runs {} ({})\n", ids, r.verification->speedup.interval.method);
   }
-  if (!r.reasons.empty()) heading(out, "Why");
-  for (const auto& reason : r.reasons) fmt::print(out, "- {}\n", reason);
+  print_list("Why", reason_lines(r), out);
   heading(out, "Measured configurations (fastest first)");
   fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>9} {:>21} {:>8} {}\n", "label", "mode", "w", "pf", "pin",
              "pers", "median", "interval", "vs base", "flags");
@@ -284,18 +289,16 @@ void render_text(const RecommendReport& r, std::ostream& out) {
     std::string marks = static_cast<int>(i) == r.recommended ? " ← recommended" : "";
     if (static_cast<int>(i) == r.baseline) marks += " ← baseline";
     std::string flags;
-    for (const auto& f : c.flags) flags += (flags.empty() ? "" : "; ") + f;
+    for (const auto& f : flag_texts(c.flags)) flags += (flags.empty() ? "" : "; ") + f;
     fmt::print(out, "{:<34} {:<16} {:>3} {:>3} {:>4} {:>5} {:>9} {:>21} {:>8} {}{}\n", c.label, c.config.mode,
                c.config.num_workers, c.config.prefetch_factor, c.config.pin_memory ? "yes" : "no",
                c.config.persistent_workers ? "yes" : "no", format_seconds(c.median_s),
                fmt::format("[{}, {}]", format_seconds(c.interval.low), format_seconds(c.interval.high)),
                format_ratio(base_median / c.median_s), flags, marks);
   }
-  fmt::print(out, "({})\n", r.noise_rule);
-  if (!r.skipped.empty()) heading(out, "Not measured to the end");
-  for (const auto& line : r.skipped) fmt::print(out, "- {}\n", line);
-  if (!r.evidence.empty()) heading(out, "Evidence from the baseline's trace");
-  for (const auto& line : r.evidence) fmt::print(out, "- {}\n", line);
+  fmt::print(out, "({})\n", noise_rule_text(r.noise_rule));
+  print_list("Not measured to the end", not_measured_lines(r), out);
+  print_list("Evidence from the baseline's trace", baseline_evidence_lines(r), out);
 }
 
 }  // namespace ingero::reports

@@ -9,7 +9,6 @@
 #include "common/trace_contract.h"
 #include "reports/chain_text.h"
 #include "reports/change_checks.h"
-#include "reports/format.h"
 #include "reports/trace_data.h"
 
 namespace ingero::reports {
@@ -22,19 +21,20 @@ Result<RunAnalysis> analyze(const TraceFile& trace, std::optional<int64_t> run_i
   return analyze_run(trace, *run, since_s, waits);
 }
 
-std::vector<std::string> chain_evidence(const TraceFile& trace, int64_t run_id) {
+constexpr size_t kEvidenceLines = 4;  // the wait fraction's line and the chains', together
+
+// The baseline run's wait fraction and its highest ranked chains; empty when it has neither.
+std::optional<BaselineEvidence> chain_evidence(const TraceFile& trace, int64_t run_id) {
   auto analysis = analyze(trace, run_id, std::nullopt, WaitSelection::slow_or_input_bound);
-  if (!analysis) return {};
-  std::vector<std::string> lines;
+  if (!analysis) return std::nullopt;
   const auto& m = analysis->metrics;
-  if (m.wait_fraction)
-    lines.push_back(fmt::format("run {} waited for data {} of the time: {}", run_id, format_percent(*m.wait_fraction),
-                                input_bound_name(m.verdict)));
+  BaselineEvidence evidence{run_id, m.wait_fraction, m.verdict, {}};
   const auto words = describe_chains(analysis->chains, analysis->context, analysis->metrics, analysis->calls);
-  for (size_t i = 0; i < words.size() && lines.size() < 4; ++i)
-    lines.push_back(fmt::format("[{}] {} — {}", severity_name(analysis->chains.chains[i].severity), words[i].summary,
-                                words[i].root_cause));
-  return lines;
+  const size_t room = kEvidenceLines - (m.wait_fraction ? 1 : 0);
+  for (size_t i = 0; i < words.size() && evidence.chains.size() < room; ++i)
+    evidence.chains.push_back({analysis->chains.chains[i].severity, words[i].summary, words[i].root_cause});
+  if (!evidence.wait_fraction && evidence.chains.empty()) return std::nullopt;
+  return evidence;
 }
 
 const RunRecord* run_of(const std::vector<RunRecord>& runs, int64_t run_id) {
@@ -44,8 +44,8 @@ const RunRecord* run_of(const std::vector<RunRecord>& runs, int64_t run_id) {
 
 // The first change the run's causal chains suggest that no run of the DB measured, with its
 // cause and the command that measures it: what to try when nothing else was measured.
-std::optional<std::string> first_unmeasured_change(const TraceFile& trace, const RunRecord& run,
-                                                   const std::vector<RunRecord>& runs) {
+std::optional<UntriedChange> first_unmeasured_change(const TraceFile& trace, const RunRecord& run,
+                                                     const std::vector<RunRecord>& runs) {
   auto analysis = analyze_run(trace, run, std::nullopt, WaitSelection::slow_or_input_bound);
   if (!analysis) return std::nullopt;
   check_changes(analysis->chains.chains, run, runs, trace.path());
@@ -53,15 +53,14 @@ std::optional<std::string> first_unmeasured_change(const TraceFile& trace, const
   for (size_t i = 0; i < words.size(); ++i)
     for (const auto& check : analysis->chains.chains[i].checks)
       if (!check.run_id && !check.command.empty())
-        return fmt::format("The diagnosed cause, {}, suggests {}={}, unmeasured: measure it with {}", words[i].summary,
-                           check.change.knob, check.change.value, check.command);
+        return UntriedChange{words[i].summary, check.change, check.command};
   return std::nullopt;
 }
 
 // A sweep stopped by its budget before any alternative: the budget that would measure one and
 // verify it once, assuming an alternative's run costs no more than the baseline's.
-std::optional<std::string> budget_hint(const SweepRecord& sweep, const RecommendReport& r,
-                                       const std::vector<RunRecord>& runs, const std::string& db) {
+std::optional<BudgetHint> budget_hint(const SweepRecord& sweep, const RecommendReport& r,
+                                     const std::vector<RunRecord>& runs, const std::string& db) {
   double seconds = 0;
   int n = 0;
   bool traced = true;
@@ -76,10 +75,7 @@ std::optional<std::string> budget_hint(const SweepRecord& sweep, const Recommend
   });
   if (n == 0 || !budget_stop) return std::nullopt;
   const double needed = std::ceil(3 * seconds / n / 10) * 10;
-  return fmt::format("A budget of about {:.0f} s more would measure one alternative and verify it once (the "
-                     "baseline's run took {:.0f} s; an alternative is assumed to cost no more): ingero-bench sweep "
-                     "--resume {} --budget {:.0f}{} --db {}",
-                     needed, seconds / n, sweep.sweep_id, needed, traced ? "" : " --no-trace", db);
+  return BudgetHint{needed, seconds / n, sweep.sweep_id, traced, db};
 }
 
 // recommend on a DB that holds only traces of the user's own job: the sweep that measures it.
@@ -179,14 +175,12 @@ Result<RecommendReport> make_recommend_report(const TraceFile& trace, const Reco
     const RunRecord* base = report->configs[report->baseline].run_ids.empty()
                                 ? nullptr
                                 : run_of(*runs, report->configs[report->baseline].run_ids.front());
-    if (*sweep)
-      if (auto hint = budget_hint(**sweep, *report, *runs, trace.path())) report->headline += " " + *hint;
-    if (base)
-      if (auto change = first_unmeasured_change(trace, *base, *runs)) report->headline += " " + *change + ".";
+    if (*sweep) report->budget_hint = budget_hint(**sweep, *report, *runs, trace.path());
+    if (base) report->untried_change = first_unmeasured_change(trace, *base, *runs);
   }
   for (int64_t run_id : report->configs[report->baseline].run_ids) {
     report->evidence = chain_evidence(trace, run_id);
-    if (!report->evidence.empty()) break;
+    if (report->evidence) break;
   }
   return report;
 }
