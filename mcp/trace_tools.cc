@@ -12,6 +12,7 @@
 #include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
 #include "reports/trace_reports.h"
+#include "reports/compare_text.h"
 #include "reports/format.h"
 #include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
@@ -385,7 +386,7 @@ ToolSpec compare_tool(Trace trace) {
         auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
         if (!report) return report.error();
         std::string text = fmt::format("{} vs {}:\n", run_name(report->a), run_name(report->b));
-        for (const auto& line : report->explanation) text += line + "\n";
+        for (const auto& line : reports::explanation_lines(*report)) text += line + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
 }

@@ -4,13 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "common/trace_contract.h"
-#include "reports/chain_text.h"
-#include "reports/format.h"
 
 namespace ingero::reports {
 namespace {
@@ -45,40 +42,63 @@ TimeSplit whole_run_split(const RunAnalysis& r) {
                    static_cast<double>(r.metrics.batch_compute.total_ns) / 1e9};
 }
 
-// Shares of the waiting time per cause, from the chain analysis of every wait.
-std::map<std::string, std::pair<std::string, double>> wait_cause_shares(const RunAnalysis& r) {
-  std::map<std::string, std::pair<std::string, double>> shares;
+// One cause's share of a run's waiting time, with whether that run had producer threads (which
+// its name depends on).
+struct WaitCauseShare {
+  Cause cause;
+  double share = 0;
+  bool run_has_producers = false;
+};
+
+// Shares of the waiting time per cause, by cause code, from the chain analysis of every wait.
+std::map<std::string, WaitCauseShare> wait_cause_shares(const RunAnalysis& r) {
+  std::map<std::string, WaitCauseShare> shares;
   for (const auto& victim : r.chains.victims) {
     if (victim.op != contract::op::kBatchWait) continue;
     for (const auto& cause : victim.causes)
-      shares[cause.cause.code()] = {cause_share_label(cause, victim.op, r.chains), cause.share};
+      shares[cause.cause.code()] = {cause.cause, cause.share, !r.chains.producers.empty()};
   }
   return shares;
 }
 
-std::vector<ComponentRow> components(const RunAnalysis& a, const RunAnalysis& b, const TimeSplit& sa,
+ComponentRow component(ComponentKind kind, double a_s, double b_s) {
+  ComponentRow row;
+  row.kind = kind;
+  row.a_s = a_s;
+  row.b_s = b_s;
+  return row;
+}
+
+// The waiting time per cause, largest change first; a cause of both runs is named as run b names it.
+std::vector<ComponentRow> wait_parts(const RunAnalysis& a, const RunAnalysis& b, const TimeSplit& sa,
                                      const TimeSplit& sb) {
-  std::vector<ComponentRow> rows;
-  rows.push_back({"waiting for data", false, sa.wait_s, sb.wait_s, 0});
   const auto causes_a = wait_cause_shares(a);
   const auto causes_b = wait_cause_shares(b);
-  std::map<std::string, std::string> labels;
-  for (const auto& [code, entry] : causes_a) labels[code] = entry.first;
-  for (const auto& [code, entry] : causes_b) labels[code] = entry.first;
+  auto named = causes_b;
+  named.insert(causes_a.begin(), causes_a.end());  // insert keeps b's entry where both have the cause
   std::vector<ComponentRow> parts;
-  for (const auto& [code, label] : labels) {
+  for (const auto& [code, entry] : named) {
     auto ia = causes_a.find(code);
     auto ib = causes_b.find(code);
-    parts.push_back({label, true, ia == causes_a.end() ? 0 : ia->second.second * sa.wait_s,
-                     ib == causes_b.end() ? 0 : ib->second.second * sb.wait_s, 0});
+    ComponentRow row = component(ComponentKind::wait_cause, ia == causes_a.end() ? 0 : ia->second.share * sa.wait_s,
+                                 ib == causes_b.end() ? 0 : ib->second.share * sb.wait_s);
+    row.cause = entry.cause;
+    row.run_has_producers = entry.run_has_producers;
+    parts.push_back(row);
   }
   std::sort(parts.begin(), parts.end(), [](const ComponentRow& x, const ComponentRow& y) {
     return std::fabs(x.delta_s()) > std::fabs(y.delta_s());
   });
-  rows.insert(rows.end(), parts.begin(), parts.end());
-  rows.push_back({"compute (copy to device + model)", false, sa.compute_s, sb.compute_s, 0});
-  rows.push_back({"other (loop overhead, epoch set-up)", false, sa.total_s - sa.wait_s - sa.compute_s,
-                  sb.total_s - sb.wait_s - sb.compute_s, 0});
+  return parts;
+}
+
+std::vector<ComponentRow> components(const RunAnalysis& a, const RunAnalysis& b, const TimeSplit& sa,
+                                     const TimeSplit& sb) {
+  std::vector<ComponentRow> rows = {component(ComponentKind::waiting, sa.wait_s, sb.wait_s)};
+  for (const ComponentRow& part : wait_parts(a, b, sa, sb)) rows.push_back(part);
+  rows.push_back(component(ComponentKind::compute, sa.compute_s, sb.compute_s));
+  rows.push_back(component(ComponentKind::other, sa.total_s - sa.wait_s - sa.compute_s,
+                           sb.total_s - sb.wait_s - sb.compute_s));
   const double delta = sb.total_s - sa.total_s;
   for (auto& row : rows) row.share_of_delta = delta != 0 ? row.delta_s() / delta : 0;
   return rows;
@@ -137,26 +157,17 @@ std::vector<CompareRow> signature_rows(const RunAnalysis& a, const RunAnalysis& 
   return rows;
 }
 
-std::vector<std::string> explain_difference(const CompareReport& r) {
-  std::vector<std::string> lines;
-  const double delta = r.total_b_s - r.total_a_s;
-  if (r.total_a_s <= 0 || r.total_b_s <= 0) return {"not enough timings to compare"};
-  lines.push_back(fmt::format("run {} takes {} as long as run {} ({}: {} vs {}); difference {}{}",
-                              r.b.run_id, format_ratio(r.total_b_s / r.total_a_s), r.a.run_id, r.basis,
-                              format_seconds(r.total_b_s), format_seconds(r.total_a_s), delta >= 0 ? "+" : "−",
-                              format_seconds(std::fabs(delta))));
-  std::vector<const ComponentRow*> ranked;
-  for (const auto& c : r.components) ranked.push_back(&c);
-  std::sort(ranked.begin(), ranked.end(), [](const ComponentRow* x, const ComponentRow* y) {
-    return std::fabs(x->delta_s()) > std::fabs(y->delta_s());
+// The components that explain the difference, largest change first.
+std::vector<size_t> explained_components(const CompareReport& r) {
+  if (!r.comparable()) return {};
+  std::vector<size_t> ranked(r.components.size());
+  std::iota(ranked.begin(), ranked.end(), size_t{0});
+  std::sort(ranked.begin(), ranked.end(), [&](size_t x, size_t y) {
+    return std::fabs(r.components[x].delta_s()) > std::fabs(r.components[y].delta_s());
   });
-  for (const auto* c : ranked) {
-    if (std::fabs(c->share_of_delta) < 0.05) continue;
-    lines.push_back(fmt::format("{}{}: {}{} ({} of the difference)", c->part_of_wait ? "  of which " : "", c->name,
-                                c->delta_s() >= 0 ? "+" : "−", format_seconds(std::fabs(c->delta_s())),
-                                format_percent(c->share_of_delta)));
-  }
-  return lines;
+  const auto small = [&](size_t i) { return std::fabs(r.components[i].share_of_delta) < kExplainedShare; };
+  ranked.erase(std::remove_if(ranked.begin(), ranked.end(), small), ranked.end());
+  return ranked;
 }
 
 }  // namespace
@@ -177,12 +188,11 @@ CompareReport make_compare_report(const RunAnalysis& a, const RunAnalysis& b) {
   const bool per_epoch = epoch_a && epoch_b;
   const TimeSplit split_a = per_epoch ? *epoch_a : whole_run_split(a);
   const TimeSplit split_b = per_epoch ? *epoch_b : whole_run_split(b);
-  report.basis = per_epoch ? "per measured epoch (median epoch; wait and compute averaged per epoch)"
-                           : "whole run (from batch_wait / batch_compute events)";
+  report.basis = per_epoch ? CompareBasis::per_epoch : CompareBasis::whole_run;
   report.total_a_s = split_a.total_s;
   report.total_b_s = split_b.total_s;
   report.components = components(a, b, split_a, split_b);
-  report.explanation = explain_difference(report);
+  report.explained = explained_components(report);
   return report;
 }
 

@@ -7,6 +7,7 @@
 
 #include "reports/json_shape.h"
 
+#include "reports/compare_text.h"
 #include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
 
@@ -546,13 +547,13 @@ json to_json(const CompareReport& r) {
   for (const auto& row : r.signatures) signatures.push_back(to_json(row));
   json components = json::array();
   for (const auto& c : r.components) {
-    components.push_back({{"name", c.name}, {"part_of_wait", c.part_of_wait}, {"a_s", c.a_s}, {"b_s", c.b_s},
+    components.push_back({{"name", component_name(c)}, {"part_of_wait", c.part_of_wait()}, {"a_s", c.a_s}, {"b_s", c.b_s},
                           {"delta_s", c.delta_s()}, {"share_of_delta", c.share_of_delta}});
   }
   return {{"schema", "ingero-bench/compare"}, {"version", 1}, {"a", to_json(r.a)}, {"b", to_json(r.b)},
-          {"timings", timings}, {"signatures", signatures}, {"basis", r.basis},
+          {"timings", timings}, {"signatures", signatures}, {"basis", basis_text(r.basis)},
           {"total_a_s", r.total_a_s}, {"total_b_s", r.total_b_s}, {"components", components},
-          {"explanation", r.explanation}};
+          {"explanation", explanation_lines(r)}};
 }
 
 json to_json(const RecommendReport& r) {

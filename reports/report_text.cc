@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "reports/compare_text.h"
 #include "reports/format.h"
 #include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
@@ -258,15 +259,15 @@ void render_text(const CompareReport& r, std::ostream& out) {
   render_header(r.b, out);
   render_compare_rows(r.timings, "Timings", out);
   render_compare_rows(r.signatures, "Trace signatures", out);
-  heading(out, "Where the difference comes from (" + r.basis + ")");
+  heading(out, "Where the difference comes from (" + basis_text(r.basis) + ")");
   fmt::print(out, "{:<58} {:>10} {:>10} {:>10} {:>9}\n", "component", "A", "B", "B−A", "of Δ");
   for (const auto& c : r.components) {
-    fmt::print(out, "{:<58} {:>10} {:>10} {:>10} {:>9}\n", (c.part_of_wait ? "  " : "") + c.name,
+    fmt::print(out, "{:<58} {:>10} {:>10} {:>10} {:>9}\n", (c.part_of_wait() ? "  " : "") + component_name(c),
                format_seconds(c.a_s), format_seconds(c.b_s), format_seconds(c.delta_s()),
                format_percent(c.share_of_delta));
   }
   fmt::print(out, "\n");
-  for (const auto& line : r.explanation) fmt::print(out, "{}\n", line);
+  for (const auto& line : explanation_lines(r)) fmt::print(out, "{}\n", line);
 }
 
 void render_text(const RecommendReport& r, std::ostream& out) {
