@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,10 +49,13 @@ class JsonShape {
     return out;
   }
 
-  nlohmann::json schema() const {
+  nlohmann::json schema() const { return schema(description_); }
+
+  // The same fields described otherwise: a shape used in several places says what it holds in each.
+  nlohmann::json schema(const std::string& description) const {
     json_schema::Properties always, sometimes;
     for (const auto& field : fields_) (field.optional ? sometimes : always).emplace_back(field.name, field.schema);
-    return json_schema::with_optional(json_schema::object(always, description_), sometimes);
+    return json_schema::with_optional(json_schema::object(always, description), sometimes);
   }
 
  private:
@@ -63,6 +67,15 @@ class JsonShape {
 template <class T, class M>
 std::function<nlohmann::json(const T&)> member(M T::*field) {
   return [field](const T& value) { return nlohmann::json(value.*field); };
+}
+
+// A field read from an optional data member: its value, or null when empty.
+template <class T, class M>
+std::function<nlohmann::json(const T&)> optional_member(std::optional<M> T::*field) {
+  return [field](const T& value) {
+    const std::optional<M>& v = value.*field;
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
 }
 
 // The value an optional field leaves out.

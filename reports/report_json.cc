@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/report_json.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "reports/json_shape.h"
-
-#include "reports/compare_text.h"
+#include "reports/json_values.h"
 #include "reports/recommend_text.h"
 #include "reports/tracing_cost_text.h"
 
@@ -15,25 +12,6 @@ namespace ingero::reports {
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-json to_json(const LatencyStats& s) {
-  return {{"count", s.count}, {"p50_ns", s.p50_ns}, {"p90_ns", s.p90_ns}, {"p99_ns", s.p99_ns},
-          {"max_ns", s.max_ns}, {"total_ns", s.total_ns}};
-}
-
-json to_json(const std::optional<BucketBounds>& b) {
-  if (!b) return nullptr;
-  return {{"lower_us", b->lower}, {"upper_us", b->upper}};
-}
-
-}  // namespace
-
-namespace {
 
 const JsonShape<RunHeader>& run_header_shape() {
   using namespace json_schema;
@@ -47,7 +25,7 @@ const JsonShape<RunHeader>& run_header_shape() {
        {"mode", string("workload mode (loader, direct, ...); empty for traced commands"),
         member(&RunHeader::mode)},
        {"machine", string(), member(&RunHeader::machine)},
-       {"since_s", nullable(number()), [](const RunHeader& h) { return optional_json(h.since_s); }},
+       {"since_s", nullable(number()), optional_member(&RunHeader::since_s)},
        {"window_s", number("analysed wall time, s"), member(&RunHeader::window_s)}});
   return shape;
 }
@@ -57,63 +35,151 @@ const JsonShape<RunHeader>& run_header_shape() {
 json to_json(const RunHeader& h) { return run_header_shape().write(h); }
 json run_header_schema() { return run_header_shape().schema(); }
 
-json to_json(const RunMetrics& m) {
-  return {{"window_s", m.window_s},
-          {"epoch_median_s", optional_json(m.epoch_median_s)},
-          {"epoch_min_s", optional_json(m.epoch_min_s)},
-          {"epoch_max_s", optional_json(m.epoch_max_s)},
-          {"epoch_seconds", m.epoch_seconds},
-          {"samples_per_s", optional_json(m.samples_per_s)},
-          {"h2d_bytes_per_epoch", optional_json(m.h2d_bytes_per_epoch)},
-          {"h2d_gbps", optional_json(m.h2d_gbps)},
-          {"wait_fraction", optional_json(m.wait_fraction)},
-          {"wait_fraction_source", m.wait_fraction_source},
-          {"startup_batches", m.startup_batches},
-          {"startup_wait_ns", m.startup_wait_ns},
-          {"wait_fraction_with_startup", optional_json(m.wait_fraction_with_startup)},
-          {"gpu_over_loop", m.gpu_over_loop},
-          {"wakeups", m.wakeups ? json{{"by_workers_ns", m.wakeups->by_workers_ns},
-                                       {"by_pin_ns", m.wakeups->by_pin_ns},
-                                       {"pin_short_ns", m.wakeups->pin_short_ns},
-                                       {"by_others_ns", m.wakeups->by_others_ns},
-                                       {"main_threads", m.wakeups->main_threads},
-                                       {"denominator_ns", m.wakeups->denominator_ns},
-                                       {"share_without_short_pin", m.wakeups->share_without_short_pin()}}
-                                : json()},
-          {"main_host_share", optional_json(m.main_host_share)},
-          {"gpu_util", optional_json(m.gpu_util)},
-          {"sm_active", optional_json(m.sm_active)},
-          {"gpus_sampled", m.gpus_sampled},
-          {"verdict", input_bound_name(m.verdict)},
-          {"verdict_thresholds", {{"highly", kHighlyInputBoundShare}, {"moderately", kModeratelyInputBoundShare}}},
-          {"batch_wait", to_json(m.batch_wait)},
-          {"batch_compute", to_json(m.batch_compute)},
-          {"cores", optional_json(m.cores)},
-          {"cpu_busy_share", optional_json(m.cpu_busy_share)},
-          {"events_in_window", m.events_in_window},
-          {"events_lost", optional_json(m.events_lost)},
-          {"io", {{"requests", m.io.requests}, {"bytes", m.io.bytes}, {"total_ns", m.io.total_ns},
-                  {"p99_bucket_us", to_json(m.io.p99_us)}, {"iowait_ns", m.io.iowait_ns},
-                  {"cache_pages_added", m.io.cache_pages_added}, {"read_mb_s", optional_json(m.io.read_mb_s)},
-                  {"device_read_mb_s", optional_json(m.io.device_read_mb_s)},
-                  {"device", m.io.device_name.empty() ? json() : json(m.io.device_name)}}}};
+namespace {
+
+const JsonShape<WakeupWaits>& wakeups_shape() {
+  using namespace json_schema;
+  using W = WakeupWaits;
+  static const JsonShape<W> shape(
+      "", {{"by_workers_ns", integer(), member(&W::by_workers_ns)},
+           {"by_pin_ns", integer(), member(&W::by_pin_ns)},
+           {"pin_short_ns", integer("of by_pin_ns, waits under the GIL switch interval"), member(&W::pin_short_ns)},
+           {"by_others_ns", integer(), member(&W::by_others_ns)},
+           {"main_threads", integer(), member(&W::main_threads)},
+           {"denominator_ns", integer(), member(&W::denominator_ns)},
+           {"share_without_short_pin", number(), [](const W& w) { return json(w.share_without_short_pin()); }}});
+  return shape;
 }
 
-json to_json(const ProcessRow& r) {
-  const ThreadCounters& c = r.counters;
-  return {{"role", r.role}, {"name", r.name}, {"pid", r.pid}, {"rank", optional_json(r.rank)},
-          {"processes", r.processes},
-          {"threads", r.threads}, {"voluntary_switches", c.voluntary_switches},
-          {"involuntary_switches", c.involuntary_switches}, {"oncpu_ns", c.oncpu_ns},
-          {"offcpu_ns", c.offcpu_ns}, {"offcpu_max_ns", c.offcpu_max_ns}, {"runq_count", c.runq_count},
-          {"runq_ns", c.runq_ns}, {"runq_p50_bucket_us", to_json(r.runq_p50)},
-          {"runq_p99_bucket_us", to_json(r.runq_p99)}, {"page_allocs", c.page_allocs},
-          {"page_alloc_bytes", c.page_alloc_bytes}, {"page_faults", c.page_faults},
-          {"offcpu_p99_bucket_us", to_json(r.offcpu_p99)}, {"io_requests", c.io_count},
-          {"io_bytes", c.io_bytes}, {"io_ns", c.io_ns}, {"iowait_count", c.iowait_count},
-          {"iowait_ns", c.iowait_ns}, {"cache_pages_added", c.cache_pages_added},
-          {"lifetime_ns", optional_json(r.lifetime_ns)}};
+const JsonShape<IoSummary>& io_shape() {
+  using namespace json_schema;
+  using I = IoSummary;
+  static const JsonShape<I> shape(
+      "", {{"requests", integer(), member(&I::requests)},
+           {"bytes", integer(), member(&I::bytes)},
+           {"total_ns", integer(), member(&I::total_ns)},
+           {"p99_bucket_us", bucket_schema("block I/O latency p99"), [](const I& io) { return bucket_json(io.p99_us); }},
+           {"iowait_ns", integer("the traced threads' sleeps in I/O wait"), member(&I::iowait_ns)},
+           {"cache_pages_added", integer("pages their reads brought into the page cache"), member(&I::cache_pages_added)},
+           {"read_mb_s", nullable(number("block I/O bytes over the run, MB/s")), optional_member(&I::read_mb_s)},
+           {"device_read_mb_s", nullable(number("the dataset device's measured sequential read rate, MB/s")),
+            optional_member(&I::device_read_mb_s)},
+           {"device", nullable(string("that device's name")),
+            [](const I& io) { return io.device_name.empty() ? json() : json(io.device_name); }}});
+  return shape;
 }
+
+// The wait shares the input-bound verdict is judged by.
+struct VerdictThresholds {
+  double highly = kHighlyInputBoundShare;
+  double moderately = kModeratelyInputBoundShare;
+};
+
+const JsonShape<VerdictThresholds>& verdict_thresholds_shape() {
+  using namespace json_schema;
+  using V = VerdictThresholds;
+  static const JsonShape<V> shape(
+      "", {{"highly", number(), member(&V::highly)}, {"moderately", number(), member(&V::moderately)}});
+  return shape;
+}
+
+const JsonShape<RunMetrics>& metrics_shape() {
+  using namespace json_schema;
+  using M = RunMetrics;
+  static const JsonShape<M> shape(
+      "timings, the input-bound verdict and totals",
+      {{"window_s", number(), member(&M::window_s)},
+       {"epoch_median_s", nullable(number()), optional_member(&M::epoch_median_s)},
+       {"epoch_min_s", nullable(number()), optional_member(&M::epoch_min_s)},
+       {"epoch_max_s", nullable(number()), optional_member(&M::epoch_max_s)},
+       {"epoch_seconds", array_of(number(), "measured epochs"), member(&M::epoch_seconds)},
+       {"samples_per_s", nullable(number()), optional_member(&M::samples_per_s)},
+       {"h2d_bytes_per_epoch", nullable(number()), optional_member(&M::h2d_bytes_per_epoch)},
+       {"h2d_gbps", nullable(number()), optional_member(&M::h2d_gbps)},
+       {"wait_fraction", nullable(number("share of the time the main loop waited for a batch")),
+        optional_member(&M::wait_fraction)},
+       {"wait_fraction_source", string("result record | batch_wait events | observer | wake-ups | empty"),
+        member(&M::wait_fraction_source)},
+       {"startup_batches", integer("observer: epochs' first batches, counted apart from wait_fraction"),
+        member(&M::startup_batches)},
+       {"startup_wait_ns", integer("their waits (the workers starting)"), member(&M::startup_wait_ns)},
+       {"wait_fraction_with_startup", nullable(number("wait_fraction with those batches")),
+        optional_member(&M::wait_fraction_with_startup)},
+       {"gpu_over_loop", boolean("gpu_util covers the training loop rather than the whole window"),
+        member(&M::gpu_over_loop)},
+       {"wakeups", nullable(wakeups_shape().schema()),
+        [](const M& m) { return m.wakeups ? wakeups_shape().write(*m.wakeups) : json(); }},
+       {"main_host_share", nullable(number("main threads on CPU outside CUDA calls / their time")),
+        optional_member(&M::main_host_share)},
+       {"gpu_util", nullable(number("NVML: share of time a kernel ran")), optional_member(&M::gpu_util)},
+       {"sm_active", nullable(number("NVML GPM: SM activity")), optional_member(&M::sm_active)},
+       {"gpus_sampled", integer(), member(&M::gpus_sampled)},
+       {"verdict",
+        string("HIGHLY input-bound | MODERATELY input-bound | NOT input-bound | HOST-bound (...) | GPU-bound (...) | "
+               "unknown (...)"),
+        [](const M& m) { return json(input_bound_name(m.verdict)); }},
+       {"verdict_thresholds", verdict_thresholds_shape().schema(),
+        [](const M&) { return verdict_thresholds_shape().write({}); }},
+       {"batch_wait", latency_schema("main loop waiting for the next batch"),
+        [](const M& m) { return latency_json(m.batch_wait); }},
+       {"batch_compute", latency_schema("main loop moving a batch to the device and running the model"),
+        [](const M& m) { return latency_json(m.batch_compute); }},
+       {"cores", nullable(integer()), optional_member(&M::cores)},
+       {"cpu_busy_share", nullable(number()), optional_member(&M::cpu_busy_share)},
+       {"events_in_window", integer(), member(&M::events_in_window)},
+       {"events_lost", nullable(integer("null: never recorded (the run's harness died)")),
+        optional_member(&M::events_lost)},
+       {"io", io_shape().schema(), [](const M& m) { return io_shape().write(m.io); }}});
+  return shape;
+}
+
+// One of a process row's exact counters, under its JSON name.
+JsonField<ProcessRow> counter(const char* name, int64_t ThreadCounters::*field) {
+  return {name, json_schema::integer(), [field](const ProcessRow& r) { return json(r.counters.*field); }};
+}
+
+const JsonShape<ProcessRow>& process_row_shape() {
+  using namespace json_schema;
+  using R = ProcessRow;
+  using C = ThreadCounters;
+  static const JsonShape<R> shape(
+      "one process or role: exact scheduler, memory and I/O counters",
+      {{"role", string("main | worker | pin | other"), member(&R::role)},
+       {"name", string(), member(&R::name)},
+       {"pid", integer("0 in role totals"), member(&R::pid)},
+       {"rank", nullable(integer()), optional_member(&R::rank)},
+       {"processes", integer(), member(&R::processes)},
+       {"threads", integer(), member(&R::threads)},
+       counter("voluntary_switches", &C::voluntary_switches),
+       counter("involuntary_switches", &C::involuntary_switches),
+       counter("oncpu_ns", &C::oncpu_ns),
+       counter("offcpu_ns", &C::offcpu_ns),
+       counter("offcpu_max_ns", &C::offcpu_max_ns),
+       counter("runq_count", &C::runq_count),
+       counter("runq_ns", &C::runq_ns),
+       counter("page_allocs", &C::page_allocs),
+       counter("page_alloc_bytes", &C::page_alloc_bytes),
+       counter("page_faults", &C::page_faults),
+       counter("io_requests", &C::io_count),
+       counter("io_bytes", &C::io_bytes),
+       counter("io_ns", &C::io_ns),
+       counter("iowait_count", &C::iowait_count),
+       counter("iowait_ns", &C::iowait_ns),
+       counter("cache_pages_added", &C::cache_pages_added),
+       {"runq_p50_bucket_us", bucket_schema("run-queue latency p50"), [](const R& r) { return bucket_json(r.runq_p50); }},
+       {"runq_p99_bucket_us", bucket_schema("run-queue latency p99"), [](const R& r) { return bucket_json(r.runq_p99); }},
+       {"offcpu_p99_bucket_us", bucket_schema("off-CPU interval p99"),
+        [](const R& r) { return bucket_json(r.offcpu_p99); }},
+       {"lifetime_ns", nullable(integer()), optional_member(&R::lifetime_ns)}});
+  return shape;
+}
+
+}  // namespace
+
+json to_json(const RunMetrics& m) { return metrics_shape().write(m); }
+json metrics_schema() { return metrics_shape().schema(); }
+json to_json(const ProcessRow& row) { return process_row_shape().write(row); }
+json process_row_schema() { return process_row_shape().schema(); }
 
 namespace {
 
@@ -193,37 +259,6 @@ json to_json(const CallLatencyRow& row) { return call_row_shape().write(row); }
 json call_row_schema() { return call_row_shape().schema(); }
 
 namespace {
-
-json to_json(const CompareRow& r) {
-  return {{"name", r.name}, {"unit", r.unit}, {"a", optional_json(r.a)}, {"b", optional_json(r.b)},
-          {"ratio_b_over_a", optional_json(r.ratio())}};
-}
-
-json to_json(const Interval& i) {
-  if (std::isnan(i.low)) return nullptr;
-  return {{"low", i.low}, {"high", i.high}, {"confidence", i.confidence}, {"method", i.method}};
-}
-
-json to_json(const ConfigResult& c) {
-  return {{"label", c.label}, {"state", c.state}, {"reason", c.reason}, {"run_ids", c.run_ids},
-          {"config", c.config_json}, {"mode", c.config.mode}, {"num_workers", c.config.num_workers},
-          {"prefetch_factor", c.config.prefetch_factor}, {"pin_memory", c.config.pin_memory},
-          {"persistent_workers", c.config.persistent_workers}, {"shuffle", c.config.shuffle},
-          {"cpus", c.config.cpus}, {"epoch_seconds", c.epoch_seconds},
-          {"median_s", c.measured() ? json(c.median_s) : json(nullptr)}, {"interval", to_json(c.interval)},
-          {"cores", optional_json(c.cores)}, {"wait_fraction", optional_json(c.wait_fraction)},
-          {"runq_p99_bucket_us", to_json(c.runq_p99)}, {"flags", flag_texts(c.flags)}};
-}
-
-// The stable part of the recommend contract: {run_id, label, config, median_s}.
-json contract_entry(const ConfigResult& c, const std::vector<int64_t>& verify_runs) {
-  const std::vector<int64_t>& ids = verify_runs.empty() ? c.run_ids : verify_runs;
-  return {{"run_id", ids.empty() ? json(nullptr) : json(ids.front())},
-          {"label", c.label},
-          {"config", c.config_json},
-          {"median_s", c.median_s},
-          {"interval", to_json(c.interval)}};
-}
 
 const JsonShape<ChangeCheck>& change_check_shape() {
   using namespace json_schema;
@@ -540,73 +575,12 @@ json to_json(const ExplainReport& r) {
           {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)}, {"notes", r.notes}};
 }
 
-json to_json(const CompareReport& r) {
-  json timings = json::array();
-  for (const auto& row : r.timings) timings.push_back(to_json(row));
-  json signatures = json::array();
-  for (const auto& row : r.signatures) signatures.push_back(to_json(row));
-  json components = json::array();
-  for (const auto& c : r.components) {
-    components.push_back({{"name", component_name(c)}, {"part_of_wait", c.part_of_wait()}, {"a_s", c.a_s}, {"b_s", c.b_s},
-                          {"delta_s", c.delta_s()}, {"share_of_delta", c.share_of_delta}});
-  }
-  return {{"schema", "ingero-bench/compare"}, {"version", 1}, {"a", to_json(r.a)}, {"b", to_json(r.b)},
-          {"timings", timings}, {"signatures", signatures}, {"basis", basis_text(r.basis)},
-          {"total_a_s", r.total_a_s}, {"total_b_s", r.total_b_s}, {"components", components},
-          {"explanation", explanation_lines(r)}};
-}
-
-json to_json(const RecommendReport& r) {
-  json configs = json::array();
-  for (const auto& c : r.configs) configs.push_back(to_json(c));
-  json skipped = json::array();
-  for (const auto& c : r.configs)
-    if (!c.measured()) skipped.push_back({{"label", c.label}, {"state", c.state}, {"reason", c.reason}});
-  json verified_by = json::array();
-  std::vector<int64_t> base_verify, rec_verify;
-  if (r.verification) {
-    base_verify = r.verification->baseline_runs;
-    rec_verify = r.verification->recommended_runs;
-    for (int64_t id : base_verify) verified_by.push_back(id);
-    for (int64_t id : rec_verify) verified_by.push_back(id);
-  }
-  const auto& base = r.configs[r.baseline];
-  const auto& rec = r.configs[r.recommended];
-  json baseline = contract_entry(base, base_verify);
-  json recommended = contract_entry(rec, rec_verify);
-  if (r.verification) {
-    baseline["median_s"] = median(r.verification->baseline_epochs);
-    recommended["median_s"] = median(r.verification->recommended_epochs);
-  }
-  return {{"schema", "ingero-bench/recommend"},
-          {"version", 2},
-          {"sweep_id", optional_json(r.sweep_id)},
-          {"headline", headline_text(r)},
-          {"baseline", baseline},
-          {"recommended", recommended},
-          {"speedup", r.speedup},
-          {"speedup_low", r.speedup_low},
-          {"speedup_high", r.speedup_high},
-          {"speedup_basis", r.verified ? "interleaved re-runs (verified_by)" : "the search's own measurements"},
-          {"verified", r.verified},
-          {"verified_by", verified_by},
-          {"evidence", baseline_evidence_lines(r)},
-          {"skipped", skipped},
-          {"not_a_loader_setting", r.not_a_loader_setting},
-          {"job", r.job},
-          {"alternative_measured", r.alternative_measured},
-          {"reasons", reason_lines(r)},
-          {"noise_rule", noise_rule_text(r.noise_rule)},
-          {"high_runq_p99_us", kHighRunQueueP99Us},
-          {"configs", configs}};
-}
-
 namespace {
 
 json to_json(const ConfigRow& row) {
   json speedup = nullptr;
   if (row.speedup) {
-    speedup = {{"ratio", row.speedup->ratio}, {"interval", to_json(row.speedup->interval)},
+    speedup = {{"ratio", row.speedup->ratio}, {"interval", interval_json(row.speedup->interval)},
                {"basis", row.speedup_verified ? "interleaved re-runs" : "the search's epochs"}};
   }
   return {{"label", row.label},
@@ -618,7 +592,7 @@ json to_json(const ConfigRow& row) {
           {"run_ids", row.run_ids},
           {"epoch_seconds", row.epoch_seconds},
           {"median_s", optional_json(row.median_s)},
-          {"interval", row.interval ? to_json(*row.interval) : json(nullptr)},
+          {"interval", row.interval ? interval_json(*row.interval) : json(nullptr)},
           {"samples_per_s", optional_json(row.samples_per_s)},
           {"wait_fraction", optional_json(row.wait_fraction)},
           {"state", row.state},

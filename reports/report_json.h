@@ -19,13 +19,18 @@ struct WordedChain {
   const CausalChain& chain;
   const ChainWords& words;
 };
-// The JSON Schemas of what the two above write, from the same list of fields (reports/json_shape.h).
+// The JSON Schemas of what the writers below write, each from the same list of fields as its
+// writer (reports/json_shape.h); MCP publishes these.
 nlohmann::json causal_chain_schema();
 nlohmann::json slow_interval_schema();  // one "slow_intervals" entry
 nlohmann::json run_header_schema();
 nlohmann::json call_row_schema();  // one "call_latency" entry
 nlohmann::json tracing_cost_schema();
 nlohmann::json chain_thresholds_schema();
+nlohmann::json metrics_schema();
+nlohmann::json process_row_schema();  // one "roles" / "processes" entry
+nlohmann::json compare_report_schema();
+nlohmann::json recommend_report_schema();
 nlohmann::json to_json(const CallLatencyRow& row);
 nlohmann::json to_json(const std::vector<CallLatencyRow>& rows);
 nlohmann::json slow_intervals_json(const ChainAnalysis& analysis);  // explain's "slow_intervals"
