@@ -39,8 +39,8 @@ const JsonShape<CompareReport>& compare_shape() {
   using R = CompareReport;
   static const JsonShape<R> shape(
       "",
-      {{"schema", string_enum({"ingero-bench/compare"}), [](const R&) { return json("ingero-bench/compare"); }},
-       {"version", integer(), [](const R&) { return json(1); }},
+      {constant<R>("schema", "ingero-bench/compare"),
+       constant<R>("version", 1),
        {"a", run_header_schema(), [](const R& r) { return to_json(r.a); }},
        {"b", run_header_schema(), [](const R& r) { return to_json(r.b); }},
        {"timings", array_of(compare_row_shape().schema()),

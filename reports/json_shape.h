@@ -78,6 +78,16 @@ std::function<nlohmann::json(const T&)> optional_member(std::optional<M> T::*fie
   };
 }
 
+// A field that always holds one value, such as a document's name or its version.
+template <class T>
+JsonField<T> constant(const std::string& name, const std::string& value) {
+  return {name, json_schema::string_enum({value}), [value](const T&) { return nlohmann::json(value); }};
+}
+template <class T>
+JsonField<T> constant(const std::string& name, int value) {
+  return {name, json_schema::integer(), [value](const T&) { return nlohmann::json(value); }};
+}
+
 // The value an optional field leaves out.
 inline nlohmann::json absent() { return nlohmann::json(nlohmann::json::value_t::discarded); }
 

@@ -109,8 +109,8 @@ const JsonShape<RecommendReport>& recommend_shape() {
   using R = RecommendReport;
   static const JsonShape<R> shape(
       "",
-      {{"schema", string_enum({"ingero-bench/recommend"}), [](const R&) { return json("ingero-bench/recommend"); }},
-       {"version", integer(), [](const R&) { return json(2); }},
+      {constant<R>("schema", "ingero-bench/recommend"),
+       constant<R>("version", 2),
        {"sweep_id", nullable(integer()), optional_member(&R::sweep_id)},
        {"headline", string(), [](const R& r) { return json(headline_text(r)); }},
        {"baseline", contract_entry_shape().schema("the configuration compared against"), baseline_json},
