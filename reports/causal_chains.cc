@@ -9,11 +9,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <fmt/format.h>
 
 #include "common/trace_contract.h"
 #include "reports/chain_changes.h"
-#include "reports/format.h"
 #include "reports/thread_activity.h"
 
 namespace ingero::reports {
@@ -35,8 +33,10 @@ struct Victim {
 struct VictimOp {
   std::string name;
   bool is_wait = false;
-  std::string selection;
+  VictimSelection selection = VictimSelection::calls_in_tail;
+  LatencyStats stats;
   int64_t threshold_ns = 0;
+  InputBound verdict = InputBound::unknown;
 };
 
 // The threads of the run, by tid, with when each was alive.
@@ -73,14 +73,6 @@ class ThreadDirectory {
   std::unordered_map<int64_t, const ThreadRecord*> by_tid_;
 };
 
-std::string threshold_text(const LatencyStats& stats, const ChainThresholds& limits) {
-  return fmt::format("calls ≥ {} (the largest of p99 = {}, {:g} × p50 = {}, {})",
-                     format_duration_ns(static_cast<double>(slow_threshold(stats, limits))),
-                     format_duration_ns(static_cast<double>(stats.p99_ns)), limits.slow_vs_p50,
-                     format_duration_ns(limits.slow_vs_p50 * static_cast<double>(stats.p50_ns)),
-                     format_duration_ns(static_cast<double>(limits.slow_min_ns)));
-}
-
 void select_call_victims(const ChainInputs& in, const ChainThresholds& limits,
                          std::vector<VictimOp>& ops, std::vector<Victim>& victims) {
   for (const auto& row : in.calls) {
@@ -92,7 +84,7 @@ void select_call_victims(const ChainInputs& in, const ChainThresholds& limits,
       victims.push_back({e.ts_ns, e.end_ns(), e.tid, op_index, 0});
       any = true;
     }
-    if (any) ops.push_back({row.function, false, threshold_text(row.stats, limits), threshold});
+    if (any) ops.push_back({row.function, false, VictimSelection::calls_in_tail, row.stats, threshold, InputBound::unknown});
   }
 }
 
@@ -117,12 +109,11 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
     any = true;
   }
   if (!any) return;
-  const std::string selection =
-      in.waits == WaitSelection::every_wait
-          ? "every batch wait"
-          : every ? fmt::format("every batch wait (the run is {})", input_bound_name(in.metrics.verdict))
-                  : "waits in the tail: " + threshold_text(in.metrics.batch_wait, limits);
-  ops.push_back({std::string(contract::op::kBatchWait), true, selection, threshold});
+  const VictimSelection selection = in.waits == WaitSelection::every_wait ? VictimSelection::every_wait
+                                    : every ? VictimSelection::every_wait_input_bound
+                                            : VictimSelection::waits_in_tail;
+  ops.push_back({std::string(contract::op::kBatchWait), true, selection, in.metrics.batch_wait, threshold,
+                 in.metrics.verdict});
 }
 
 // Which recorded intervals of a thread an op contributes to its activity.
@@ -406,7 +397,8 @@ class ChainBuilder {
     std::vector<VictimSummary> out;
     for (size_t i = 0; i < ops_.size(); ++i) {
       const auto& totals = op_totals_[i];
-      VictimSummary summary{ops_[i].name, ops_[i].selection, totals.count, totals.total_ns, {}};
+      const VictimOp& op = ops_[i];
+      VictimSummary summary{op.name, op.selection, op.stats, op.threshold_ns, op.verdict, totals.count, totals.total_ns, {}};
       for (const auto& [cause, ns] : totals.by_cause) {
         const double share = totals.total_ns > 0 ? ns / static_cast<double>(totals.total_ns) : 0;
         summary.causes.push_back({cause, static_cast<int64_t>(ns), share});

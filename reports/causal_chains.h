@@ -105,10 +105,21 @@ struct CauseShare {
   double share = 0;
 };
 
+// Which of an op's intervals were taken as slow.
+enum class VictimSelection {
+  calls_in_tail,      // a CUDA call from its threshold on (slow_threshold)
+  waits_in_tail,      // batch waits from their threshold on
+  every_wait,         // every batch wait: compare decomposes the whole waiting time
+  every_wait_input_bound,  // every batch wait, because the run is input-bound (`verdict`)
+};
+
 // Each op with slow intervals: how many, how long, and where the time went.
 struct VictimSummary {
   std::string op;
-  std::string selection;  // which intervals were taken, in words
+  VictimSelection selection = VictimSelection::calls_in_tail;
+  LatencyStats stats;        // the op's latency, which the tail's threshold comes from
+  int64_t threshold_ns = 0;  // the shortest interval taken
+  InputBound verdict = InputBound::unknown;  // every_wait_input_bound: the run's
   int64_t count = 0;
   int64_t total_ns = 0;
   std::vector<CauseShare> causes;  // largest first, unattributed included

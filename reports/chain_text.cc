@@ -418,6 +418,29 @@ std::string change_check_text(const ChangeCheck& check) {
   return text;
 }
 
+namespace {
+
+std::string threshold_text(const VictimSummary& v, const ChainThresholds& limits) {
+  return fmt::format("calls ≥ {} (the largest of p99 = {}, {:g} × p50 = {}, {})",
+                     format_duration_ns(static_cast<double>(v.threshold_ns)),
+                     format_duration_ns(static_cast<double>(v.stats.p99_ns)), limits.slow_vs_p50,
+                     format_duration_ns(limits.slow_vs_p50 * static_cast<double>(v.stats.p50_ns)),
+                     format_duration_ns(static_cast<double>(limits.slow_min_ns)));
+}
+
+}  // namespace
+
+std::string selection_text(const VictimSummary& v, const ChainThresholds& limits) {
+  switch (v.selection) {
+    case VictimSelection::calls_in_tail: return threshold_text(v, limits);
+    case VictimSelection::waits_in_tail: return "waits in the tail: " + threshold_text(v, limits);
+    case VictimSelection::every_wait: return "every batch wait";
+    case VictimSelection::every_wait_input_bound:
+      return fmt::format("every batch wait (the run is {})", input_bound_name(v.verdict));
+  }
+  return "";
+}
+
 std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis) {
   return cause_label(share.cause, victim_op, victim_op == contract::op::kBatchWait, !analysis.producers.empty());
 }

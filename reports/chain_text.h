@@ -28,6 +28,10 @@ std::string cause_label(const Cause& cause, const std::string& victim_op, bool v
 // The label of one cause of a victim's slow intervals (VictimSummary::causes).
 std::string cause_share_label(const CauseShare& share, const std::string& victim_op, const ChainAnalysis& analysis);
 
+// Which intervals of an op were taken: "calls ≥ 25 ms (the largest of p99 = ..., 10 × p50 = ..., 1 ms)",
+// "every batch wait (the run is HIGHLY input-bound)", "waits in the tail: calls ≥ ...".
+std::string selection_text(const VictimSummary& victim, const ChainThresholds& limits);
+
 // One sentence for a suggested change and what the DB says of it: the run that measured it
 // (with both epoch medians when known), or the command that measures it.
 std::string change_check_text(const ChangeCheck& check);

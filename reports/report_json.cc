@@ -194,7 +194,8 @@ const JsonShape<VictimInAnalysis>& slow_interval_shape() {
   using V = VictimInAnalysis;
   static const JsonShape<V> shape(
       "", {{"op", string(), [](const V& v) { return json(v.victim.op); }},
-           {"selection", string("which intervals were taken, in words"), [](const V& v) { return json(v.victim.selection); }},
+           {"selection", string("which intervals were taken, in words"),
+            [](const V& v) { return json(selection_text(v.victim, v.analysis.thresholds)); }},
            {"count", integer(), [](const V& v) { return json(v.victim.count); }},
            {"total_ns", integer(), [](const V& v) { return json(v.victim.total_ns); }},
            {"causes",

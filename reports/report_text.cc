@@ -191,7 +191,8 @@ void render_chains(const ChainAnalysis& a, const std::vector<ChainWords>& words,
   heading(out, "Slow intervals and where their time went");
   if (a.victims.empty()) fmt::print(out, "none: no CUDA call in a latency tail and no input-bound waiting\n");
   for (const auto& v : a.victims) {
-    fmt::print(out, "{}: {} intervals, {} ({})\n", v.op, format_count(v.count), ns_text(v.total_ns), v.selection);
+    fmt::print(out, "{}: {} intervals, {} ({})\n", v.op, format_count(v.count), ns_text(v.total_ns),
+               selection_text(v, a.thresholds));
     for (const auto& c : v.causes) {
       fmt::print(out, "  {:>7}  {:>9}  {}\n", format_percent(c.share), ns_text(c.ns), cause_share_label(c, v.op, a));
     }
