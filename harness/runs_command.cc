@@ -10,6 +10,7 @@
 #include "harness/commands.h"
 #include "harness/results_table.h"
 #include "reports/jobs.h"
+#include "reports/rank_text.h"
 #include "reports/run_metrics.h"
 #include "reports/trace_data.h"
 

@@ -2,6 +2,7 @@
 #include "reports/explain.h"
 
 #include "common/trace_contract.h"
+#include "reports/run_text.h"
 
 namespace ingero::reports {
 

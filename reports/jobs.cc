@@ -5,7 +5,6 @@
 #include <set>
 #include <tuple>
 
-#include <fmt/format.h>
 
 namespace ingero::reports {
 namespace {
@@ -123,30 +122,6 @@ std::optional<Job> job_of(const std::vector<Job>& jobs, int64_t run_id) {
   for (const Job& job : jobs)
     if (job.member(run_id)) return job;
   return std::nullopt;
-}
-
-std::string ranks_text(const std::vector<int64_t>& ranks) {
-  std::string text;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    text += fmt::format("{}{}", text.empty() ? "" : ", ", ranks[i]);
-    if (j > i) text += fmt::format("-{}", ranks[j]);
-    i = j + 1;
-  }
-  return text;
-}
-
-std::string job_text(const Job& job) {
-  std::string runs;
-  for (size_t i = 0; i < job.members.size(); ++i) {
-    const JobMember& m = job.members[i];
-    const char* joint = i == 0 ? "" : i + 1 == job.members.size() ? " and " : ", ";
-    runs += fmt::format("{}{} ({}, rank{} {})", joint, m.run_id, m.node.empty() ? "node unknown" : m.node,
-                        m.ranks.size() == 1 ? "" : "s", ranks_text(m.ranks));
-  }
-  return fmt::format("runs {}, world size {}", runs,
-                     job.world_size ? std::to_string(*job.world_size) : std::string("unknown"));
 }
 
 }  // namespace ingero::reports

@@ -53,9 +53,4 @@ Result<std::vector<Job>> find_jobs(const TraceFile& trace);
 // The job a run belongs to, if any.
 std::optional<Job> job_of(const std::vector<Job>& jobs, int64_t run_id);
 
-// "0-3, 6"
-std::string ranks_text(const std::vector<int64_t>& ranks);
-// "runs 1 (node-a, ranks 0-1) and 2 (node-b, ranks 2-3), world size 4"
-std::string job_text(const Job& job);
-
 }  // namespace ingero::reports

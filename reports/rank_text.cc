@@ -58,4 +58,28 @@ std::string top_cause_text(const RankRow& row) {
   return row.top_chain ? fmt::format("[{}] {}", severity_name(row.top_chain->severity), row.top_chain_words->summary) : "";
 }
 
+std::string ranks_text(const std::vector<int64_t>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    text += fmt::format("{}{}", text.empty() ? "" : ", ", ranks[i]);
+    if (j > i) text += fmt::format("-{}", ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+std::string job_text(const Job& job) {
+  std::string runs;
+  for (size_t i = 0; i < job.members.size(); ++i) {
+    const JobMember& m = job.members[i];
+    const char* joint = i == 0 ? "" : i + 1 == job.members.size() ? " and " : ", ";
+    runs += fmt::format("{}{} ({}, rank{} {})", joint, m.run_id, m.node.empty() ? "node unknown" : m.node,
+                        m.ranks.size() == 1 ? "" : "s", ranks_text(m.ranks));
+  }
+  return fmt::format("runs {}, world size {}", runs,
+                     job.world_size ? std::to_string(*job.world_size) : std::string("unknown"));
+}
+
 }  // namespace ingero::reports

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The words of a DDP job's rank analysis (reports/rank_analysis.h): how a rank is named, the
-// job its runs form, the straggler, each node's cores and each rank's top cause. Shared by the
-// terminal text and the Markdown/HTML report, which only lay them out.
+// The words of a DDP job's rank analysis (reports/rank_analysis.h): how a rank is named, the runs
+// and ranks of a job (reports/jobs.h), the straggler, each node's cores and each rank's top cause.
+// Shared by the terminal text, the Markdown/HTML report and `runs`, which only lay them out.
 #pragma once
 
 #include <string>
@@ -13,6 +13,11 @@ namespace ingero::reports {
 
 // "rank 3", or "rank 3 (node-b)" when the ranks come from several nodes.
 std::string rank_name(const RankAnalysis& r, const RankRow& row);
+
+// "0-3, 6"
+std::string ranks_text(const std::vector<int64_t>& ranks);
+// "runs 1 (node-a, ranks 0-1) and 2 (node-b, ranks 2-3), world size 4"
+std::string job_text(const Job& job);
 
 // Which runs form the job and why, then the ranks no run traced (when some are missing).
 std::vector<std::string> job_sentences(const Job& job);

@@ -12,6 +12,7 @@
 #include "reports/format.h"
 #include "reports/input_errors.h"
 #include "reports/run_analysis.h"
+#include "reports/run_text.h"
 
 namespace ingero::reports {
 

@@ -36,11 +36,4 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
 Status add_job_ranks(const TraceFile& trace, std::optional<double> since_s, WaitSelection waits,
                      RunAnalysis& analysis);
 
-// What the reader should know about the data behind the numbers: losses, recording
-// thresholds, what a window leaves out, how the file was read.
-std::vector<std::string> data_notes(const RunAnalysis& analysis);
-
-// "AMD EPYC, 2 cores, 23.4 GB, kernel 6.1, GPU none"
-std::string machine_text(const RunRecord& run);
-
 }  // namespace ingero::reports

@@ -14,6 +14,7 @@
 
 #include "reports/commands.h"
 #include "reports/jobs.h"
+#include "reports/rank_text.h"
 #include "reports/report_json.h"
 #include "tests/reports/ddp_scenario.h"
 #include "tracer/trace_db.h"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reports/jobs.h"
+#include "reports/rank_text.h"
 
 namespace ingero::reports {
 namespace {
