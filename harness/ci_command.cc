@@ -16,6 +16,7 @@
 #include "harness/commands.h"
 #include "harness/signals.h"
 #include "reports/ci_gate.h"
+#include "reports/ci_gate_render.h"
 
 namespace ingero::harness {
 

@@ -4,8 +4,8 @@
 // A configuration regresses when the whole interval of the ratio lies above 1 + the
 // threshold: even the slowdown's low end exceeds the allowed one, so it is beyond run-to-run
 // noise. (An interval merely above 1 failed an unchanged build at 1.115x [1.045, 1.141] with a
-// 10 % threshold on a shared machine.) Pure computation; the renderers below only format
-// what it returns.
+// 10 % threshold on a shared machine.) Pure computation; its renderers (reports/ci_gate_render.h)
+// only format what it returns.
 #pragma once
 
 #include <map>
@@ -75,8 +75,5 @@ struct GateReport {
 GateReport gate(const std::string& suite, const std::vector<std::string>& order, const CiBaseline& baseline,
                 const std::map<std::string, std::vector<double>>& current, const nlohmann::json& machine,
                 const GateRule& rule);
-
-std::string render_junit(const GateReport& report);     // one testcase per configuration
-std::string render_markdown(const GateReport& report);  // a summary for CI pages
 
 }  // namespace ingero::reports

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/ci_gate.h"
+#include "reports/ci_gate_render.h"
 
 namespace ingero::reports {
 namespace {
