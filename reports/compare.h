@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/explain.h"
+#include "reports/run_analysis.h"
 
 namespace ingero::reports {
 

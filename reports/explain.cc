@@ -6,20 +6,6 @@
 
 namespace ingero::reports {
 
-RunHeader run_header(const RunAnalysis& a, std::optional<double> since_s) {
-  const auto& run = a.context.run;
-  RunHeader header;
-  header.run_id = run.run_id;
-  header.label = run.label;
-  header.kind = run.kind;
-  header.status = run.status;
-  header.mode = summarize_config(run).mode;
-  header.machine = machine_text(run);
-  header.since_s = since_s;
-  header.window_s = a.metrics.window_s;
-  return header;
-}
-
 ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> since_s, bool per_process) {
   ExplainReport report;
   report.run = run_header(a, since_s);

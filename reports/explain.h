@@ -12,18 +12,6 @@
 
 namespace ingero::reports {
 
-struct RunHeader {
-  int64_t run_id = 0;
-  std::string label;
-  std::string kind;
-  std::string status;
-  std::string mode;
-  std::string machine;
-  std::optional<double> since_s;
-  double window_s = 0;
-};
-RunHeader run_header(const RunAnalysis& analysis, std::optional<double> since_s);
-
 struct ExplainReport {
   RunHeader run;
   RunMetrics metrics;

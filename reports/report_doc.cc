@@ -498,7 +498,7 @@ Result<ReportDoc> make_report_doc(const TraceFile& trace, const ReportSelection&
   doc.scope = chosen->scope;
   doc.sweep = chosen->sweep;
   for (const auto& run : chosen->runs) doc.runs.push_back({run.run_id, run.label, run.status, run.sweep_phase});
-  doc.machine = machine_text(chosen->runs.front());
+  doc.machine = machine_text(chosen->runs.front().machine);
   doc.workload = workload_text(chosen->runs);
   doc.notes = trace.notes();
 

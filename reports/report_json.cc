@@ -6,6 +6,7 @@
 #include "reports/json_shape.h"
 #include "reports/json_values.h"
 #include "reports/recommend_text.h"
+#include "reports/run_text.h"
 #include "reports/tracing_cost_text.h"
 
 namespace ingero::reports {
@@ -24,7 +25,7 @@ const JsonShape<RunHeader>& run_header_shape() {
         member(&RunHeader::status)},
        {"mode", string("workload mode (loader, direct, ...); empty for traced commands"),
         member(&RunHeader::mode)},
-       {"machine", string(), member(&RunHeader::machine)},
+       {"machine", string(), [](const RunHeader& h) { return json(machine_text(h.machine)); }},
        {"since_s", nullable(number()), optional_member(&RunHeader::since_s)},
        {"window_s", number("analysed wall time, s"), member(&RunHeader::window_s)}});
   return shape;

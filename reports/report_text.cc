@@ -10,6 +10,7 @@
 #include "reports/compare_text.h"
 #include "reports/format.h"
 #include "reports/recommend_text.h"
+#include "reports/run_text.h"
 #include "reports/tracing_cost_text.h"
 #include "reports/verdict_text.h"
 #include "reports/rank_text.h"
@@ -38,7 +39,7 @@ void print_list(const std::string& title, const std::vector<std::string>& lines,
 void render_header(const RunHeader& h, std::ostream& out) {
   fmt::print(out, "run {} — {} ({}, mode {}, status {})\n", h.run_id, h.label, h.kind,
              h.mode.empty() ? "—" : h.mode, h.status);
-  fmt::print(out, "machine: {}\n", h.machine);
+  fmt::print(out, "machine: {}\n", machine_text(h.machine));
   if (h.since_s) fmt::print(out, "window: last {} of the run\n", format_seconds(*h.since_s));
 }
 

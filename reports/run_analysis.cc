@@ -223,6 +223,20 @@ Status add_job_ranks(const TraceFile& trace, std::optional<double> since_s, Wait
   return {};
 }
 
+RunHeader run_header(const RunAnalysis& a, std::optional<double> since_s) {
+  const auto& run = a.context.run;
+  RunHeader header;
+  header.run_id = run.run_id;
+  header.label = run.label;
+  header.kind = run.kind;
+  header.status = run.status;
+  header.mode = summarize_config(run).mode;
+  header.machine = run.machine;
+  header.since_s = since_s;
+  header.window_s = a.metrics.window_s;
+  return header;
+}
+
 int64_t RunAnalysis::events_of(const std::string& op) const {
   for (const OpCount& c : event_counts)
     if (c.op == op) return c.count;

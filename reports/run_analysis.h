@@ -28,6 +28,19 @@ struct RunAnalysis {
   int64_t events_of(const std::string& op) const;
 };
 
+// Which run a report is of: what identifies it, the machine it ran on (as recorded) and the time analysed.
+struct RunHeader {
+  int64_t run_id = 0;
+  std::string label;
+  std::string kind;
+  std::string status;
+  std::string mode;
+  nlohmann::json machine;  // the run's machine record (reports/run_text.h words it)
+  std::optional<double> since_s;
+  double window_s = 0;
+};
+RunHeader run_header(const RunAnalysis& analysis, std::optional<double> since_s);
+
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
                                 WaitSelection waits);
 

@@ -86,8 +86,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   return notes;
 }
 
-std::string machine_text(const RunRecord& run) {
-  const auto& m = run.machine;
+std::string machine_text(const nlohmann::json& m) {
   std::string memory = "?";
   if (m.is_object() && m.contains("memory_bytes") && m["memory_bytes"].is_number())
     memory = format_bytes(m["memory_bytes"].get<double>());

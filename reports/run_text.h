@@ -15,7 +15,7 @@ namespace ingero::reports {
 // thresholds, what a window leaves out, how the file was read.
 std::vector<std::string> data_notes(const RunAnalysis& analysis);
 
-// "AMD EPYC, 2 cores, 23.4 GB, kernel 6.1, GPU none"
-std::string machine_text(const RunRecord& run);
+// "AMD EPYC, 2 cores, 23.4 GB, kernel 6.1, GPU none", from a run's machine record.
+std::string machine_text(const nlohmann::json& machine);
 
 }  // namespace ingero::reports
