@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "reports/format.h"
 
 namespace ingero::reports {
 
@@ -22,38 +21,15 @@ Error bad_baseline(const std::string& path, const std::string& what) {
 }
 
 GateResult judge(const std::string& label, std::vector<double> base, std::vector<double> now, const GateRule& rule) {
-  GateResult r{label, std::move(base), std::move(now), GateVerdict::missing, std::nullopt, std::nullopt, ""};
-  if (r.current.empty()) {
-    r.verdict = GateVerdict::missing;
-    r.reason = "no completed repeat in this run";
-    return r;
-  }
+  GateResult r{label, std::move(base), std::move(now), GateVerdict::missing, std::nullopt, std::nullopt};
+  if (r.current.empty()) return r;
   if (r.baseline.empty()) {
     r.verdict = GateVerdict::new_config;
-    r.reason = fmt::format("no baseline yet; median {} over {} repeats", format_seconds(median(r.current)),
-                           r.current.size());
     return r;
   }
   r.slowdown = ratio_of_medians(r.baseline, r.current, rule.confidence);
   r.test = mann_whitney(r.current, r.baseline);
-  const double ratio = r.slowdown->ratio;
-  const Interval& in = r.slowdown->interval;
-  const std::string numbers =
-      fmt::format("{:.3f}x the baseline ({} vs {}), {:g} % interval {:.3f}-{:.3f}, Mann-Whitney p = {:.3g}", ratio,
-                  format_seconds(median(r.current)), format_seconds(median(r.baseline)), rule.confidence * 100,
-                  in.low, in.high, r.test->p_value);
   r.verdict = gate_verdict(*r.slowdown, rule);
-  if (r.verdict == GateVerdict::regression) {
-    r.reason = fmt::format("slower by more than {:g} % beyond noise (the whole interval above {:.3f}): {}",
-                           rule.threshold * 100, 1 + rule.threshold, numbers);
-  } else if (r.verdict == GateVerdict::improvement) {
-    r.reason = fmt::format("faster by more than {:g} % beyond noise (the whole interval below {:.3f}): {}",
-                           rule.threshold * 100, 1 / (1 + rule.threshold), numbers);
-  } else {
-    r.reason = fmt::format("within the {:g} % threshold or the noise (a regression needs the whole interval above "
-                           "{:.3f}): {}",
-                           rule.threshold * 100, 1 + rule.threshold, numbers);
-  }
   return r;
 }
 
@@ -120,11 +96,9 @@ bool GateReport::failed() const {
 
 GateReport gate(const std::string& suite, const std::vector<std::string>& order, const CiBaseline& baseline,
                 const std::map<std::string, std::vector<double>>& current, const json& machine, const GateRule& rule) {
-  GateReport report{suite, rule, {}, {}};
+  GateReport report{suite, rule, {}, std::nullopt};
   if (machine_kind(baseline.machine) != machine_kind(machine))
-    report.warnings.push_back(fmt::format("the baseline was measured on another kind of machine ({}); this run is on "
-                                          "{}: ratios compare the machines as much as the builds",
-                                          machine_kind(baseline.machine), machine_kind(machine)));
+    report.other_machine = MachineMismatch{machine_kind(baseline.machine), machine_kind(machine)};
   for (const std::string& label : order) {
     auto base = baseline.epoch_seconds.find(label);
     auto now = current.find(label);

@@ -59,14 +59,19 @@ struct GateResult {
   GateVerdict verdict = GateVerdict::missing;
   std::optional<RatioEstimate> slowdown;  // median(current) / median(baseline)
   std::optional<MannWhitney> test;
-  std::string reason;  // the numbers behind the verdict, in words
+};
+
+// The baseline's machine and this run's, when they are not of one kind (machine_kind).
+struct MachineMismatch {
+  std::string baseline;
+  std::string current;
 };
 
 struct GateReport {
   std::string suite;
   GateRule rule;
   std::vector<GateResult> results;  // in suite order
-  std::vector<std::string> warnings;  // e.g. a baseline from another machine kind
+  std::optional<MachineMismatch> other_machine;  // ratios then compare the machines as much as the builds
   // A regression, or a configuration with no completed repeat: the gate fails.
   bool failed() const;
 };
