@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mcp/tool_schemas.h"
 
-#include "reports/report_json.h"
+#include "reports/render/report_json.h"
 
 namespace ingero::mcp::schemas {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON Schemas of the trace tools: the builders of common/json_schema.h, and the shapes of the report JSON
-// (reports/report_json.h) that the tools return. Clients validate structuredContent
+// (reports/render/report_json.h) that the tools return. Clients validate structuredContent
 // against these (the TypeScript SDK with Ajv), so every field says whether it can be null.
 #pragma once
 
@@ -28,7 +28,7 @@ using json_schema::string;
 using json_schema::string_enum;
 using json_schema::with_optional;
 
-// Report pieces, each reports/report_json.h's schema of what its writer writes.
+// Report pieces, each reports/render/report_json.h's schema of what its writer writes.
 json run_header();
 json metrics();
 json call_row();

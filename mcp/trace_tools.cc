@@ -11,12 +11,12 @@
 #include "common/trace_contract.h"
 #include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
-#include "reports/trace_reports.h"
-#include "reports/compare_text.h"
-#include "reports/format.h"
-#include "reports/recommend_text.h"
-#include "reports/tracing_cost_text.h"
-#include "reports/report_json.h"
+#include "reports/documents/trace_reports.h"
+#include "reports/text/compare_text.h"
+#include "reports/text/format.h"
+#include "reports/text/recommend_text.h"
+#include "reports/text/tracing_cost_text.h"
+#include "reports/render/report_json.h"
 
 namespace ingero::mcp {
 namespace {

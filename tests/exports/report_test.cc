@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/recommend_text.h"
-#include "reports/report_json.h"
-#include "reports/report_render.h"
+#include "reports/render/commands.h"
+#include "reports/text/recommend_text.h"
+#include "reports/render/report_json.h"
+#include "reports/render/report_render.h"
 #include "tests/exports/export_fixtures.h"
 
 namespace ingero::reports::testing {

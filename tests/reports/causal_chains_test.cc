@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/chain_text.h"
-#include "reports/commands.h"
-#include "reports/run_analysis.h"
+#include "reports/text/chain_text.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/run_analysis.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {

@@ -4,8 +4,8 @@
 // machine measured 1.115x with its interval [1.045, 1.141] and once failed the gate.
 #include <gtest/gtest.h>
 
-#include "reports/ci_gate.h"
-#include "reports/ci_gate_render.h"
+#include "reports/analysis/ci_gate.h"
+#include "reports/render/ci_gate_render.h"
 
 namespace ingero::reports {
 namespace {

@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/trace_contract.h"
-#include "reports/commands.h"
-#include "reports/compare_text.h"
-#include "reports/format.h"
-#include "reports/report_json.h"
-#include "reports/run_metrics.h"
-#include "reports/stats.h"
-#include "reports/tracing_cost_text.h"
+#include "reports/render/commands.h"
+#include "reports/text/compare_text.h"
+#include "reports/text/format.h"
+#include "reports/render/report_json.h"
+#include "reports/analysis/run_metrics.h"
+#include "reports/analysis/stats.h"
+#include "reports/text/tracing_cost_text.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {

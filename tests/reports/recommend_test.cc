@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/recommend.h"
-#include "reports/recommend_text.h"
-#include "reports/report_json.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/recommend.h"
+#include "reports/text/recommend_text.h"
+#include "reports/render/report_json.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
