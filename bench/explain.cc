@@ -19,7 +19,7 @@
 #include <sqlite3.h>
 
 #include "bench/bench_context.h"
-#include "reports/commands.h"
+#include "reports/render/commands.h"
 #include "tests/reports/synthetic_trace.h"
 
 namespace {

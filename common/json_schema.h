@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builders of JSON Schemas (draft 2020-12 subset): the MCP tools' input and output schemas, and
-// the shapes of the report JSON (reports/json_shape.h), which write a value and its schema from
+// the shapes of the report JSON (reports/render/json_shape.h), which write a value and its schema from
 // one list of fields. Output objects name every field they always carry as required, and say
 // of each whether it can be null.
 #pragma once

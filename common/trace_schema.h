@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Creating, checking and upgrading the trace DB schema (common/schema.sql). Writers
 // create or upgrade a file in place; readers, which never write, upgrade an in-memory
-// copy of an older file instead (reports/trace_data.cc).
+// copy of an older file instead (reports/data/trace_data.cc).
 #pragma once
 
 #include <string>

@@ -15,7 +15,8 @@
 #include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
-#include "reports/ci_gate.h"
+#include "reports/analysis/ci_gate.h"
+#include "reports/render/ci_gate_render.h"
 
 namespace ingero::harness {
 

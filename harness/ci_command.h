@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ingero-bench ci: runs a suite of configurations, interleaved, and gates them against a
-// baseline with reports/ci_gate.h; writes JUnit XML and a Markdown summary for CI pages.
+// baseline with reports/analysis/ci_gate.h; writes JUnit XML and a Markdown summary for CI pages.
 #pragma once
 
 #include "common/result.h"

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "reports/commands.h"
-#include "reports/format.h"
+#include "reports/render/commands.h"
+#include "reports/text/format.h"
 
 namespace ingero::harness {
 

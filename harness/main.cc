@@ -15,9 +15,9 @@
 #include "harness/signals.h"
 #include "harness/sweep_command.h"
 #include "mcp/trace_server.h"
-#include "reports/commands.h"
-#include "reports/perfetto_export.h"
-#include "reports/report_render.h"
+#include "reports/render/commands.h"
+#include "reports/render/perfetto_export.h"
+#include "reports/render/report_render.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "common/atomic_file.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
-#include "reports/trace_data.h"
+#include "reports/data/trace_data.h"
 #include "tracer/trace_db.h"
 
 namespace ingero::harness {

@@ -16,7 +16,7 @@ struct TableRow {
   std::string failure;  // why there is no result (worker died, skipped, ...)
   std::string sweep;    // "sweep 3" / "sweep 3 verify" for runs of a sweep
   std::string node;     // the machine that recorded it (shown when a DB holds several: merge)
-  std::string job;      // the distributed job it is part of with other nodes' runs (reports/jobs.h)
+  std::string job;      // the distributed job it is part of with other nodes' runs (reports/analysis/jobs.h)
 };
 
 // A row from what a run left: its status, error and record (null when it wrote none).

@@ -9,9 +9,10 @@
 #include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
-#include "reports/jobs.h"
-#include "reports/run_metrics.h"
-#include "reports/trace_data.h"
+#include "reports/analysis/jobs.h"
+#include "reports/text/rank_text.h"
+#include "reports/analysis/run_metrics.h"
+#include "reports/data/trace_data.h"
 
 namespace ingero::harness {
 

@@ -15,9 +15,9 @@
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "harness/sweep_rules.h"
-#include "reports/commands.h"
-#include "reports/format.h"
-#include "reports/report_text.h"
+#include "reports/render/commands.h"
+#include "reports/text/format.h"
+#include "reports/render/report_text.h"
 
 namespace ingero::harness {
 

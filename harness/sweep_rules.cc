@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/format.h"
+#include "reports/text/format.h"
 
 namespace ingero::harness {
 

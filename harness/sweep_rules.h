@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/knobs.h"
-#include "reports/significance.h"
+#include "reports/analysis/significance.h"
 
 namespace ingero::harness {
 

@@ -19,7 +19,7 @@
 
 #include "common/result.h"
 #include "common/sqlite.h"
-#include "reports/trace_data.h"
+#include "reports/data/trace_data.h"
 
 namespace ingero::mcp {
 

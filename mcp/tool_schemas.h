@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON Schemas of the trace tools: the builders of common/json_schema.h, and the shapes of the report JSON
-// (reports/report_json.h) that the tools return. Clients validate structuredContent
+// (reports/render/report_json.h) that the tools return. Clients validate structuredContent
 // against these (the TypeScript SDK with Ajv), so every field says whether it can be null.
 #pragma once
 
@@ -28,15 +28,15 @@ using json_schema::string;
 using json_schema::string_enum;
 using json_schema::with_optional;
 
-// Report pieces, as report_json.cc writes them.
+// Report pieces, each reports/render/report_json.h's schema of what its writer writes.
 json run_header();
 json metrics();
 json call_row();
-json tracing_cost();  // as report_json.cc writes it
+json tracing_cost();
 json process_row();
-json causal_chain();       // reports::causal_chain_schema(): from the fields its writer uses
+json causal_chain();
 json slow_interval_summary();
-json chain_thresholds();   // reports::chain_thresholds_schema(), likewise
+json chain_thresholds();
 json compare_report();
 json recommend_report();
 

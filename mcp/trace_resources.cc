@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/schema_sql.h"
-#include "reports/trace_reports.h"
-#include "reports/report_text.h"
+#include "reports/documents/trace_reports.h"
+#include "reports/render/report_text.h"
 
 namespace ingero::mcp {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 #include "mcp/registry.h"
-#include "reports/trace_data.h"
+#include "reports/data/trace_data.h"
 
 namespace ingero::mcp {
 

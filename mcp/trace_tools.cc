@@ -11,10 +11,12 @@
 #include "common/trace_contract.h"
 #include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
-#include "reports/trace_reports.h"
-#include "reports/format.h"
-#include "reports/tracing_cost_text.h"
-#include "reports/report_json.h"
+#include "reports/documents/trace_reports.h"
+#include "reports/text/compare_text.h"
+#include "reports/text/format.h"
+#include "reports/text/recommend_text.h"
+#include "reports/text/tracing_cost_text.h"
+#include "reports/render/report_json.h"
 
 namespace ingero::mcp {
 namespace {
@@ -384,7 +386,7 @@ ToolSpec compare_tool(Trace trace) {
         auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
         if (!report) return report.error();
         std::string text = fmt::format("{} vs {}:\n", run_name(report->a), run_name(report->b));
-        for (const auto& line : report->explanation) text += line + "\n";
+        for (const auto& line : reports::explanation_lines(*report)) text += line + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
 }
@@ -408,8 +410,8 @@ ToolSpec recommendation_tool(Trace trace) {
         options.baseline_run = optional_integer(args, "baseline_run");
         auto report = reports::make_recommend_report(*trace, options);
         if (!report) return report.error();
-        std::string text = report->headline + "\n";
-        for (const auto& reason : report->reasons) text += "  " + reason + "\n";
+        std::string text = reports::headline_text(*report) + "\n";
+        for (const auto& reason : reports::reason_lines(*report)) text += "  " + reason + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
 }

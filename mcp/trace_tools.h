@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What `ingero-bench mcp --db FILE` offers an AI assistant over one trace DB: tools that
-// answer with the same analysis explain / compare / recommend print (reports/trace_reports.h),
+// answer with the same analysis explain / compare / recommend print (reports/documents/trace_reports.h),
 // a read-only SQL tool, the schema and each run's explain text as resources, and the
 // `investigate` prompt. Every tool only reads; the DB file is never written.
 #pragma once
@@ -12,7 +12,7 @@
 #include "mcp/registry.h"
 #include "mcp/server.h"
 #include "mcp/sql_tool.h"
-#include "reports/trace_data.h"
+#include "reports/data/trace_data.h"
 
 namespace ingero::mcp {
 

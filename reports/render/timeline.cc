@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/format.h"
+#include "reports/text/format.h"
 #include "reports/render/chart_parts.h"
 #include "reports/render/charts.h"
 #include "reports/render/svg.h"

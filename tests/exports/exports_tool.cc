@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/perfetto_export.h"
-#include "reports/report_render.h"
+#include "reports/render/perfetto_export.h"
+#include "reports/render/report_render.h"
 
 namespace reports = ingero::reports;
 

@@ -11,7 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/sqlite.h"
 #include "common/trace_contract.h"
-#include "reports/perfetto_export.h"
+#include "reports/render/perfetto_export.h"
 #include "tests/exports/export_fixtures.h"
 
 namespace ingero::reports::testing {

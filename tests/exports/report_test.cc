@@ -7,9 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/report_json.h"
-#include "reports/report_render.h"
+#include "reports/render/commands.h"
+#include "reports/text/recommend_text.h"
+#include "reports/render/report_json.h"
+#include "reports/render/report_render.h"
 #include "tests/exports/export_fixtures.h"
 
 namespace ingero::reports::testing {
@@ -124,6 +125,26 @@ TEST_F(Report, SweepModelHoldsTheRecommendationsNumbers) {
   }
 }
 
+// The baseline's chains are the recommendation's evidence: its wait fraction and verdict, then its
+// highest ranked chains, as many as fit in four lines.
+TEST_F(Report, TheBaselinesChainsAreTheEvidence) {
+  const RecommendReport r = recommend_report(*db_, 1);
+  ASSERT_TRUE(r.evidence.has_value());
+  EXPECT_EQ(r.evidence->run_id, sweeps_.baseline_run);
+  ASSERT_TRUE(r.evidence->wait_fraction.has_value());
+  EXPECT_NEAR(*r.evidence->wait_fraction, 0.15, 1e-9);
+  EXPECT_EQ(r.evidence->verdict, InputBound::moderately);
+  ASSERT_EQ(r.evidence->chains.size(), 3u);
+  EXPECT_EQ(r.evidence->chains[0].severity, Severity::high);
+  const auto lines = baseline_evidence_lines(r);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], fmt::format("run {} waited for data 15.0 % of the time: MODERATELY input-bound",
+                                  sweeps_.baseline_run));
+  EXPECT_EQ(lines[1], "[HIGH] " + r.evidence->chains[0].summary + " — " + r.evidence->chains[0].root_cause);
+  EXPECT_FALSE(r.budget_hint.has_value());  // an alternative was measured
+  EXPECT_FALSE(r.untried_change.has_value());
+}
+
 TEST_F(Report, EpochGridSpansWorkersAndPrefetch) {
   const ReportDoc d = doc({1, {}});
   ASSERT_EQ(d.grids.size(), 1u);
@@ -192,7 +213,7 @@ TEST_F(Report, MarkdownHasTheTableTheGridAndTheHeadline) {
   const std::string md = written(options, "md");
   const RecommendReport expected = recommend_report(*db_, 1);
   EXPECT_EQ(md.rfind("# ingero-bench report: sweep 1\n", 0), 0u);
-  EXPECT_TRUE(contains(md, "**" + expected.headline + "**")) << md;
+  EXPECT_TRUE(contains(md, "**" + headline_text(expected) + "**")) << md;
   EXPECT_TRUE(contains(md, "| configuration | workers | prefetch | pin | epoch | interval |"));
   for (const auto& c : expected.configs) EXPECT_TRUE(contains(md, "| " + c.label + " |")) << c.label;
   EXPECT_TRUE(contains(md, "pruned: slower than loader w4 pf2"));
@@ -329,7 +350,7 @@ TEST_F(RealDbReport, MarkdownAndJsonHoldTheRecommendation) {
   const RecommendReport expected = recommend_report(INGERO_H200_DB, std::nullopt);
   const std::string md = write("md");
   EXPECT_TRUE(contains(md, "# ingero-bench report: every run in the file"));
-  EXPECT_TRUE(contains(md, "**" + expected.headline + "**"));
+  EXPECT_TRUE(contains(md, "**" + headline_text(expected) + "**"));
   EXPECT_TRUE(contains(md, "| loader w4 pf2 | 4 | 2 | no | 6.25 s |")) << md;
   EXPECT_TRUE(contains(md, "| 0 | 12.64 s (baseline) |"));  // the loader grid
   const json doc = json::parse(write("json"));

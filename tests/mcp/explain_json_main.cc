@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "reports/commands.h"
+#include "reports/render/commands.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

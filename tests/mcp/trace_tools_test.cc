@@ -17,9 +17,9 @@
 #include "mcp/trace_resources.h"
 #include "mcp/trace_server.h"
 #include "mcp/trace_tools.h"
-#include "reports/commands.h"
-#include "reports/report_json.h"
-#include "reports/report_text.h"
+#include "reports/render/commands.h"
+#include "reports/render/report_json.h"
+#include "reports/render/report_text.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::mcp {

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/commands.h"
+#include "reports/render/commands.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/chain_text.h"
-#include "reports/commands.h"
-#include "reports/run_analysis.h"
+#include "reports/text/chain_text.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/run_analysis.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -70,6 +70,15 @@ TEST(CausalChains, PreemptionOfTheCallingThreadExplainsTheSlowCall) {
   EXPECT_FALSE(words.recommendation.empty());
   ASSERT_EQ(words.timeline.size(), 4u);
   EXPECT_EQ(words.timeline[2].rfind("[CUDA] cudaStreamSynchronize p99=", 0), 0u) << words.timeline[2];
+  // The slow calls were those from the tail's threshold on, which the summary holds as a number.
+  const auto sync = std::find_if(a.chains.victims.begin(), a.chains.victims.end(),
+                                 [](const VictimSummary& v) { return v.op == "cudaStreamSynchronize"; });
+  ASSERT_NE(sync, a.chains.victims.end());
+  EXPECT_EQ(sync->selection, VictimSelection::calls_in_tail);
+  EXPECT_EQ(sync->threshold_ns, slow_threshold(sync->stats, a.chains.thresholds));
+  EXPECT_EQ(sync->threshold_ns, a.chains.thresholds.slow_min_ns);  // 1 ms: above p99 and 10 × p50 here
+  EXPECT_EQ(selection_text(*sync, a.chains.thresholds),
+            "calls ≥ 1 ms (the largest of p99 = 20 µs, 10 × p50 = 200 µs, 1 ms)");
 }
 
 TEST(CausalChains, StallOnAnUnrelatedThreadIsNotBlamed) {
@@ -136,6 +145,10 @@ TEST(CausalChains, PreemptedWorkerIsFoundOnTheProducerSide) {
   EXPECT_EQ(find_chain(a, "batch_wait", "pin.on_cpu"), nullptr);
   ASSERT_EQ(a.chains.victims.size(), 1u);
   EXPECT_EQ(a.chains.victims[0].count, 20);
+  // An input-bound run's every wait is taken, and the words say why.
+  EXPECT_EQ(a.chains.victims[0].selection, VictimSelection::every_wait_input_bound);
+  EXPECT_EQ(a.chains.victims[0].verdict, InputBound::highly);
+  EXPECT_EQ(selection_text(a.chains.victims[0], a.chains.thresholds), "every batch wait (the run is HIGHLY input-bound)");
 }
 
 // A dataset read from per-sample files with a cold page cache, the device measured at 500 MB/s.

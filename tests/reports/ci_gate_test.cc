@@ -4,7 +4,8 @@
 // machine measured 1.115x with its interval [1.045, 1.141] and once failed the gate.
 #include <gtest/gtest.h>
 
-#include "reports/ci_gate.h"
+#include "reports/analysis/ci_gate.h"
+#include "reports/render/ci_gate_render.h"
 
 namespace ingero::reports {
 namespace {
@@ -39,6 +40,40 @@ TEST(CiGateRule, TheSummarySaysTheRule) {
   report.rule = GateRule{0.10, 0.95};
   const std::string md = render_markdown(report);
   EXPECT_NE(md.find("lies wholly above 1.1."), std::string::npos) << md;
+}
+
+// The gate returns verdicts and numbers; the reasons and the warning are the renderers' words.
+TEST(CiGate, VerdictsAreNumbersAndTheirReasonsAreWords) {
+  CiBaseline baseline{"cpu", {{"cpu_model", "A"}, {"cpu_count", 2}}, {{"slow", {1.0, 1.0, 1.0, 1.0, 1.0}},
+                                                                      {"gone", {1.0, 1.0, 1.0}}}};
+  const std::map<std::string, std::vector<double>> current = {{"slow", {1.3, 1.3, 1.3, 1.3, 1.3}},
+                                                              {"fresh", {2.0, 2.0, 2.0}}};
+  const GateRule rule{0.10, 0.95};
+  const GateReport report =
+      gate("cpu", {"slow", "fresh", "gone"}, baseline, current, {{"cpu_model", "B"}, {"cpu_count", 2}}, rule);
+  ASSERT_EQ(report.results.size(), 3u);
+  const GateResult& slow = report.results[0];
+  EXPECT_EQ(slow.verdict, GateVerdict::regression);
+  ASSERT_TRUE(slow.slowdown.has_value());
+  EXPECT_NEAR(slow.slowdown->ratio, 1.3, 1e-9);
+  EXPECT_EQ(gate_reason(slow, rule).rfind("slower by more than 10 % beyond noise (the whole interval above 1.100): "
+                                          "1.300x the baseline (1.30 s vs 1.00 s), 95 % interval 1.300-1.300",
+                                          0),
+            0u)
+      << gate_reason(slow, rule);
+  EXPECT_EQ(report.results[1].verdict, GateVerdict::new_config);
+  EXPECT_EQ(gate_reason(report.results[1], rule), "no baseline yet; median 2.00 s over 3 repeats");
+  EXPECT_EQ(report.results[2].verdict, GateVerdict::missing);
+  EXPECT_EQ(gate_reason(report.results[2], rule), "no completed repeat in this run");
+  ASSERT_TRUE(report.other_machine.has_value());
+  EXPECT_EQ(report.other_machine->baseline, "A, 2 cores, no GPU");
+  EXPECT_EQ(report.other_machine->current, "B, 2 cores, no GPU");
+  EXPECT_NE(render_markdown(report).find("> warning: the baseline was measured on another kind of machine (A, 2 "
+                                         "cores, no GPU); this run is on B, 2 cores, no GPU"),
+            std::string::npos);
+  EXPECT_NE(render_junit(report).find("<failure message=\"1.300x slower than the baseline\">slower by more than 10 %"),
+            std::string::npos)
+      << render_junit(report);
 }
 
 }  // namespace

@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "reports/commands.h"
-#include "reports/thread_activity.h"
-#include "reports/trace_data.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/thread_activity.h"
+#include "reports/data/trace_data.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {

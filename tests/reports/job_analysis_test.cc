@@ -12,9 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/jobs.h"
-#include "reports/report_json.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/jobs.h"
+#include "reports/text/rank_text.h"
+#include "reports/render/report_json.h"
 #include "tests/reports/ddp_scenario.h"
 #include "tracer/trace_db.h"
 

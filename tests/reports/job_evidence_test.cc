@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/trace_contract.h"
-#include "reports/job_evidence.h"
+#include "reports/analysis/job_evidence.h"
 
 namespace ingero::reports {
 namespace {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rule that tells which runs of several nodes are one distributed job (reports/jobs.h),
+// The rule that tells which runs of several nodes are one distributed job (reports/analysis/jobs.h),
 // on runs described directly: ranks, world sizes, wall-clock windows.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
-#include "reports/jobs.h"
+#include "reports/analysis/jobs.h"
+#include "reports/text/rank_text.h"
 
 namespace ingero::reports {
 namespace {

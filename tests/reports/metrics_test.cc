@@ -6,12 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/trace_contract.h"
-#include "reports/commands.h"
-#include "reports/format.h"
-#include "reports/report_json.h"
-#include "reports/run_metrics.h"
-#include "reports/stats.h"
-#include "reports/tracing_cost_text.h"
+#include "reports/render/commands.h"
+#include "reports/text/compare_text.h"
+#include "reports/text/format.h"
+#include "reports/render/report_json.h"
+#include "reports/analysis/run_metrics.h"
+#include "reports/analysis/stats.h"
+#include "reports/text/tracing_cost_text.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -114,6 +115,37 @@ TEST(CompareCommand, ExplainsTheRatioByComponents) {
   options.json = false;
   ASSERT_TRUE(compare(options, text).ok());
   EXPECT_NE(text.str().find("100×"), std::string::npos) << text.str();
+}
+
+// The comparison's numbers and kinds; its words are compare_text's.
+TEST(CompareReport, ComponentsAreTypedCausesWithTheirNumbers) {
+  const std::string path = write_direct_vs_loader("compare-typed");
+  auto trace = TraceFile::open(path);
+  ASSERT_TRUE(trace.ok());
+  auto r = make_compare_report(**trace, 1, 2);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->basis, CompareBasis::per_epoch);
+  EXPECT_TRUE(r->comparable());
+  ASSERT_GE(r->components.size(), 4u);
+  EXPECT_EQ(r->components[0].kind, ComponentKind::waiting);
+  const ComponentRow& workers = r->components[1];
+  EXPECT_EQ(workers.kind, ComponentKind::wait_cause);
+  EXPECT_TRUE(workers.part_of_wait());
+  EXPECT_EQ(workers.cause.code(), "worker.on_cpu");
+  EXPECT_NEAR(workers.b_s, 39.0, 1e-6);
+  EXPECT_EQ(component_name(workers), "workers on CPU (per-sample fetch and collate)");
+  EXPECT_EQ(r->components[r->components.size() - 2].kind, ComponentKind::compute);
+  EXPECT_EQ(r->components.back().kind, ComponentKind::other);
+  // The worker part (+39.0 s) and the waiting it is part of (+38.99 s) explain the difference, the
+  // largest change first; compute (+0.12 s of 39.6 s) does not.
+  ASSERT_EQ(r->explained.size(), 2u);
+  EXPECT_EQ(r->explained[0], 1u);
+  EXPECT_EQ(r->explained[1], 0u);
+  const auto lines = explanation_lines(*r);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].rfind("run 2 takes 100× as long as run 1 (per measured epoch", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("  of which workers on CPU (per-sample fetch and collate): +39.00 s", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("waiting for data: +38.99 s", 0), 0u) << lines[2];
 }
 
 TEST(ExplainCommand, MetricsComeFromTheResultRecord) {

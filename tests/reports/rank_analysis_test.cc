@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/report_render.h"
-#include "reports/run_analysis.h"
+#include "reports/render/commands.h"
+#include "reports/render/report_render.h"
+#include "reports/analysis/run_analysis.h"
 #include "tests/reports/ddp_scenario.h"
 
 namespace ingero::reports::testing {

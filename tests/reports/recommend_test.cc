@@ -5,9 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/commands.h"
-#include "reports/recommend.h"
-#include "reports/report_json.h"
+#include "reports/render/commands.h"
+#include "reports/analysis/recommend.h"
+#include "reports/text/recommend_text.h"
+#include "reports/render/report_json.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -64,7 +65,10 @@ TEST(Recommend, LoaderOnlySweepPicksTheFastestLoader) {
   const auto& w8 = report->configs[1];  // fastest first: w4, w8, w2, w0
   ASSERT_EQ(w8.label, "loader w8");
   ASSERT_FALSE(w8.flags.empty());
-  EXPECT_NE(w8.flags[0].find("oversubscribed"), std::string::npos);
+  EXPECT_EQ(w8.flags[0].kind, FlagKind::oversubscribed);
+  EXPECT_EQ(w8.flags[0].workers, 8);
+  EXPECT_EQ(w8.flags[0].cores, 4);
+  EXPECT_EQ(flag_text(w8.flags[0]), "oversubscribed: 8 workers on 4 cores");
 }
 
 TEST(Recommend, InMemoryDataIsNotALoaderSetting) {
@@ -77,10 +81,18 @@ TEST(Recommend, InMemoryDataIsNotALoaderSetting) {
   EXPECT_EQ(recommended(*report).label, "resident");
   EXPECT_TRUE(report->not_a_loader_setting);
   EXPECT_NEAR(report->speedup, 1.5 / 0.05, 1e-9);
-  EXPECT_NE(report->headline.find("Not a DataLoader setting"), std::string::npos);
+  EXPECT_NE(headline_text(*report).find("Not a DataLoader setting"), std::string::npos);
   bool mentions_unshuffled = false;
-  for (const auto& reason : report->reasons) mentions_unshuffled |= reason.find("does not replace") != std::string::npos;
+  for (const auto& reason : reason_lines(*report))
+    mentions_unshuffled |= reason.find("does not replace") != std::string::npos;
   EXPECT_TRUE(mentions_unshuffled);
+  // The faster in-order point is a reason of its own kind, naming that point.
+  const auto in_order = std::find_if(report->reasons.begin(), report->reasons.end(),
+                                     [](const Reason& r) { return r.kind == ReasonKind::reads_in_order; });
+  ASSERT_NE(in_order, report->reasons.end());
+  EXPECT_EQ(report->configs[in_order->config].label, "direct");
+  EXPECT_EQ(report->reasons.front().kind, ReasonKind::other_mode);
+  EXPECT_EQ(report->reasons.front().config, report->recommended);
 }
 
 TEST(Recommend, CheaperSettingWinsWithinNoise) {
@@ -93,8 +105,12 @@ TEST(Recommend, CheaperSettingWinsWithinNoise) {
   EXPECT_EQ(report->configs[report->fastest].label, "loader w4");
   EXPECT_EQ(recommended(*report).label, "loader w2");
   bool explains = false;
-  for (const auto& reason : report->reasons) explains |= reason.find("indistinguishable from it") != std::string::npos;
+  for (const auto& reason : reason_lines(*report)) explains |= reason.find("indistinguishable from it") != std::string::npos;
   EXPECT_TRUE(explains);
+  ASSERT_FALSE(report->reasons.empty());
+  EXPECT_EQ(report->reasons[0].kind, ReasonKind::cheaper_within_noise);
+  EXPECT_EQ(report->reasons[0].config, report->recommended);
+  EXPECT_EQ(report->reasons[0].other, report->fastest);
 }
 
 TEST(Recommend, BaselineKeptWhenNothingBeatsItBeyondNoise) {
@@ -103,7 +119,12 @@ TEST(Recommend, BaselineKeptWhenNothingBeatsItBeyondNoise) {
   auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->recommended, report->baseline);
-  EXPECT_NE(report->headline.find("Keep"), std::string::npos);
+  EXPECT_TRUE(report->alternative_measured);
+  EXPECT_NE(headline_text(*report).find("Keep"), std::string::npos);
+  // The faster loader w4 is within noise of the cheaper baseline; nothing changes, so no caution.
+  ASSERT_EQ(report->reasons.size(), 1u);
+  EXPECT_EQ(report->reasons[0].kind, ReasonKind::cheaper_within_noise);
+  EXPECT_EQ(report->reasons[0].config, report->baseline);
 }
 
 TEST(Recommend, PinnedCoresCountForOversubscription) {
@@ -112,7 +133,9 @@ TEST(Recommend, PinnedCoresCountForOversubscription) {
   auto report = recommend_configuration(inputs(runs));
   ASSERT_TRUE(report.ok());
   ASSERT_FALSE(report->configs[0].flags.empty());
-  EXPECT_NE(report->configs[0].flags[0].find("2 workers on 2 cores"), std::string::npos);
+  EXPECT_EQ(report->configs[0].flags[0].kind, FlagKind::oversubscribed);
+  EXPECT_EQ(report->configs[0].flags[0].cores, 2);
+  EXPECT_NE(flag_text(report->configs[0].flags[0]).find("2 workers on 2 cores"), std::string::npos);
 }
 
 TEST(Recommend, HighRunQueueLatencyIsFlagged) {
@@ -122,9 +145,15 @@ TEST(Recommend, HighRunQueueLatencyIsFlagged) {
   ASSERT_TRUE(report.ok());
   bool flagged = false;
   for (const auto& c : report->configs) {
-    for (const auto& f : c.flags) flagged |= f.find("high run-queue latency") != std::string::npos;
+    for (const auto& f : flag_texts(c.flags)) flagged |= f.find("high run-queue latency") != std::string::npos;
   }
   EXPECT_TRUE(flagged);
+  const auto& w8 = report->configs[1];
+  ASSERT_EQ(w8.label, "loader w8");
+  ASSERT_EQ(w8.flags.size(), 2u);
+  EXPECT_EQ(w8.flags[1].kind, FlagKind::high_runq);
+  EXPECT_EQ(w8.flags[1].runq_p99.lower, 2048);
+  EXPECT_EQ(flag_text(w8.flags[1]), "high run-queue latency: p99 in [2048, 4096) µs");
 }
 
 TEST(Recommend, FailedRunsAndNoRunsAreHandled) {
@@ -199,10 +228,11 @@ TEST(Recommend, VerificationRunsGiveTheStatedSpeedup) {
   EXPECT_LE(report->speedup_low, report->speedup);
   EXPECT_GE(report->speedup_high, report->speedup);
   EXPECT_GT(report->speedup_low, 1.0);
-  ASSERT_EQ(report->skipped.size(), 2u);
-  EXPECT_NE(report->skipped[0].find("loader w8: pruned"), std::string::npos) << report->skipped[0];
-  EXPECT_NE(report->skipped[1].find("loader w16: skipped"), std::string::npos) << report->skipped[1];
-  EXPECT_NE(report->headline.find("Verified"), std::string::npos) << report->headline;
+  const auto skipped = not_measured_lines(*report);
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_NE(skipped[0].find("loader w8: pruned"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[1].find("loader w16: skipped"), std::string::npos) << skipped[1];
+  EXPECT_NE(headline_text(*report).find("Verified"), std::string::npos) << headline_text(*report);
 }
 
 // A coordinate search skips most of a large grid: the text says so in one line per reason,
@@ -220,15 +250,27 @@ TEST(Recommend, ManyPointsSkippedForOneReasonAreOneLine) {
   in.runs = {sweep_run(1, "loader w0", loader_config(0), {3.0, 3.1, 2.9})};
   auto report = recommend_configuration(in);
   ASSERT_TRUE(report.ok()) << report.error().message;
-  ASSERT_EQ(report->skipped.size(), 3u);
-  EXPECT_EQ(report->skipped[0], "loader w2: pruned — clearly slower");
-  EXPECT_EQ(report->skipped[1], "loader w16: skipped — the budget of 1m00s was reached");
-  EXPECT_EQ(report->skipped[2].rfind("5 points skipped — off the coordinate search's path (loader 5); e.g. loader w3: "
-                                     "skipped — off the coordinate search's path: it differs",
-                                     0),
+  const auto skipped = not_measured_lines(*report);
+  ASSERT_EQ(skipped.size(), 3u);
+  EXPECT_EQ(skipped[0], "loader w2: pruned — clearly slower");
+  EXPECT_EQ(skipped[1], "loader w16: skipped — the budget of 1m00s was reached");
+  EXPECT_EQ(skipped[2].rfind("5 points skipped — off the coordinate search's path (loader 5); e.g. loader w3: "
+                             "skipped — off the coordinate search's path: it differs",
+                             0),
             0u)
-      << report->skipped[2];
+      << skipped[2];
   EXPECT_EQ(to_json(*report)["skipped"].size(), 7u);
+  // The typed entries: two points alone, then one group of five with its reason and modes.
+  ASSERT_EQ(report->not_measured.size(), 3u);
+  EXPECT_FALSE(report->not_measured[0].group());
+  const NotMeasured& group = report->not_measured[2];
+  ASSERT_TRUE(group.group());
+  EXPECT_EQ(group.configs.size(), 5u);
+  EXPECT_EQ(group.reason, "off the coordinate search's path");
+  EXPECT_EQ(group.per_mode, (std::map<std::string, int>{{"loader", 5}}));
+  // Nothing but the baseline was measured: the budget's stop is the reason the headline gives.
+  ASSERT_GE(report->unmeasured_example, 0);
+  EXPECT_EQ(report->configs[report->unmeasured_example].label, "loader w16");
 }
 
 // Advice to change programs also says what the baseline's own mode reached, so that a user who
@@ -242,7 +284,7 @@ TEST(Recommend, AnotherModeAlsoGivesTheFastestPointOfTheBaselinesMode) {
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(recommended(*report).label, "loader w8 pf4 pin");
   std::string keeping, design;
-  for (const auto& reason : report->reasons) {
+  for (const auto& reason : reason_lines(*report)) {
     if (reason.find("Keeping the baseline's mode") != std::string::npos) keeping = reason;
     if (reason.find("the DataLoader's design") != std::string::npos) design = reason;
   }
@@ -250,14 +292,72 @@ TEST(Recommend, AnotherModeAlsoGivesTheFastestPointOfTheBaselinesMode) {
       << keeping;
   EXPECT_NE(keeping.find("1.25× faster than the baseline's 750 ms"), std::string::npos) << keeping;
   EXPECT_FALSE(design.empty());
+  // The numbers behind the sentence: the baseline mode's fastest point and its ratio to the baseline.
+  const auto best = std::find_if(report->reasons.begin(), report->reasons.end(),
+                                 [](const Reason& r) { return r.kind == ReasonKind::baseline_mode_best; });
+  ASSERT_NE(best, report->reasons.end());
+  EXPECT_EQ(report->configs[best->config].label, "python w4 pf12 pin");
+  EXPECT_EQ(best->other, report->baseline);
+  EXPECT_NEAR(best->ratio, 0.75 / 0.60, 1e-9);
+}
+
+// A job's recommendation is its DataLoader's arguments that differ from the baseline's, with the
+// command the point ran.
+TEST(Recommend, AJobsChangeIsItsDataLoaderArguments) {
+  auto job = [](const std::string& workers) {
+    return nlohmann::json{{"mode", "job"},
+                          {"knobs", {{"num_workers", workers}, {"persistent_workers", workers == "0" ? "off" : "on"}}},
+                          {"command", {"python3", "train.py", "--workers", workers}}}
+        .dump();
+  };
+  RecommendInputs in;
+  in.sweep_id = 1;
+  in.baseline_point = "as written";
+  in.points = {{"as written", nlohmann::json::parse(job("0")), "measured", ""},
+               {"w2", nlohmann::json::parse(job("2")), "measured", ""}};
+  in.runs = {sweep_run(1, "as written", job("0"), {0.2, 0.21, 0.19}), sweep_run(2, "w2", job("2"), {0.1, 0.11, 0.09})};
+  auto report = recommend_configuration(in);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->job);
+  ASSERT_TRUE(report->loader_change.has_value());
+  using Knobs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(report->loader_change->knobs, (Knobs{{"num_workers", "2"}, {"persistent_workers", "on"}}));
+  ASSERT_TRUE(report->loader_change->command.has_value());
+  EXPECT_EQ(report->loader_change->command->back(), "2");
+  EXPECT_EQ(dataloader_change_text(*report->loader_change),
+            "DataLoader(..., num_workers=2, persistent_workers=True), as your command sets it: python3 train.py "
+            "--workers 2");
+  EXPECT_EQ(headline_text(*report).rfind("Change the DataLoader: DataLoader(..., num_workers=2, ", 0), 0u);
+  EXPECT_NE(headline_text(*report).find("100 ms a step, 10 steps/s"), std::string::npos) << headline_text(*report);
+}
+
+// Epochs bounded by --max-batches are named with their cut; the noise rule is its two confidences.
+TEST(Recommend, BoundedEpochsAndTheNoiseRuleAreNumbers) {
+  auto runs = loader_sweep();
+  runs[0].run.config["max_batches"] = 2;
+  runs[0].run.config["samples"] = 1048576 * 256;
+  auto report = recommend_configuration(inputs(runs));
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->bounded_epochs.size(), 1u);
+  EXPECT_EQ(report->configs[report->bounded_epochs[0].config].label, "loader w0");
+  EXPECT_EQ(report->bounded_epochs[0].cut.measured, 2);
+  EXPECT_EQ(report->bounded_epochs[0].cut.whole, 256);
+  EXPECT_NE(headline_text(*report).find("steady pace: loader w0 on 2 of 256 batches (--max-batches)."),
+            std::string::npos)
+      << headline_text(*report);
+  EXPECT_DOUBLE_EQ(report->noise_rule.median_confidence, kMedianConfidence);
+  EXPECT_DOUBLE_EQ(report->noise_rule.speedup_confidence, kSpeedupConfidence);
+  EXPECT_NE(noise_rule_text(report->noise_rule).find("covers the median at >= 90 %"), std::string::npos);
+  EXPECT_NE(noise_rule_text(report->noise_rule).find("a 95 % bootstrap interval"), std::string::npos);
 }
 
 TEST(Recommend, UnverifiedAdviceSaysSoAndHowToVerify) {
   auto report = recommend_configuration(inputs(loader_sweep()));
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->verified);
-  EXPECT_NE(report->headline.find("not verified"), std::string::npos) << report->headline;
-  EXPECT_NE(report->headline.find("ingero-bench sweep"), std::string::npos) << report->headline;
+  const std::string headline = headline_text(*report);
+  EXPECT_NE(headline.find("not verified"), std::string::npos) << headline;
+  EXPECT_NE(headline.find("ingero-bench sweep"), std::string::npos) << headline;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "reports/significance.h"
+#include "reports/analysis/significance.h"
 
 #include <gtest/gtest.h>
 

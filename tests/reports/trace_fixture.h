@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/sqlite.h"
-#include "reports/trace_data.h"
+#include "reports/data/trace_data.h"
 
 namespace ingero::reports::testing {
 

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "common/trace_contract.h"
-#include "reports/commands.h"
-#include "reports/report_json.h"
-#include "reports/tracing_cost_text.h"
+#include "reports/render/commands.h"
+#include "reports/render/report_json.h"
+#include "reports/text/tracing_cost_text.h"
 #include "tests/tracer/trace_run.h"
 
 namespace ingero::tracer::testing {

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/text/run_text.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/trace_contract.h"
+#include "reports/text/format.h"
+
+namespace ingero::reports {
+namespace {
+
+std::string json_text(const nlohmann::json& object, const char* key, const char* fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+}  // namespace
+
+std::vector<std::string> data_notes(const RunAnalysis& a) {
+  std::vector<std::string> notes = a.file_notes;
+  const auto& run = a.context.run;
+  if (!run.traced) notes.push_back("run was not traced (--no-trace): timings only, no host or CUDA events");
+  if (run.traced && !a.metrics.events_lost) {
+    notes.push_back("event losses unknown: the run never recorded them (status '" + run.status +
+                    "'); counts from events may be incomplete");
+  } else if (a.metrics.events_lost && *a.metrics.events_lost > 0) {
+    std::string sources;
+    for (const auto& [source, dropped] : *a.context.losses)
+      if (dropped > 0) sources += fmt::format("{}{} {}", sources.empty() ? "" : ", ", source, format_count(dropped));
+    notes.push_back(fmt::format("{} events could not be delivered ({}); counts from events are lower bounds, "
+                                "per-thread totals are exact",
+                                format_count(*a.metrics.events_lost), sources));
+  } else if (run.traced) {
+    notes.push_back("no events lost (every ring buffer and the writer queue delivered everything)");
+  }
+  for (std::string_view key :
+       {contract::kOffcpuMinNsSetting, contract::kIowaitMinNsSetting, contract::kRunqMinNsSetting}) {
+    const auto value = a.context.setting(key);
+    if (!value) continue;
+    notes.push_back(fmt::format("{} = {} ns: shorter intervals are not stored as events, so they count as "
+                                "on-CPU time in the causal chains (exact totals are in the process table)",
+                                key, *value));
+  }
+  for (const CallLatencyRow& row : a.calls) {
+    if (row.estimate) {
+      notes.push_back(fmt::format(
+          "{}: {} calls, estimated: {} (a duty cycle, because probing every call would cost its thread more than "
+          "the run's hot share); the kernel counted the {} calls it probed, and its percentiles are log2 bucket "
+          "upper bounds over them",
+          row.function, format_calls(row.calls, row.estimate), sampled_share_text(row.estimate),
+          format_count(row.calls)));
+      continue;
+    }
+    if (row.exact) continue;
+    notes.push_back(fmt::format("{}: {} calls counted exactly in the kernel; its percentiles are log2 bucket upper "
+                                "bounds over the whole run (only calls of at least {} ns were stored one by one)",
+                                row.function, format_count(row.calls),
+                                a.context.setting(contract::kCallStreamMinNsSetting).value_or("?")));
+  }
+  const bool has_workers = std::any_of(a.context.threads.begin(), a.context.threads.end(),
+                                       [](const ThreadRecord& t) { return t.role == contract::kRoleWorker; });
+  if (has_workers && a.events_of("worker_start") == 0)
+    notes.push_back("worker start-up (fork to ready) was not measured in this run: no chain blames it; the "
+                    "workers' first batches count as their per-sample work");
+  auto observer = a.context.settings.find(std::string(contract::kObserverSetting));
+  if (observer != a.context.settings.end() && observer->second == contract::kObserverOff)
+    notes.push_back("the DataLoader observer was off (--no-observer): no batch timings from the job itself");
+  else if (observer != a.context.settings.end() && observer->second == contract::kObserverUnused)
+    notes.push_back("the DataLoader observer was on, but no Python process of the job iterated a torch DataLoader");
+  if (a.metrics.batch_source == BatchSource::wakeups)
+    notes.push_back(fmt::format(
+        "batch waits estimated from wake-ups (nothing was injected into the job): a main-thread blocked interval "
+        "of at least offcpu_min_ns that a loader worker or the pin-memory thread ended counts as waiting for data; "
+        "shorter ones, and waits another thread ended, do not ({} ended by other threads)",
+        format_duration_ns(static_cast<double>(a.metrics.wakeups->by_others_ns))));
+  if (!a.window.whole_run)
+    notes.push_back(fmt::format("window: last {} of the run; the process table, CPU share and call counts cover the "
+                                "whole run (kernel totals are per run)",
+                                format_seconds(static_cast<double>(a.window.length_ns()) / 1e9)));
+  if (run.status != contract::status::kOk)
+    notes.push_back(fmt::format("run status is '{}'{}", run.status, run.error.empty() ? "" : ": " + run.error));
+  return notes;
+}
+
+std::string machine_text(const nlohmann::json& m) {
+  std::string memory = "?";
+  if (m.is_object() && m.contains("memory_bytes") && m["memory_bytes"].is_number())
+    memory = format_bytes(m["memory_bytes"].get<double>());
+  return fmt::format("{}, {} cores, {} memory, kernel {}, GPU {}, torch {}", json_text(m, "cpu_model", "?"),
+                     json_text(m, "cpu_count", "?"), memory, json_text(m, "kernel", "?"), json_text(m, "gpu", "none"),
+                     json_text(m, "torch_version", "?"));
+}
+
+}  // namespace ingero::reports

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/text/tracing_cost_text.h"
+
+#include <fmt/format.h>
+
+#include "reports/text/format.h"
+
+namespace ingero::reports {
+
+namespace {
+
+std::string thread_name(const ThreadTracingCost& t) {
+  if (!t.role.empty() && t.role != "other") return fmt::format("the {} thread ({} {})", t.role, t.tid, t.comm);
+  return fmt::format("thread {} {}", t.tid, t.comm);
+}
+
+std::string share_of(const ThreadTracingCost& t) {
+  return fmt::format("{} of {} ({} probed calls)", format_percent(t.share), thread_name(t), format_count(t.hits));
+}
+
+// "the tracer's scheduler, memory, process and block programs ran 212 ms (1,204,332 runs, 176 ns
+// each): 0.3 % of the traced threads' 70.1 s on CPU ..."
+std::string programs_line(const ProgramsCost& p) {
+  std::string line = fmt::format("the tracer's scheduler, memory, process and block programs ran {} ({} runs",
+                                 format_duration_ns(static_cast<double>(p.ns)), format_count(p.runs));
+  if (p.runs > 0) line += fmt::format(", {} each", format_duration_ns(static_cast<double>(p.ns) / static_cast<double>(p.runs)));
+  line += ")";
+  if (p.share)
+    line += fmt::format(": {} of the traced threads' {} on CPU (the programs' own time, by the kernel's BPF "
+                        "statistics: entering them costs more, and they also ran for other processes' events)",
+                        format_percent(*p.share), format_duration_ns(static_cast<double>(p.traced_cpu_ns)));
+  return line;
+}
+
+// The CUDA and NCCL probes' cost and their duty cycle: nothing when none was probed.
+std::vector<std::string> probe_lines(const TracingCost& cost) {
+  std::vector<std::string> lines;
+  if (!cost.calls_probed) return lines;
+  std::string first;
+  if (!cost.known()) {
+    first = "tracing cost unknown: " + cost.unknown_because;
+  } else {
+    const ThreadTracingCost* top = cost.threads.empty() ? nullptr : &cost.threads.front();
+    first = "tracing cost ≈ ";
+    if (cost.main) first += share_of(*cost.main);
+    if (top && (!cost.main || top->tid != cost.main->tid)) first += (cost.main ? "; at most " : "") + share_of(*top);
+    if (!cost.main && !top) first += "0 (no probe fired)";
+    first += fmt::format(" (a probed call costs {} at entry only, {} with its return, calibrated on this machine)",
+                         format_duration_ns(*cost.entry_ns), format_duration_ns(*cost.call_ns));
+  }
+  if (cost.sampled.empty())
+    first += cost.sampling_on ? "; exact counts for all functions"
+                              : "; exact counts for all functions (no duty cycle" +
+                                    (cost.sampling_note.empty() ? std::string(")") : ": " + cost.sampling_note + ")");
+  lines.push_back(first);
+  for (const SampledFunction& f : cost.sampled)
+    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}; a slow {} in the "
+                                "detached {} is not stored: it shows only as its thread's time off CPU and "
+                                "between the exact sync and copy calls around it",
+                                f.function, format_percent(f.duty_share),
+                                f.pid ? fmt::format("process {}", f.pid) : std::string("every process"), f.windows,
+                                format_calls(0, f.estimate), f.function, format_percent(1 - f.duty_share)));
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
+  std::vector<std::string> lines = probe_lines(cost);
+  if (cost.programs) lines.push_back(programs_line(*cost.programs));
+  return lines;
+}
+
+}  // namespace ingero::reports

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "reports/text/verdict_text.h"
+
+#include <fmt/format.h>
+
+#include "common/trace_contract.h"
+#include "reports/text/format.h"
+
+namespace ingero::reports {
+
+std::string wait_basis_text(const RunMetrics& m) {
+  switch (m.batch_source) {
+    case BatchSource::none: return "no batch timings";
+    case BatchSource::workload_record: return "the workload's own timings (result record)";
+    case BatchSource::workload_events: return "the workload's batch_wait events";
+    case BatchSource::observer: return "the observer: every DataLoader next() the job made, timed in the job";
+    case BatchSource::wakeups: {
+      if (!m.wakeups) return "estimated from wake-ups";
+      const WakeupWaits& w = *m.wakeups;
+      std::string text = fmt::format(
+          "estimated from wake-ups: the main thread blocked until a loader worker ({}) or the pin-memory thread ({}) "
+          "woke it",
+          format_duration_ns(static_cast<double>(w.by_workers_ns)), format_duration_ns(static_cast<double>(w.by_pin_ns)));
+      if (w.pin_short_ns > 0)
+        text += fmt::format("; {} if the pin thread's waits under {} were GIL hand-offs, not batches",
+                            format_percent(w.share_without_short_pin()),
+                            format_duration_ns(static_cast<double>(kGilSwitchIntervalNs)));
+      return text;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> evidence_lines(const RunMetrics& m, const std::string& gpu_sampler_setting) {
+  std::vector<std::string> lines;
+  if (m.gpu_util) {
+    std::string line = fmt::format("GPU                busy {} of the {} (NVML: share of time a kernel ran, {} GPU{})",
+                                   format_percent(*m.gpu_util), m.gpu_over_loop ? "training loop" : "window",
+                                   m.gpus_sampled, m.gpus_sampled == 1 ? "" : "s");
+    if (m.sm_active) line += fmt::format("; SM activity {} (GPM)", format_percent(*m.sm_active));
+    lines.push_back(line);
+  } else if (!gpu_sampler_setting.empty() && gpu_sampler_setting != contract::kGpuSamplerNvml) {
+    lines.push_back("GPU                " + gpu_sampler_setting);
+  }
+  if (m.startup_batches > 0)
+    lines.push_back(fmt::format("start-up           the first batch of {} epoch{} waited {} in all (the workers "
+                                "starting): counted apart from the waiting share, which is {} with it",
+                                m.startup_batches, m.startup_batches == 1 ? "" : "s",
+                                format_seconds(static_cast<double>(m.startup_wait_ns) / 1e9),
+                                m.wait_fraction_with_startup ? format_percent(*m.wait_fraction_with_startup) : "—"));
+  if (m.main_host_share)
+    lines.push_back(fmt::format("main thread        on CPU outside CUDA calls {} of its time",
+                                format_percent(*m.main_host_share)));
+  return lines;
+}
+
+}  // namespace ingero::reports
