@@ -14,8 +14,9 @@ namespace ingero::reports {
 namespace {
 
 bool is_successful(const RunRecord& run) {
-  const std::string record_status = run.result.is_object() ? run.result.value("status", "ok") : "";
-  return run.status == contract::status::kOk && (record_status == "ok" || record_status == "stopped") &&
+  namespace record = contract::record_status;
+  const std::string record_status = run.result.is_object() ? run.result.value("status", std::string(record::kOk)) : "";
+  return run.status == contract::status::kOk && (record_status == record::kOk || record_status == record::kStopped) &&
          !measured_epochs(run).empty();
 }
 

@@ -326,7 +326,10 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
       if (contract::loss_drops_events(source)) lost += dropped;
     m.events_lost = lost;
   }
-  m.io = {totals.io_count, totals.io_bytes, totals.io_ns, run_histogram_quantile(context, "io_us", 0.99)};
+  m.io.requests = totals.io_count;
+  m.io.bytes = totals.io_bytes;
+  m.io.total_ns = totals.io_ns;
+  m.io.p99_us = run_histogram_quantile(context, "io_us", 0.99);
   m.io.iowait_ns = totals.iowait_ns;
   m.io.cache_pages_added = totals.cache_pages_added;
   if (window.whole_run && window.length_ns() > 0)

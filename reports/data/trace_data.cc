@@ -124,7 +124,7 @@ CallTotals read_call_sums(const sql::Statement& row, int first) {
   return {row.column_text(first),         row.column_text(first + 1),     row.column_int(first + 2),
           row.column_int(first + 3),      row.column_int(first + 4),      row.column_int(first + 5),
           row.column_int(first + 6),      row.column_int(first + 7),      row.column_int(first + 8),
-          {}};
+          {},                             std::nullopt};
 }
 
 // A plain read-only open, or, where that fails (a WAL file whose directory this user
@@ -595,11 +595,11 @@ Result<std::optional<SweepRecord>> TraceFile::sweep(std::optional<int64_t> sweep
   s.recommended_point = stmt->column_text(5);
   s.started_unix = stmt->column_double(6);
   if (!stmt->column_is_null(7)) s.ended_unix = stmt->column_double(7);
-  if (s.status == contract::status::kRunning) {
+  if (s.status == contract::sweep_status::kRunning) {
     auto pid = stmt->column_optional_int(8);
     auto start = stmt->column_optional_int(9);
     if (!pid || !start || !proc::is_alive(static_cast<pid_t>(*pid), static_cast<uint64_t>(*start)))
-      s.status = std::string(contract::status::kAbandoned);
+      s.status = std::string(contract::sweep_status::kAbandoned);
   }
   return std::optional<SweepRecord>(std::move(s));
 }

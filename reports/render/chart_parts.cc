@@ -290,22 +290,22 @@ namespace {
 Element swatch(const LegendItem& item, double x, double y) {
   Element g("g");
   switch (item.swatch) {
-    case Swatch::kFill:
+    case Swatch::fill:
       g.add(rect(x, y, 12, 12, item.colour));
       break;
-    case Swatch::kWhisker:
+    case Swatch::whisker:
       g.add(line(x, y + 6, x + 14, y + 6, item.colour, 1.5));
       g.add(line(x, y + 2, x, y + 10, item.colour, 1.5));
       g.add(line(x + 14, y + 2, x + 14, y + 10, item.colour, 1.5));
       break;
-    case Swatch::kOutline:
+    case Swatch::outline:
       g.add(rect(x + 1, y + 1, 11, 11, "none").attr("stroke", item.colour).attr("stroke-width", 2.5));
       break;
-    case Swatch::kHatched:
+    case Swatch::hatched:
       g.add(rect(x, y, 12, 12, kMissingFill));
       add_hatch(g, x, y, 12, 12, 4, kMissingHatch);
       break;
-    case Swatch::kDashed:
+    case Swatch::dashed:
       g.add(line(x + 6, y - 2, x + 6, y + 14, item.colour, 1.5).attr("stroke-dasharray", "4 3"));
       break;
   }

@@ -57,10 +57,10 @@ void add_x_axis(Element& root, const Scale& x, const Ticks& ticks, double y, dou
                 const std::string& title, double font_px = kSmallPx);
 
 // Legend swatch kinds.
-enum class Swatch { kFill, kWhisker, kOutline, kHatched, kDashed };
+enum class Swatch { fill, whisker, outline, hatched, dashed };
 
 struct LegendItem {
-  Swatch swatch = Swatch::kFill;
+  Swatch swatch = Swatch::fill;
   std::string colour;
   std::string text;
 };

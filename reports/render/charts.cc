@@ -244,8 +244,8 @@ std::string heat_map(const HeatMap& c) {
 
   const double below_bar = add_colour_legend(root, c, l, ticks, bar_h);
   std::vector<LegendItem> entries;
-  if (best) entries.push_back({Swatch::kOutline, "#000000", c.lower_is_better ? "best (lowest)" : "best (highest)"});
-  if (any_missing) entries.push_back({Swatch::kHatched, "", "no data"});
+  if (best) entries.push_back({Swatch::outline, "#000000", c.lower_is_better ? "best (lowest)" : "best (highest)"});
+  if (any_missing) entries.push_back({Swatch::hatched, "", "no data"});
   double y = below_bar + 22;
   for (const auto& entry : entries) {
     add_legend(root, {entry}, l.legend_x, y, l.width - 8);
@@ -342,12 +342,12 @@ std::string interval_bars(const IntervalBars& c) {
   Element content("g");
   std::vector<LegendItem> legend;
   if (any_highlight) {
-    legend.push_back({Swatch::kFill, kHighlightColour, c.highlight_label});
-    legend.push_back({Swatch::kFill, kBarColour, "others"});
+    legend.push_back({Swatch::fill, kHighlightColour, c.highlight_label});
+    legend.push_back({Swatch::fill, kBarColour, "others"});
   }
-  if (any_interval) legend.push_back({Swatch::kWhisker, kWhiskerColour, c.interval_label});
+  if (any_interval) legend.push_back({Swatch::whisker, kWhiskerColour, c.interval_label});
   // The reference line carries its own label; a legend entry would only repeat it.
-  if (c.reference && c.reference->label.empty()) legend.push_back({Swatch::kDashed, kInk, "reference"});
+  if (c.reference && c.reference->label.empty()) legend.push_back({Swatch::dashed, kInk, "reference"});
   double plot_top = 48;
   if (!legend.empty()) plot_top = add_legend(content, legend, 12, 46, kWidth - 12) + 20;
   if (c.reference && !c.reference->label.empty()) plot_top += 16;
@@ -489,7 +489,7 @@ std::string bar_panel(const BarPanel& c) {
 
   Element content("g");
   std::vector<LegendItem> legend;
-  for (const auto& g : s.group_order) legend.push_back({Swatch::kFill, group_colour(s, g), g.empty() ? "other" : g});
+  for (const auto& g : s.group_order) legend.push_back({Swatch::fill, group_colour(s, g), g.empty() ? "other" : g});
   double top = 40;
   if (!legend.empty()) top = add_legend(content, legend, 12, 46, width - 12) + 10;
   for (size_t pr = 0; pr < panel_rows; ++pr) {

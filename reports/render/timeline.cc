@@ -285,7 +285,7 @@ std::string timeline(const Timeline& t) {
   const auto& palette = categorical_palette();
   for (size_t i = 0; i < cats.size(); ++i) {
     const std::string text = cats[i].description.empty() ? cats[i].name : cats[i].name + " — " + cats[i].description;
-    legend.push_back({parts::Swatch::kFill, palette[i % palette.size()], text});
+    legend.push_back({parts::Swatch::fill, palette[i % palette.size()], text});
   }
   const double plot_top = (legend.empty() ? 40 : parts::add_legend(content, legend, 12, 46, kWidth - 12)) + 18;
 
