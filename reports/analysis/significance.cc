@@ -6,8 +6,6 @@
 #include <limits>
 #include <random>
 
-#include <fmt/format.h>
-
 namespace ingero::reports {
 namespace {
 
@@ -15,11 +13,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Coverages are sums of binomial terms; a requested 0.9 must not fail against 0.8999999999.
 constexpr double kCoverageSlack = 1e-12;
 
-Interval empty_interval() { return Interval{kNaN, kNaN, 0, "no samples"}; }
-
-// Percent for method sentences: 0.978515625 -> "97.9", 0.975 asked -> "97.5".
-std::string percent(double fraction) { return fmt::format("{:.1f}", 100 * fraction); }
-std::string asked_percent(double fraction) { return fmt::format("{:.4g}", 100 * fraction); }
+Interval empty_interval() { return Interval{kNaN, kNaN, 0, {}}; }
 
 // Median of `v` without a copy; reorders it.
 double median_in_place(std::vector<double>& v) {
@@ -134,17 +128,13 @@ Interval median_interval(std::vector<double> samples, double confidence) {
     k = j;
     coverage = c;
   }
+  using Kind = IntervalMethod::Kind;
   if (k == 0) {  // even [min, max] falls short
     const double real = 1 - 2 * binomial_half_pmf(n, 0);  // 1 - 2^(1-n)
-    const std::string method =
-        n == 1 ? "a single sample: no spread to estimate, 0.0 % coverage"
-               : fmt::format("min..max of {} samples, {} % coverage, below the {} % asked for", n, percent(real),
-                             asked_percent(confidence));
-    return Interval{samples.front(), samples.back(), real, method};
+    return Interval{samples.front(), samples.back(), real,
+                    {n == 1 ? Kind::single_sample : Kind::min_max, n, 0, 0, 0, confidence}};
   }
-  return Interval{samples[k - 1], samples[n - k], coverage,
-                  fmt::format("order statistics x({})..x({}) of {} samples, {} % coverage", k, n + 1 - k, n,
-                              percent(coverage))};
+  return Interval{samples[k - 1], samples[n - k], coverage, {Kind::order_statistics, n, 0, k, 0, confidence}};
 }
 
 RatioEstimate ratio_of_medians(const std::vector<double>& before, const std::vector<double>& after,
@@ -160,9 +150,7 @@ RatioEstimate ratio_of_medians(const std::vector<double>& before, const std::vec
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1 - confidence) / 2;
   Interval interval{quantile_sorted(ratios, tail), quantile_sorted(ratios, 1 - tail), confidence,
-                    fmt::format("percentile bootstrap of the ratio of medians, {} resamples of {} and {} samples, "
-                                "nominal {} % coverage",
-                                resamples, before.size(), after.size(), asked_percent(confidence))};
+                    {IntervalMethod::Kind::bootstrap, before.size(), after.size(), 0, resamples, confidence}};
   return RatioEstimate{median(after) / median(before), std::move(interval)};
 }
 

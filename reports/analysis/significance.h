@@ -7,6 +7,7 @@
 // Inputs are epoch times: finite, positive, NaN-free. Nothing here validates that.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,10 +17,27 @@ namespace ingero::reports {
 // Mean of the two middle values for even n. Empty input gives NaN.
 double median(std::vector<double> values);
 
+// How an interval was found, with the numbers that say so (reports/text/interval_text words it).
+struct IntervalMethod {
+  enum class Kind {
+    no_samples,
+    single_sample,     // one sample: no spread to estimate
+    min_max,           // [min, max], whose coverage falls short of what was asked
+    order_statistics,  // [x(k), x(n+1-k)]
+    bootstrap,         // percentile bootstrap of a ratio of medians
+  };
+  Kind kind = Kind::no_samples;
+  size_t samples = 0;        // n (bootstrap: the first group's)
+  size_t samples_after = 0;  // bootstrap: the second group's
+  size_t k = 0;              // order statistics: the lower rank
+  int resamples = 0;         // bootstrap
+  double asked = 0;          // the confidence asked for
+};
+
 struct Interval {
   double low = 0, high = 0;
   double confidence = 0;  // actual coverage; may be below what was asked for (small n)
-  std::string method;     // one short sentence naming the method and its coverage
+  IntervalMethod method;
   double width_ratio(double center) const;  // (high - low) / center
   // Closed intervals; an empty interval (NaN bounds) overlaps nothing.
   bool overlaps(const Interval& other) const;

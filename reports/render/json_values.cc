@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "reports/render/json_shape.h"
+#include "reports/text/interval_text.h"
 
 namespace ingero::reports {
 namespace {
@@ -35,7 +36,7 @@ const JsonShape<Interval>& interval_shape() {
                                          {{"low", number(), member(&Interval::low)},
                                           {"high", number(), member(&Interval::high)},
                                           {"confidence", number(), member(&Interval::confidence)},
-                                          {"method", string(), member(&Interval::method)}});
+                                          {"method", string(), [](const Interval& i) { return nlohmann::json(interval_method_text(i)); }}});
   return shape;
 }
 

@@ -9,6 +9,7 @@
 
 #include "reports/text/compare_text.h"
 #include "reports/text/format.h"
+#include "reports/text/interval_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/run_text.h"
 #include "reports/text/tracing_cost_text.h"
@@ -279,7 +280,7 @@ void render_text(const RecommendReport& r, std::ostream& out) {
     std::string ids;
     for (int64_t id : r.verification->baseline_runs) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
     for (int64_t id : r.verification->recommended_runs) ids += fmt::format(", {}", id);
-    fmt::print(out, "verified by runs {} ({})\n", ids, r.verification->speedup.interval.method);
+    fmt::print(out, "verified by runs {} ({})\n", ids, interval_method_text(r.verification->speedup.interval));
   }
   print_list("Why", reason_lines(r), out);
   heading(out, "Measured configurations (fastest first)");
