@@ -137,7 +137,8 @@ NodeRanks node_ranks(const RankInputs& in) {
     ChainAnalysis chains = analyze_causal_chains(
         ChainInputs{context, victims, activity, in.window, row.metrics, in.calls, in.waits, true});
     if (!chains.chains.empty()) {
-      row.top_chain_words = describe_chain(chains.chains.front(), ChainContext{context, row.metrics, in.calls, chains.producers});
+      row.top_chain_basis = std::make_shared<const RankRow::ChainBasis>(
+          RankRow::ChainBasis{context, in.calls, std::move(chains.producers)});
       row.top_chain = std::move(chains.chains.front());
     }
     row.nccl = nccl_rows(in.nccl_calls, pids_of[rank]);

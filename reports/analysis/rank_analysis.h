@@ -12,12 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "reports/analysis/causal_chains.h"
-#include "reports/text/chain_text.h"
+#include "reports/analysis/chain_changes.h"
 #include "reports/analysis/jobs.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/data/trace_data.h"
@@ -46,9 +48,15 @@ struct RankRow {
   RunMetrics metrics;   // its own: epochs from its record, waits and steps from its main loop
   ThreadCounters counters;  // over the rank's processes (main loop, pin thread, workers)
   std::optional<CausalChain> top_chain;
-  // Its words, made here through reports/text/chain_text.h: the rank's own context they need is
-  // built for this analysis and not kept.
-  std::optional<ChainWords> top_chain_words;
+  // What the top chain's changes and words are made from besides its metrics (ChainContext): the
+  // rank's own view of the run, the run's calls and the chain's producers. Kept for the text layer
+  // (reports/text/rank_text: rank_chain_words).
+  struct ChainBasis {
+    RunContext context;
+    std::vector<CallLatencyRow> calls;
+    std::map<std::string, int> producers;
+  };
+  std::shared_ptr<const ChainBasis> top_chain_basis;
   std::vector<NcclCallRow> nccl;  // most total time first; empty when it made no NCCL call
   int64_t waits_for_straggler_ns = 0;  // step time beyond the straggler's (0 for the straggler)
 };

@@ -5,6 +5,7 @@
 
 #include "reports/render/json_shape.h"
 #include "reports/render/json_values.h"
+#include "reports/text/rank_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/run_text.h"
 #include "reports/text/tracing_cost_text.h"
@@ -407,7 +408,7 @@ json to_json(const RankRow& row) {
           {"runq_ns", row.counters.runq_ns},
           {"involuntary_switches", row.counters.involuntary_switches},
           {"waits_for_straggler_ns", row.waits_for_straggler_ns},
-          {"top_chain", row.top_chain ? to_json(*row.top_chain, *row.top_chain_words) : json(nullptr)},
+          {"top_chain", row.top_chain ? to_json(*row.top_chain, *rank_chain_words(row)) : json(nullptr)},
           {"nccl", nccl}};
 }
 

@@ -272,8 +272,8 @@ std::vector<std::string> rank_lines(const RankAnalysis& r) {
   if (r.job) lines = job_sentences(*r.job);
   lines.push_back(straggler_sentence(r));
   for (const RankRow& row : r.ranks)
-    if (row.top_chain_words)
-      lines.push_back(fmt::format("{}: change: {}", rank_name(r, row), row.top_chain_words->recommendation));
+    if (const auto words = rank_chain_words(row))
+      lines.push_back(fmt::format("{}: change: {}", rank_name(r, row), words->recommendation));
   for (const NodeCores& node : r.nodes)
     for (auto& line : node_cores_sentences(r, node)) lines.push_back(std::move(line));
   return lines;

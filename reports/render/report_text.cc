@@ -180,9 +180,9 @@ void render_ranks(const RankAnalysis& r, std::ostream& out) {
   render_rank_table(r, out);
   fmt::print(out, "{}\n", straggler_sentence(r));
   for (const RankRow& row : r.ranks) {
-    if (!row.top_chain) continue;
-    fmt::print(out, "{} top cause: {}\n    change: {}\n", rank_name(r, row), top_cause_text(row),
-               row.top_chain_words->recommendation);
+    const auto words = rank_chain_words(row);
+    if (!words) continue;
+    fmt::print(out, "{} top cause: {}\n    change: {}\n", rank_name(r, row), top_cause_text(row), words->recommendation);
     for (const auto& check : row.top_chain->checks) render_check(check, out);
   }
   for (const NodeCores& node : r.nodes) render_node_cores(r, node, out);

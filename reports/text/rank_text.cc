@@ -54,8 +54,15 @@ std::vector<std::string> node_cores_sentences(const RankAnalysis& r, const NodeC
   return lines;
 }
 
+std::optional<ChainWords> rank_chain_words(const RankRow& row) {
+  if (!row.top_chain || !row.top_chain_basis) return std::nullopt;
+  const RankRow::ChainBasis& basis = *row.top_chain_basis;
+  return describe_chain(*row.top_chain, ChainContext{basis.context, row.metrics, basis.calls, basis.producers});
+}
+
 std::string top_cause_text(const RankRow& row) {
-  return row.top_chain ? fmt::format("[{}] {}", severity_name(row.top_chain->severity), row.top_chain_words->summary) : "";
+  const auto words = rank_chain_words(row);
+  return words ? fmt::format("[{}] {}", severity_name(row.top_chain->severity), words->summary) : "";
 }
 
 std::string ranks_text(const std::vector<int64_t>& ranks) {

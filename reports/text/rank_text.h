@@ -4,10 +4,12 @@
 // Shared by the terminal text, the Markdown/HTML report and `runs`, which only lay them out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "reports/analysis/rank_analysis.h"
+#include "reports/text/chain_text.h"
 
 namespace ingero::reports {
 
@@ -28,6 +30,9 @@ std::string straggler_sentence(const RankAnalysis& r);
 // The node's processes against its cores, then Lightning's rule when it suggests another
 // worker count (empty when the node's cores are unknown).
 std::vector<std::string> node_cores_sentences(const RankAnalysis& r, const NodeCores& node);
+
+// The words of the rank's top chain, from its own view of the run; empty when it has none.
+std::optional<ChainWords> rank_chain_words(const RankRow& row);
 
 // "[HIGH] <summary>" for the rank's top chain; empty when it has none.
 std::string top_cause_text(const RankRow& row);
