@@ -36,6 +36,12 @@ struct ib_thread_stats_map {
   __type(key, __u32);
   __type(value, struct ib_thread_stats);
 };
+struct ib_task_clocks_map {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, IB_MAX_THREADS);
+  __type(key, __u32);
+  __type(value, struct ib_task_clock);
+};
 struct ib_histograms_map {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, IB_MAX_TGIDS * IB_HIST_COUNT);
@@ -63,6 +69,9 @@ struct ib_ring_map {
 /* Processes of the traced tree (tgid -> 1). */
 extern struct ib_tgid_filter_map tgid_filter SEC(".maps");
 extern struct ib_thread_stats_map thread_stats SEC(".maps");
+/* The scheduler programs' per-thread timestamps (sched.bpf.c); user space reads a running
+ * thread's on-CPU time from them. */
+extern struct ib_task_clocks_map task_clocks SEC(".maps");
 extern struct ib_histograms_map histograms SEC(".maps");
 /* Undelivered events: ring reservations that failed, map inserts that failed. */
 extern struct ib_losses_map losses SEC(".maps");
@@ -152,6 +161,23 @@ static __always_inline struct ib_thread_stats *stats_of(__u32 tid, __u32 pid)
 {
   struct ib_thread_stats zero = {.pid = pid};
   return lookup_or_init(&thread_stats, &tid, &zero, IB_LOSS_THREAD_STATS);
+}
+
+/* A traced thread seen running by a probe: its clock counts it on the CPU from now at the
+ * latest when the scheduler programs have not seen it switch in (it has run since before it
+ * was traced, or sched_switch did not report its switch in), so that a reading while it runs
+ * grows. */
+static __always_inline void clock_running_thread(__u32 tid, __u32 pid)
+{
+  struct ib_task_clock *c = bpf_map_lookup_elem(&task_clocks, &tid);
+  if (c) {
+    if (!c->oncpu_since)
+      c->oncpu_since = bpf_ktime_get_ns();
+    return;
+  }
+  struct ib_task_clock running = {.oncpu_since = bpf_ktime_get_ns()};
+  if (bpf_map_update_elem(&task_clocks, &tid, &running, BPF_NOEXIST) == 0)
+    stats_of(tid, pid);
 }
 
 static __always_inline __u32 log2_slot(__u64 v, __u32 slots)

@@ -128,6 +128,7 @@ int cuda_call_entry(struct pt_regs *ctx)
     return 0;
   struct ib_call_key key = {.tid = (__u32)id, .op = op};
   static const struct ib_call_slot zero;
+  clock_running_thread(key.tid, pid); /* a duty cycle times its callers on their own clock */
   struct ib_call_slot *slot = lookup_or_init(&call_stats, &key, &zero, IB_LOSS_CALL_STATS);
   if (!slot)
     return 0;

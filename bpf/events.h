@@ -145,10 +145,16 @@ struct ib_event {
 /* Attached for one process (duty cycling): counts only once scoped_ops[op] is set. */
 #define IB_CALL_SCOPED (1u << 3)
 
-/* Transient per-thread timestamps between scheduler events (task_clocks, by tid). User space
- * reads oncpu_since beside thread_stats' oncpu_ns for a running thread's on-CPU time so far. */
+/* Transient per-thread timestamps between scheduler events (task_clocks, by tid). oncpu_ns is
+ * thread_stats' total beside oncpu_since, so that one lookup gives user space a running thread's
+ * on-CPU time so far (oncpu_ns + now - oncpu_since) however often it switches. */
 struct ib_task_clock {
-  __u64 oncpu_since; /* 0: off the CPU */
+  __u64 oncpu_ns;    /* its slices up to its last switch out */
+  __u64 oncpu_since; /* 0: off the CPU (or its switch in was not seen) */
+  /* The kernel's run time of the thread (se.sum_exec_runtime) at its last switch out, or when
+   * first seen off the CPU; 0 unknown. A slice is the run time between two switches out, so a
+   * switch in that sched_switch never reported (seen on Linux 6.18) loses no time. */
+  __u64 exec_ns;
   __u64 offcpu_since;
   __u64 runnable_since;
   __u32 offcpu_preempted;

@@ -13,6 +13,7 @@ const volatile __u64 wakeup_bytes = 0;
 
 struct ib_tgid_filter_map tgid_filter SEC(".maps");
 struct ib_thread_stats_map thread_stats SEC(".maps");
+struct ib_task_clocks_map task_clocks SEC(".maps");
 struct ib_histograms_map histograms SEC(".maps");
 struct ib_losses_map losses SEC(".maps");
 struct ib_ring_offered_map ring_offered SEC(".maps");

@@ -9,13 +9,6 @@
 
 #define TASK_RUNNING 0
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, IB_MAX_THREADS);
-  __type(key, __u32);
-  __type(value, struct ib_task_clock);
-} task_clocks SEC(".maps");
-
 /* Kernels before 5.14 name the task state `state`. */
 struct task_struct___pre_5_14 {
   long state;
@@ -42,11 +35,31 @@ static __always_inline struct ib_task_clock *clock_of(__u32 tid)
   return lookup_or_init(&task_clocks, &tid, &zero, IB_LOSS_TASK_CLOCKS);
 }
 
+/* The clock of a thread that is off the CPU (being woken, or switched in): a new clock starts
+ * from the kernel's run time, which stands still while the thread does not run. */
+static __always_inline struct ib_task_clock *clock_of_waiting(struct task_struct *t)
+{
+  struct ib_task_clock *c = clock_of(BPF_CORE_READ(t, pid));
+  if (c && !c->exec_ns)
+    c->exec_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
+  return c;
+}
+
+/* The slice a thread ran up to this switch out (or exit): its kernel run time since the last
+ * one when known, else since its switch in was seen. Its run time becomes the clock's. */
+static __always_inline __u64 slice_ending(struct task_struct *t, struct ib_task_clock *c, __u64 since, __u64 now)
+{
+  const __u64 exec = t->se.sum_exec_runtime;
+  const __u64 slice = c->exec_ns && exec > c->exec_ns ? exec - c->exec_ns : since && now > since ? now - since : 0;
+  c->exec_ns = exec;
+  return slice;
+}
+
 static __always_inline void mark_runnable(struct task_struct *p)
 {
   if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
     return;
-  struct ib_task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  struct ib_task_clock *c = clock_of_waiting(p);
   if (c)
     c->runnable_since = bpf_ktime_get_ns();
 }
@@ -59,7 +72,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
   if (!is_traced_tgid(BPF_CORE_READ(p, tgid)))
     return 0;
-  struct ib_task_clock *c = clock_of(BPF_CORE_READ(p, pid));
+  struct ib_task_clock *c = clock_of_waiting(p);
   if (!c)
     return 0;
   __u64 id = bpf_get_current_pid_tgid();
@@ -89,9 +102,15 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempted,
   struct ib_thread_stats *s = stats_of(tid, pid);
   if (!c || !s)
     return;
-  if (c->oncpu_since && now > c->oncpu_since)
-    __sync_fetch_and_add(&s->oncpu_ns, now - c->oncpu_since);
+  /* oncpu_since is cleared before the slice joins oncpu_ns: a reader copying the clock between
+   * the two stores then misses the slice for a moment rather than counting it twice (which a
+   * later reading would undo, making the time run backwards). */
+  const __u64 since = c->oncpu_since;
   c->oncpu_since = 0;
+  asm volatile("" ::: "memory");
+  const __u64 slice = slice_ending(prev, c, since, now);
+  __sync_fetch_and_add(&s->oncpu_ns, slice);
+  c->oncpu_ns += slice;
   c->offcpu_since = now;
   c->offcpu_preempted = preempted;
   c->offcpu_iowait = preempted ? 0 : in_iowait(prev);
@@ -108,7 +127,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
   __u32 tid = next->pid;
   __u32 pid = next->tgid;
-  struct ib_task_clock *c = clock_of(tid);
+  struct ib_task_clock *c = clock_of_waiting(next);
   struct ib_thread_stats *s = stats_of(tid, pid);
   if (!c || !s)
     return;
@@ -155,8 +174,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
     __u32 tid = prev->pid;
     struct ib_task_clock *c = bpf_map_lookup_elem(&task_clocks, &tid);
     struct ib_thread_stats *s = c ? bpf_map_lookup_elem(&thread_stats, &tid) : 0;
-    if (s && c->oncpu_since && now > c->oncpu_since)
-      __sync_fetch_and_add(&s->oncpu_ns, now - c->oncpu_since);
+    if (s)
+      __sync_fetch_and_add(&s->oncpu_ns, slice_ending(prev, c, c->oncpu_since, now));
     bpf_map_delete_elem(&task_clocks, &tid);
   } else if (prev->pid && is_traced_tgid(prev->tgid)) {
     switch_out(prev, preempt || task_state(prev) == TASK_RUNNING, now);

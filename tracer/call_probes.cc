@@ -122,6 +122,12 @@ Result<ProbedLibrary> CallProbes::probe_library(const std::string& path, bool re
   return library;
 }
 
+// The probed libraries a process maps, read from its maps.
+void CallProbes::read_libraries(pid_t pid) {
+  const auto paths = mapped_call_libraries(pid);
+  process_libraries_[pid].insert(paths.begin(), paths.end());
+}
+
 bool CallProbes::sampling(pid_t pid, uint16_t op) const {
   return std::any_of(sampled_.begin(), sampled_.end(),
                      [&](const Sampling& s) { return s.pid == pid && s.op == op && !s.ended; });
@@ -151,12 +157,14 @@ void CallProbes::track_processes(const std::map<pid_t, std::vector<std::string>>
 }
 
 // Every thread's exact counters.
-CallProbes::Counters CallProbes::read_counters() const {
+CallProbes::Counters CallProbes::read_counters(int call_stats_fd) {
   Counters counters;
-  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(programs_.call_stats_fd))
+  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(call_stats_fd))
     counters[{key.tid, key.op}] = {slot.stats.pid, slot.stats.calls};
   return counters;
 }
+
+CallProbes::Counters CallProbes::read_counters() const { return read_counters(programs_.call_stats_fd); }
 
 // One function's calls over a process's threads (pid 0: every process).
 uint64_t CallProbes::calls_of(const Counters& counters, pid_t pid, uint16_t op) {
@@ -195,11 +203,24 @@ std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid
   return tids;
 }
 
-// What a close runs as it begins: the threads' on-CPU time at the moment the probes stop.
-std::function<void()> CallProbes::read_oncpu_into(const std::vector<uint32_t>& tids,
-                                                  std::shared_ptr<std::map<uint32_t, uint64_t>>& into) const {
-  into = std::make_shared<std::map<uint32_t, uint64_t>>();
-  return [reader = programs_.oncpu, tids, times = into] { *times = reader.read(tids); };
+// What an open reads once its probes are in: the threads' on-CPU time, then the counters.
+CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& tids) const {
+  EdgeReading edge;
+  edge.oncpu = programs_.oncpu.read(tids);
+  edge.counters = read_counters();
+  return edge;
+}
+
+// What a close runs as it begins: the counters and the threads' on-CPU time as the probes stop.
+// Read in the opposite order to an open's, so that the time read spans every call counted
+// between the readings, however long the reader is held off its CPU between its lookups.
+std::function<void()> CallProbes::read_close_edge_into(const std::vector<uint32_t>& tids,
+                                                 std::shared_ptr<EdgeReading>& into) const {
+  into = std::make_shared<EdgeReading>();
+  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, tids, edge = into] {
+    edge->counters = read_counters(fd);
+    edge->oncpu = reader.read(tids);
+  };
 }
 
 void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
@@ -207,25 +228,22 @@ void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
   if (it == functions_.end() || sampling(pid, op)) return;
   Function& function = it->second;
   const std::vector<uint32_t> callers = callers_of(read_counters(), pid, op);
-  std::shared_ptr<std::map<uint32_t, uint64_t>> oncpu;
+  std::shared_ptr<EdgeReading> stop_edge;
   std::shared_ptr<std::atomic<uint64_t>> stopped;  // when this process's calls stopped being counted
   if (pid == 0) {
-    stopped = closer_.close(std::move(function.every_process), read_oncpu_into(callers, oncpu));
+    stopped = closer_.close(std::move(function.every_process), read_close_edge_into(callers, stop_edge));
   } else {
-    if (!process_libraries_.count(pid)) {
-      const auto paths = mapped_call_libraries(pid);
-      process_libraries_[pid].insert(paths.begin(), paths.end());
-    }
+    if (!process_libraries_.count(pid)) read_libraries(pid);
     if (!function.per_process) make_per_process(op, function);
-    stopped = closer_.close(std::move(function.processes[pid]), read_oncpu_into(callers, oncpu));
+    stopped = closer_.close(std::move(function.processes[pid]), read_close_edge_into(callers, stop_edge));
   }
   closer_.wait();  // the counters stand still from here until the first window
   Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op)),
-             false, false, 0, 0, {}, nullptr, {}, 0, nullptr};
+             false, false, 0, 0, {}, nullptr, {}, 0, {}, nullptr};
   // Sampling begins where counting stopped, not after the wait: the wait is detached time too.
   s.calls.since_ns = stopped->load();
   s.calls.calls_before = calls_of(read_counters(), pid, op);
-  s.callers.mark(callers, *oncpu);
+  s.callers.mark(callers, stop_edge->oncpu);
   s.next_ns = s.schedule.next_start(s.calls.since_ns);
   sampled_.push_back(std::move(s));
 }
@@ -252,7 +270,7 @@ void CallProbes::decide(uint64_t now) {
 void CallProbes::end_window(Sampling& s) {
   Function& function = functions_[s.op];
   s.closing = closer_.close(std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]),
-                            read_oncpu_into(s.callers.tids(), s.oncpu_at_close));
+                            read_close_edge_into(s.callers.tids(), s.at_close));
   s.attached = false;
 }
 
@@ -267,38 +285,50 @@ void CallProbes::count_window(Sampling& s) {
   }
   end = std::max(end, s.window_start);
   const Counters now = read_counters();
-  auto delta = [&](const std::pair<uint32_t, uint32_t>& key, uint64_t calls) {
-    auto before = s.at_start.find(key);
-    const uint64_t was = before == s.at_start.end() ? 0 : before->second.calls;
-    return calls - std::min(was, calls);
+  // Per thread: its calls of the sampled function, and the time its hits on every probed function
+  // took, from `from` to `to`.
+  struct ThreadDelta {
+    uint64_t calls = 0;
+    double trapped_ns = 0;
   };
-  std::map<uint32_t, double> trapped_ns;  // by thread
-  std::map<uint32_t, uint64_t> calls;     // of the sampled function, by thread
-  for (const auto& [key, c] : now) {
-    if (s.pid != 0 && c.pid != static_cast<uint32_t>(s.pid)) continue;
-    const uint64_t d = delta(key, c.calls);
-    if (d == 0) continue;
-    trapped_ns[key.first] += static_cast<double>(d) * cost_ns(key.second);
-    if (key.second == s.op) calls[key.first] += d;
-  }
+  auto deltas = [&](const Counters& from, const Counters& to) {
+    std::map<uint32_t, ThreadDelta> by_tid;
+    for (const auto& [key, c] : to) {
+      if (s.pid != 0 && c.pid != static_cast<uint32_t>(s.pid)) continue;
+      auto before = from.find(key);
+      const uint64_t was = before == from.end() ? 0 : before->second.calls;
+      const uint64_t d = c.calls - std::min(was, c.calls);
+      if (d == 0) continue;
+      by_tid[key.first].trapped_ns += static_cast<double>(d) * cost_ns(key.second);
+      if (key.second == s.op) by_tid[key.first].calls += d;
+    }
+    return by_tid;
+  };
+  // On the wall clock: every call the window's probes counted, from its attach to its close.
   SampleWindow window{s.window_start, end, 0, 0, std::nullopt};
   const double length = static_cast<double>(end - s.window_start);
   double weighted = 0;
-  // On the callers' clock: the threads timed from the window's start (a new caller from the next).
-  CallerTime time{s.gap_oncpu_ns, s.callers.advance(s.oncpu_at_close ? *s.oncpu_at_close : std::map<uint32_t, uint64_t>{}),
-                  0, 0};
   std::vector<uint32_t> new_callers;
-  for (const auto& [tid, n] : calls) {
-    window.calls += n;
-    weighted += static_cast<double>(n) * (length > 0 ? trapped_ns[tid] / length : 0.0);
-    if (!s.callers.has(tid)) {
-      new_callers.push_back(tid);
-      continue;
-    }
-    time.calls += n;
-    time.trapped_ns += trapped_ns[tid];
+  for (const auto& [tid, d] : deltas(s.at_start, now)) {
+    window.calls += d.calls;
+    weighted += static_cast<double>(d.calls) * (length > 0 ? d.trapped_ns / length : 0.0);
+    if (d.calls && !s.callers.has(tid)) new_callers.push_back(tid);
   }
   if (window.calls) window.trapped_share = weighted / static_cast<double>(window.calls);
+  // On the callers' clock: the calls of the threads timed, between the two readings of their time
+  // (a new caller is timed from the next window).
+  const EdgeReading closed = s.at_close ? *s.at_close : EdgeReading{};
+  CallerTime time{s.gap_oncpu_ns, s.callers.advance(closed.oncpu), 0, 0, 0};
+  for (const auto& [tid, d] : deltas(s.at_open, closed.counters)) {
+    if (!s.callers.has(tid)) continue;
+    time.calls += d.calls;
+    time.trapped_ns += d.trapped_ns;
+  }
+  // Their calls probed outside those readings (as the probes went in, or came out) fall in the
+  // gaps' time: counted already, so not estimated again.
+  for (const auto& edge : {deltas(s.at_start, s.at_open), deltas(closed.counters, now)})
+    for (const auto& [tid, d] : edge)
+      if (s.callers.has(tid)) time.counted_in_gaps += d.calls;
   s.callers.mark(new_callers, programs_.oncpu.read(new_callers));
   if (s.callers.known()) window.callers = time;
   s.calls.windows.push_back(window);
@@ -325,6 +355,12 @@ void CallProbes::step(Sampling& s, uint64_t now) {
   s.at_start = read_counters();
   Status status;
   Links links = attach_in(function, s.pid, s.pid != 0, status);
+  if (status && links.empty() && s.pid != 0) {
+    // The last scan of the processes may have missed this one (its maps unreadable for a moment):
+    // its own maps say whether it is gone.
+    read_libraries(s.pid);
+    links = attach_in(function, s.pid, true, status);
+  }
   if (!status || links.empty()) {  // the process is gone (or its library): no more windows
     closer_.close(std::move(links));
     s.ended = true;
@@ -333,7 +369,9 @@ void CallProbes::step(Sampling& s, uint64_t now) {
   }
   (s.pid == 0 ? function.every_process : function.processes[s.pid]) = std::move(links);
   s.window_start = now_ns();
-  s.gap_oncpu_ns = s.callers.advance(programs_.oncpu.read(s.callers.tids()));
+  EdgeReading opened = read_open_edge(s.callers.tids());
+  s.gap_oncpu_ns = s.callers.advance(opened.oncpu);
+  s.at_open = std::move(opened.counters);
   s.attached = true;
   s.next_ns = s.window_start + s.schedule.window_ns();
 }

@@ -89,6 +89,12 @@ class CallProbes {
     uint64_t calls = 0;
   };
   using Counters = std::map<std::pair<uint32_t, uint32_t>, ThreadCalls>;  // (tid, op)
+  // The callers' on-CPU time and the call counters read at one moment (an edge of a window), so
+  // that the calls a window's rate counts and the time it divides them by end at the same place.
+  struct EdgeReading {
+    std::map<uint32_t, uint64_t> oncpu;  // tid -> ns
+    Counters counters;
+  };
   struct Sampling {  // one function duty-cycled in one process (pid 0: every process)
     pid_t pid = 0;
     uint16_t op = 0;
@@ -102,21 +108,24 @@ class CallProbes {
     std::shared_ptr<std::atomic<uint64_t>> closing;  // the last window's close began (its end)
     CallerMarks callers;               // the callers' on-CPU time at the last edge
     uint64_t gap_oncpu_ns = 0;         // theirs in the gap before the open (or last) window
-    std::shared_ptr<std::map<uint32_t, uint64_t>> oncpu_at_close;  // read as the close began
+    Counters at_open;                  // the counters as the open window's callers were timed
+    std::shared_ptr<EdgeReading> at_close;  // read as the close began
   };
 
 
   Status attach(const Target& target, pid_t pid, bool scoped, Links& into) const;
   Counters read_counters() const;
+  static Counters read_counters(int call_stats_fd);
   double cost_ns(uint32_t op) const;
   Links attach_in(const Function& function, pid_t pid, bool scoped, Status& status) const;
   void count_window(Sampling& s);
   std::vector<uint32_t> callers_of(const Counters& counters, pid_t pid, uint16_t op) const;
-  std::function<void()> read_oncpu_into(const std::vector<uint32_t>& tids,
-                                        std::shared_ptr<std::map<uint32_t, uint64_t>>& into) const;
+  EdgeReading read_open_edge(const std::vector<uint32_t>& tids) const;
+  std::function<void()> read_close_edge_into(const std::vector<uint32_t>& tids, std::shared_ptr<EdgeReading>& into) const;
   void end_sampling(Sampling& s, uint64_t until_ns);
   static uint64_t calls_of(const Counters& counters, pid_t pid, uint16_t op);
   bool sampling(pid_t pid, uint16_t op) const;
+  void read_libraries(pid_t pid);
   void make_per_process(uint16_t op, Function& function);
   void begin_sampling(pid_t pid, uint16_t op, uint64_t now);
   void decide(uint64_t now);

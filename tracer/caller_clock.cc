@@ -10,24 +10,16 @@ namespace ingero::tracer {
 
 std::optional<uint64_t> OnCpuReader::oncpu_ns(uint32_t tid) const {
   if (stats_fd_ < 0 || clocks_fd_ < 0) return std::nullopt;
-  // The programs add a slice to oncpu_ns and clear oncpu_since at a switch: read the clock on
-  // both sides of the total and retry when the thread switched in between. The time is taken
-  // first: a reader held off its CPU after the lookups would count a slice that had ended as
-  // still running, and the next reading would then come out lower than this one.
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    const auto now = static_cast<uint64_t>(monotonic_ns());
-    ib_task_clock before{}, after{};
-    ib_thread_stats stats{};
-    const bool clocked = bpf_map_lookup_elem(clocks_fd_, &tid, &before) == 0;
-    if (bpf_map_lookup_elem(stats_fd_, &tid, &stats) != 0) return std::nullopt;
-    const bool still = bpf_map_lookup_elem(clocks_fd_, &tid, &after) == 0;
-    if (clocked != still || before.oncpu_since != after.oncpu_since) continue;
-    // No clock: the thread has exited (its last slice is in oncpu_ns); off the CPU: since 0.
-    if (!clocked && stats.oncpu_ns == 0) return std::nullopt;  // never seen running
-    const uint64_t running = clocked && after.oncpu_since && now > after.oncpu_since ? now - after.oncpu_since : 0;
-    return stats.oncpu_ns + running;
-  }
-  return std::nullopt;
+  // The time is taken first: a reader held off its CPU after the lookup would count a slice that
+  // had ended as still running, and the next reading would then come out lower than this one.
+  const auto now = static_cast<uint64_t>(monotonic_ns());
+  ib_task_clock clock{};
+  if (bpf_map_lookup_elem(clocks_fd_, &tid, &clock) == 0)
+    return clock.oncpu_ns + (clock.oncpu_since && now > clock.oncpu_since ? now - clock.oncpu_since : 0);
+  // No clock: the thread has exited (its last slice is in thread_stats), or was never seen running.
+  ib_thread_stats stats{};
+  if (bpf_map_lookup_elem(stats_fd_, &tid, &stats) != 0 || stats.oncpu_ns == 0) return std::nullopt;
+  return stats.oncpu_ns;
 }
 
 std::map<uint32_t, uint64_t> OnCpuReader::read(const std::vector<uint32_t>& tids) const {

@@ -11,9 +11,9 @@
 
 namespace ingero::tracer {
 
-// A thread's on-CPU time so far: thread_stats' oncpu_ns (its slices up to its last switch) plus
-// the slice it is running (task_clocks' oncpu_since). Copyable: it holds two map fds, and a
-// LinkCloser thread reads through a copy at the moment a window's probes stop.
+// A thread's on-CPU time so far, from its task clock in one lookup: its slices up to its last
+// switch plus the slice it is running; once it has exited, thread_stats' total. Copyable: it
+// holds two map fds, and a LinkCloser thread reads through a copy as a window's probes stop.
 class OnCpuReader {
  public:
   OnCpuReader() = default;

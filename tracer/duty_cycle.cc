@@ -47,6 +47,7 @@ struct Spans {
   };
   std::vector<Window> windows;
   std::vector<double> gaps;
+  double counted_in_gaps = 0;  // calls probed in the gaps' time: counted, not to be estimated
   bool on_cpu = false;
 };
 
@@ -73,6 +74,7 @@ std::optional<Spans> on_cpu_spans(const SampledCalls& sampled) {
     const double length = static_cast<double>(c.window_ns) * 1e-9;
     spans.windows.push_back({length, static_cast<double>(c.calls), length > 0 ? c.trapped_ns * 1e-9 / length : 0.0});
     spans.gaps.push_back(static_cast<double>(c.gap_before_ns) * 1e-9);
+    spans.counted_in_gaps += static_cast<double>(c.counted_in_gaps);
   }
   spans.gaps.push_back(static_cast<double>(*sampled.callers_tail_ns) * 1e-9);
   // Callers never seen running in any window give no rate at all: the wall clock still does.
@@ -119,6 +121,7 @@ Extrapolation extrapolate(const Spans& spans, double cost_scale) {
     e.calls += spans.gaps[i] * r;
     gap_squares += spans.gaps[i] * spans.gaps[i];
   }
+  e.calls = std::max(0.0, e.calls - spans.counted_in_gaps);
   if (n < 3) {
     e.half = e.calls;
     return e;

@@ -47,6 +47,10 @@ struct CallerTime {
   uint64_t window_ns = 0;
   uint64_t calls = 0;  // by the threads timed (a thread first seen calling in the window is not)
   double trapped_ns = 0;
+  // Calls the window's probes counted outside the span its callers were timed over (as the probes
+  // went in before the first reading, or out after the last): the gaps' time holds them, and
+  // they are counted already.
+  uint64_t counted_in_gaps = 0;
 };
 
 // One attached window: from the end of the attach to the start of the detach, the calls it

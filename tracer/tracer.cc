@@ -351,7 +351,8 @@ class SelfProbes final : public CalibrationProbes {
   LinkCloser closer_;
 };
 
-// Removes what the calibration left in the counters (op none) and the filter.
+// Removes what the calibration left in the counters (op none), the filter, and the calling
+// threads' stats and clocks (a probe clocks a thread at its first call).
 void forget_calibration(ingero_bpf* skel, uint32_t self) {
   const int filter = bpf_map__fd(skel->maps.tgid_filter);
   bpf_map_delete_elem(filter, &self);
@@ -359,7 +360,11 @@ void forget_calibration(ingero_bpf* skel, uint32_t self) {
   for_each_key<ib_call_key>(bpf_map__fd(skel->maps.call_stats), [&](const ib_call_key& k) {
     if (k.op == IB_OP_NONE) keys.push_back(k);
   });
-  for (const ib_call_key& k : keys) bpf_map_delete_elem(bpf_map__fd(skel->maps.call_stats), &k);
+  for (const ib_call_key& k : keys) {
+    bpf_map_delete_elem(bpf_map__fd(skel->maps.call_stats), &k);
+    bpf_map_delete_elem(bpf_map__fd(skel->maps.thread_stats), &k.tid);
+    bpf_map_delete_elem(bpf_map__fd(skel->maps.task_clocks), &k.tid);
+  }
   const ib_call_hist_key hist{self, IB_OP_NONE};
   bpf_map_delete_elem(bpf_map__fd(skel->maps.call_hists), &hist);
 }

@@ -2,6 +2,7 @@
 // The duty cycle of hot calls against the real kernel, and what the readers make of it:
 // tests/tracer/cuda_calls calls cudaEventRecord in /usr/local/cuda's libcudart a known number
 // of times at a chosen rate. Needs root (CAP_BPF); skips without the library.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -124,12 +125,21 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   // scheduler programs (a thread that busy-waits between calls ran through every window).
   ASSERT_EQ(run->totals.sampled.size(), 1u);
   const tracer::SampledFunction& sampled = run->totals.sampled.front();
-  EXPECT_TRUE(sampled.estimate.on_cpu_clock);
+  EXPECT_TRUE(sampled.estimate.on_cpu_clock) << [&] {
+    std::string windows;
+    for (const auto& w : sampled.calls.windows)
+      windows += w.callers ? fmt::format(" [{} calls, {} timed in {} ns, {} around]", w.calls, w.callers->calls,
+                                         w.callers->window_ns, w.callers->counted_in_gaps)
+                           : fmt::format(" [{} calls, untimed]", w.calls);
+    return windows;
+  }();
   ASSERT_TRUE(sampled.calls.callers_tail_ns.has_value());
   for (const auto& w : sampled.calls.windows) {
     ASSERT_TRUE(w.callers.has_value());
     EXPECT_LE(w.callers->window_ns, w.end_ns - w.start_ns + 1'000'000);  // it ran at most the window
-    EXPECT_EQ(w.callers->calls, w.calls);
+    // Its calls while it was timed, and those the probes caught just outside that span, are all
+    // the window counted (it is the only caller).
+    EXPECT_EQ(w.callers->calls + w.callers->counted_in_gaps, w.calls);
   }
 
   const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);

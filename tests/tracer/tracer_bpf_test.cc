@@ -619,13 +619,14 @@ TEST(TracerBpf, TinyRingBufferReportsEveryDrop) {
 
 void expect_no_bpf_left(int own_fds_before, int system_before) {
   EXPECT_EQ(count_own_bpf_fds(), own_fds_before);
-  // Programs and links are freed after an RCU grace period.
+  // Programs and links are freed after an RCU grace period. The count may fall below the one
+  // taken before: an earlier test's objects may still have been on their way out then.
   int system_after = count_system_bpf_objects();
-  for (int i = 0; i < 100 && system_after != system_before; ++i) {
+  for (int i = 0; i < 100 && system_after > system_before; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     system_after = count_system_bpf_objects();
   }
-  EXPECT_EQ(system_after, system_before);
+  EXPECT_LE(system_after, system_before);
 }
 
 // The kernel times the scheduler, memory, process and block programs while the tracer holds its
