@@ -173,6 +173,29 @@ TEST(EstimateCalls, AWindowInWhichTheCallersNeverRanIsPassedOver) {
   EXPECT_NEAR(e.calls, truth, 0.01 * truth);
 }
 
+// Calls the probes caught just before the callers' first reading or after their last (as the
+// probes went in or came out) lie in the gaps' time on the callers' clock: counted once, in the
+// probed calls, not estimated again.
+TEST(EstimateCalls, CallsCaughtAtAWindowsEdgesAreCountedOnce) {
+  double truth = 0;
+  SampledCalls s = preempted_in_windows(100'000, &truth);
+  const CallEstimate inside = estimate_calls(s);
+  constexpr uint64_t kAtEdges = 20;
+  uint64_t moved = 0;
+  for (auto& w : s.windows) {
+    // The same gap and window time; the edges' calls move from the gaps' truth into the counts.
+    w.calls += kAtEdges;
+    w.callers->counted_in_gaps = kAtEdges;
+    moved += kAtEdges;
+  }
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_TRUE(e.on_cpu_clock);
+  EXPECT_NEAR(e.calls, inside.calls, 1e-6 * truth) << "moved " << moved;
+  // Without the edges subtracted, they would be counted twice.
+  for (auto& w : s.windows) w.callers->counted_in_gaps = 0;
+  EXPECT_NEAR(estimate_calls(s).calls, inside.calls + static_cast<double>(moved), 1e-6 * truth);
+}
+
 TEST(EstimateCalls, OneWindowWithoutItsCallersTimeTakesTheWallClockForAll) {
   double truth = 0;
   SampledCalls s = preempted_in_windows(100'000, &truth);
