@@ -211,15 +211,14 @@ CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& 
   return edge;
 }
 
-// What a close runs as it begins: the counters and the threads' on-CPU time as the probes stop.
-// Read in the opposite order to an open's, so that the time read spans every call counted
-// between the readings, however long the reader is held off its CPU between its lookups.
+// What a close runs as it begins: the counters on both sides of the threads' on-CPU time.
 std::function<void()> CallProbes::read_close_edge_into(const std::vector<uint32_t>& tids,
-                                                 std::shared_ptr<EdgeReading>& into) const {
+                                                       std::shared_ptr<EdgeReading>& into) const {
   into = std::make_shared<EdgeReading>();
   return [reader = programs_.oncpu, fd = programs_.call_stats_fd, tids, edge = into] {
-    edge->counters = read_counters(fd);
+    edge->before = read_counters(fd);
     edge->oncpu = reader.read(tids);
+    edge->counters = read_counters(fd);
   };
 }
 
@@ -319,16 +318,25 @@ void CallProbes::count_window(Sampling& s) {
   // (a new caller is timed from the next window).
   const EdgeReading closed = s.at_close ? *s.at_close : EdgeReading{};
   CallerTime time{s.gap_oncpu_ns, s.callers.advance(closed.oncpu), 0, 0, 0};
+  uint64_t inside = 0;  // calls certainly between the readings of their time
+  for (const auto& [tid, d] : deltas(s.at_open, closed.before))
+    if (s.callers.has(tid)) inside += d.calls;
   for (const auto& [tid, d] : deltas(s.at_open, closed.counters)) {
     if (!s.callers.has(tid)) continue;
     time.calls += d.calls;
     time.trapped_ns += d.trapped_ns;
   }
   // Their calls probed outside those readings (as the probes went in, or came out) fall in the
-  // gaps' time: counted already, so not estimated again.
+  // gaps' time: counted already, so not estimated again. So do a window's calls when its callers
+  // ran in none of it (all were seen as the close read their time).
   for (const auto& edge : {deltas(s.at_start, s.at_open), deltas(closed.counters, now)})
     for (const auto& [tid, d] : edge)
       if (s.callers.has(tid)) time.counted_in_gaps += d.calls;
+  if (time.window_ns == 0 && inside == 0) {
+    time.counted_in_gaps += time.calls;
+    time.calls = 0;
+    time.trapped_ns = 0;
+  }
   s.callers.mark(new_callers, programs_.oncpu.read(new_callers));
   if (s.callers.known()) window.callers = time;
   s.calls.windows.push_back(window);

@@ -89,11 +89,14 @@ class CallProbes {
     uint64_t calls = 0;
   };
   using Counters = std::map<std::pair<uint32_t, uint32_t>, ThreadCalls>;  // (tid, op)
-  // The callers' on-CPU time and the call counters read at one moment (an edge of a window), so
-  // that the calls a window's rate counts and the time it divides them by end at the same place.
+  // The callers' on-CPU time and the call counters read at an edge of a window: at an open the
+  // time, then the counters; at a close the counters on both sides of the time. The calls a
+  // reader sees between its lookups (held off its CPU, say) fall to the gap at an open and to the
+  // window at a close, so that neither the window's rate nor the gaps' share leans either way.
   struct EdgeReading {
+    Counters before;                     // a close's, before the time
     std::map<uint32_t, uint64_t> oncpu;  // tid -> ns
-    Counters counters;
+    Counters counters;                   // after the time
   };
   struct Sampling {  // one function duty-cycled in one process (pid 0: every process)
     pid_t pid = 0;
