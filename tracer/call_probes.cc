@@ -317,10 +317,13 @@ void CallProbes::count_window(Sampling& s) {
   // On the callers' clock: the calls of the threads timed, between the two readings of their time
   // (a new caller is timed from the next window).
   const EdgeReading closed = s.at_close ? *s.at_close : EdgeReading{};
+  auto callers_calls = [&](const Counters& from, const Counters& to) {
+    uint64_t calls = 0;
+    for (const auto& [tid, d] : deltas(from, to))
+      if (s.callers.has(tid)) calls += d.calls;
+    return calls;
+  };
   CallerTime time{s.gap_oncpu_ns, s.callers.advance(closed.oncpu), 0, 0, 0};
-  uint64_t inside = 0;  // calls certainly between the readings of their time
-  for (const auto& [tid, d] : deltas(s.at_open, closed.before))
-    if (s.callers.has(tid)) inside += d.calls;
   for (const auto& [tid, d] : deltas(s.at_open, closed.counters)) {
     if (!s.callers.has(tid)) continue;
     time.calls += d.calls;
@@ -328,11 +331,10 @@ void CallProbes::count_window(Sampling& s) {
   }
   // Their calls probed outside those readings (as the probes went in, or came out) fall in the
   // gaps' time: counted already, so not estimated again. So do a window's calls when its callers
-  // ran in none of it (all were seen as the close read their time).
-  for (const auto& edge : {deltas(s.at_start, s.at_open), deltas(closed.counters, now)})
-    for (const auto& [tid, d] : edge)
-      if (s.callers.has(tid)) time.counted_in_gaps += d.calls;
-  if (time.window_ns == 0 && inside == 0) {
+  // ran in none of it (none certainly between the readings: all were seen as the close read
+  // their time).
+  time.counted_in_gaps = callers_calls(s.at_start, s.at_open) + callers_calls(closed.counters, now);
+  if (time.window_ns == 0 && callers_calls(s.at_open, closed.before) == 0) {
     time.counted_in_gaps += time.calls;
     time.calls = 0;
     time.trapped_ns = 0;
