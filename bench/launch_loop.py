@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # A launch-bound PyTorch loop: N tiny kernels (x.add_(1) on one float on the GPU).
-# Prints {"launches": N, "seconds": loop time}, like bench/launch_loop.cc.
+# Prints {"launches": N, "seconds": loop time, and the loop thread's own rusage over the loop},
+# like bench/launch_loop.cc: a uprobe's trap is charged to the trapping thread as system time.
 import json
+import resource
 import sys
 import time
 
@@ -15,8 +17,15 @@ with torch.no_grad():
     for _ in range(1000):
         x.add_(1)
     torch.cuda.synchronize()
+    before = resource.getrusage(resource.RUSAGE_THREAD)
     start = time.perf_counter()
     for _ in range(launches):
         x.add_(1)
     torch.cuda.synchronize()
-print(json.dumps({"launches": launches, "seconds": time.perf_counter() - start}))
+seconds = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_THREAD)
+print(json.dumps({"launches": launches, "seconds": seconds, "user_s": round(after.ru_utime - before.ru_utime, 4),
+                  "sys_s": round(after.ru_stime - before.ru_stime, 4),
+                  "ctx_voluntary": after.ru_nvcsw - before.ru_nvcsw,
+                  "ctx_involuntary": after.ru_nivcsw - before.ru_nivcsw,
+                  "minor_faults": after.ru_minflt - before.ru_minflt}))

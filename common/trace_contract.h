@@ -178,6 +178,12 @@ inline constexpr std::string_view kCallStreamMinNsSetting = "call_stream_min_ns"
 // --no-wakeups): an attached job's waits are estimated from those wakers.
 inline constexpr std::string_view kWakersSetting = "wakers";
 
+// A launched job's CPU time, user and system (ns, decimal), as the harness waited for it: its
+// process and every descendant that was waited for (wait4's rusage). Traced or not, so an untraced
+// run of the same job is its baseline: probe traps and kernel programs are charged as system time.
+inline constexpr std::string_view kJobUserNsSetting = "job_user_ns";
+inline constexpr std::string_view kJobSystemNsSetting = "job_system_ns";
+
 // Attached and system-wide runs: when the processes were attached and when the trace stopped
 // watching them (CLOCK_MONOTONIC ns). The run's row spans the tracer's start-up and drain too.
 inline constexpr std::string_view kTracedFromSetting = "traced_from_ns";

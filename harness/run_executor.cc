@@ -2,6 +2,7 @@
 #include "harness/run_executor.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,18 +32,28 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr auto kGraceAfterSignal = std::chrono::seconds(10);
 
+// How a launched child ended: its wait status, whether end_when ended it, and the CPU time of
+// it and of every descendant it waited for.
+struct ChildEnd {
+  int status = 0;
+  bool ended_by_harness = false;
+  rusage usage{};
+};
+
 // Waits for the launched child while the tracer follows it; forwards an interrupt once (or
-// sends one when end_when asks), then SIGKILLs what has not exited 10 s later. Returns the wait
-// status, and whether end_when ended the job.
-Result<std::pair<int, bool>> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group,
-                                             const std::function<bool()>& end_when) {
+// sends one when end_when asks), then SIGKILLs what has not exited 10 s later.
+Result<ChildEnd> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group,
+                                 const std::function<bool()>& end_when) {
   const pid_t target = signal_group ? -pid : pid;
   bool forwarded = false, ended = false;
   Clock::time_point kill_at{};
   for (;;) {
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return std::make_pair(status, ended);
+    ChildEnd end;
+    const pid_t r = wait4(pid, &end.status, WNOHANG, &end.usage);
+    if (r == pid) {
+      end.ended_by_harness = ended;
+      return end;
+    }
     if (r < 0 && errno != EINTR)
       return Error::failure(fmt::format("waiting for process {} failed: {}", pid, strerror(errno)));
     if (tracer != nullptr) tracer->poll();
@@ -216,7 +227,7 @@ RunGuard::~RunGuard() {
   if (done_) return;
   const int exit_code = interrupt_requested() ? interrupt_exit_code() : kExitFailure;
   const std::string status(interrupt_requested() ? contract::status::kInterrupted : contract::status::kFailed);
-  (void)db_->finish_run(id_, tracer::RunEnd{exit_code, status, std::nullopt, error_, std::nullopt});
+  (void)db_->finish_run(id_, tracer::RunEnd{exit_code, status, std::nullopt, error_, std::nullopt, {}});
 }
 
 Status RunGuard::commit(const tracer::RunEnd& end) {
@@ -240,8 +251,11 @@ Result<std::vector<Target>> find_targets(const std::vector<pid_t>& pids) {
   return targets;
 }
 
+uint64_t cpu_ns(const timeval& t) { return uint64_t(t.tv_sec) * 1'000'000'000 + uint64_t(t.tv_usec) * 1'000; }
+
 // Launches the command paused, enrolls it in the tracer, releases it and supervises it to its
-// end (--duration and end_when end it). Returns its wait status.
+// end (--duration and end_when end it). Returns its wait status; its CPU time goes to the run's
+// end settings.
 Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, tracer::TraceDb& db, RunGuard& guard,
                          RunOutcome& outcome) {
   auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
@@ -260,7 +274,7 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
     if (tracer) (void)tracer->stop();
     guard.fail_with(s.error().message);
     (void)guard.commit(tracer::RunEnd{s.error().exit_code, std::string(contract::status::kFailed), std::nullopt,
-                                      s.error().message, std::nullopt});
+                                      s.error().message, std::nullopt, {}});
     return s.error();
   }
   // --duration ends a launched command as end_when does, counted from its release.
@@ -277,9 +291,11 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
     guard.fail_with(status.error().message);
     return status.error();
   }
-  outcome.ended_by_harness = status->second;
+  outcome.ended_by_harness = status->ended_by_harness;
+  outcome.job_user_ns = cpu_ns(status->usage.ru_utime);
+  outcome.job_system_ns = cpu_ns(status->usage.ru_stime);
   if (may_end && request.signal_group) end_process_group(child->pid());
-  return status->first;
+  return status->status;
 }
 
 // Attaches to the targets and follows them; returns the span traced (monotonic ns).
@@ -369,9 +385,14 @@ tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const 
     error = outcome.result && outcome.result->contains("error") ? outcome.result->value("error", "")
                                                                  : "the process " + outcome.child_exit;
   if (!outcome.stored) error = "could not store everything: " + outcome.store_error;
-  return tracer::RunEnd{outcome.exit_code, outcome.status,
-                        outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt, error,
-                        attached ? std::optional<std::string>(target_outcomes.dump()) : std::nullopt};
+  tracer::RunEnd end{outcome.exit_code, outcome.status,
+                     outcome.result ? std::optional<std::string>(outcome.result->dump()) : std::nullopt, error,
+                     attached ? std::optional<std::string>(target_outcomes.dump()) : std::nullopt, {}};
+  if (outcome.job_user_ns && outcome.job_system_ns) {
+    end.settings.emplace_back(std::string(contract::kJobUserNsSetting), std::to_string(*outcome.job_user_ns));
+    end.settings.emplace_back(std::string(contract::kJobSystemNsSetting), std::to_string(*outcome.job_system_ns));
+  }
+  return end;
 }
 
 }  // namespace

@@ -79,6 +79,8 @@ struct RunOutcome {
   std::string status;                    // ok | failed | interrupted
   std::string child_exit;                // "exited with status 0", "was killed by signal 9 (Killed)"
   bool ended_by_harness = false;         // end_when said so and the job was stopped
+  std::optional<uint64_t> job_user_ns;   // a launched job's CPU time (wait4: it and the descendants it waited for)
+  std::optional<uint64_t> job_system_ns;
   std::optional<nlohmann::json> result;  // the workload's record, when it wrote one
   std::optional<uint64_t> events_lost;   // events the trace could not deliver
   bool calls_traced = false;             // some CUDA / NCCL function was probed

@@ -213,7 +213,23 @@ Result<int64_t> TraceDb::begin_run(const RunStart& start) {
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_.get()));
 }
 
+namespace {
+
+// run_settings rows, in the caller's transaction.
+Status insert_settings(const sql::Connection& db, int64_t run_id,
+                       const std::vector<std::pair<std::string, std::string>>& settings) {
+  auto setting = db.prepare("INSERT OR REPLACE INTO run_settings(run_id, key, value) VALUES(?, ?, ?)");
+  if (!setting) return setting.error();
+  for (const auto& [key, value] : settings)
+    if (Status s = setting->bind(1, run_id).bind(2, key).bind(3, value).run(); !s) return s;
+  return {};
+}
+
+}  // namespace
+
 Status TraceDb::finish_run(int64_t run_id, const RunEnd& end) {
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return storing(txn.error(), fmt::format("the end of run {}", run_id));
   Status s = run_statement(db_,
                            "UPDATE runs SET end_ns = ?, exit_code = ?, status = ?, result_json = coalesce(?, "
                            "result_json), error = ?, targets_json = coalesce(?, targets_json) WHERE run_id = ?",
@@ -226,6 +242,8 @@ Status TraceDb::finish_run(int64_t run_id, const RunEnd& end) {
                                  .bind(6, end.targets_json)
                                  .bind(7, run_id);
                            });
+  if (s) s = insert_settings(db_, run_id, end.settings);
+  if (s) s = txn->commit();
   if (!s) return storing(s, fmt::format("the end of run {}", run_id));
   // What a run wrote reaches the main file, where readers that cannot use the WAL see it.
   (void)db_.exec("PRAGMA wal_checkpoint(PASSIVE)");
@@ -428,16 +446,10 @@ Status insert_losses_and_settings(const sql::Connection& db, int64_t run_id, con
     loss->bind(4, row.offered ? std::optional<int64_t>(int64_t(*row.offered)) : std::nullopt);
     if (Status s = loss->run(); !s) return s;
   }
-  auto setting = db.prepare("INSERT OR REPLACE INTO run_settings(run_id, key, value) VALUES(?, ?, ?)");
-  if (!setting) return setting.error();
-  auto put = [&](const std::string& key, const std::string& value) {
-    return setting->bind(1, run_id).bind(2, key).bind(3, value).run();
-  };
-  for (const auto& [key, value] : totals.settings)
-    if (Status s = put(key, value); !s) return s;
+  std::vector<std::pair<std::string, std::string>> settings = totals.settings;
   for (size_t i = 0; i < totals.problems.size(); ++i)
-    if (Status s = put(fmt::format("trace_problem_{}", i + 1), totals.problems[i]); !s) return s;
-  return {};
+    settings.emplace_back(fmt::format("trace_problem_{}", i + 1), totals.problems[i]);
+  return insert_settings(db, run_id, settings);
 }
 
 std::string cuda_probes_json(const TraceTotals& totals) {

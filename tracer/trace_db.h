@@ -42,6 +42,7 @@ struct RunEnd {
   std::optional<std::string> result_json;   // workload result record (JSON text)
   std::optional<std::string> error;         // why it failed, in words
   std::optional<std::string> targets_json;  // attach: what became of each target
+  std::vector<std::pair<std::string, std::string>> settings;  // run_settings known at the end (the job's CPU time)
 };
 
 // A workload-side interval (op category 'workload': batch_wait, batch_compute, worker_start).
@@ -94,7 +95,7 @@ class TraceDb {
 
   // Inserts a 'running' row (start_ns = now) owned by this process; returns run_id.
   Result<int64_t> begin_run(const RunStart& start);
-  // Sets end_ns = now, exit code, status, result record, error.
+  // Sets end_ns = now, exit code, status, result record, error, and the end's settings.
   Status finish_run(int64_t run_id, const RunEnd& end);
   Status set_root_pid(int64_t run_id, pid_t pid);
   // A sweep's run counted in another phase than it ran as (a probe kept as a measurement).

@@ -53,6 +53,14 @@ struct ProgramsCost {
   std::optional<double> share;  // ns / traced_cpu_ns (none without on-CPU time)
 };
 
+// A launched job's CPU time as the harness waited for it (its process and the descendants it
+// waited for). Traced, it includes what the probes' traps and the kernel programs cost the job's
+// threads (as system time): an untraced run of the same job is the baseline that measures it.
+struct JobCpu {
+  int64_t user_ns = 0;
+  int64_t system_ns = 0;
+};
+
 struct TracingCost {
   bool calls_probed = false;           // some CUDA or NCCL function was probed
   std::optional<double> entry_ns;      // calibrated: a call probed at entry only
@@ -66,6 +74,7 @@ struct TracingCost {
   std::vector<SampledFunction> sampled;
   std::optional<ProgramsCost> programs;
   std::string programs_unknown_because;  // when not timed
+  std::optional<JobCpu> job_cpu;         // launched jobs: their CPU time (none attached, or before it was stored)
   bool known() const { return entry_ns && call_ns; }
 };
 

@@ -512,6 +512,15 @@ const JsonShape<ProgramsCost>& programs_cost_shape() {
   return shape;
 }
 
+const JsonShape<JobCpu>& job_cpu_shape() {
+  using namespace json_schema;
+  static const JsonShape<JobCpu> shape(
+      "a launched job's CPU time, as the harness waited for it (its process and the descendants it waited for); "
+      "traced, it includes the traps' and kernel programs' cost as system time",
+      {{"user_ns", integer(), member(&JobCpu::user_ns)}, {"system_ns", integer(), member(&JobCpu::system_ns)}});
+  return shape;
+}
+
 const JsonShape<TracingCost>& tracing_cost_shape() {
   using namespace json_schema;
   using C = TracingCost;
@@ -539,6 +548,8 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
         [](const C& c) { return c.programs ? programs_cost_shape().write(*c.programs) : json(nullptr); }},
        {"kernel_programs_unknown_because", nullable(string()),
         [](const C& c) { return c.programs ? json(nullptr) : json(c.programs_unknown_because); }},
+       {"job_cpu", nullable(job_cpu_shape().schema()),
+        [](const C& c) { return c.job_cpu ? job_cpu_shape().write(*c.job_cpu) : json(nullptr); }},
        {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
   return shape;
 }

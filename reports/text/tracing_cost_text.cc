@@ -32,6 +32,16 @@ std::string programs_line(const ProgramsCost& p) {
   return line;
 }
 
+// "the job used 41.2 s of CPU: 32.0 s user, 9.2 s system ..."
+std::string job_cpu_line(const JobCpu& cpu) {
+  return fmt::format("the job used {} of CPU: {} user, {} system (its processes, as they were waited for; "
+                     "probe traps and the kernel programs are charged to its system time, so an untraced run's "
+                     "is the baseline that measures them)",
+                     format_duration_ns(static_cast<double>(cpu.user_ns + cpu.system_ns)),
+                     format_duration_ns(static_cast<double>(cpu.user_ns)),
+                     format_duration_ns(static_cast<double>(cpu.system_ns)));
+}
+
 // The CUDA and NCCL probes' cost and their duty cycle: nothing when none was probed.
 std::vector<std::string> probe_lines(const TracingCost& cost) {
   std::vector<std::string> lines;
@@ -68,6 +78,7 @@ std::vector<std::string> probe_lines(const TracingCost& cost) {
 std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
   std::vector<std::string> lines = probe_lines(cost);
   if (cost.programs) lines.push_back(programs_line(*cost.programs));
+  if (cost.job_cpu) lines.push_back(job_cpu_line(*cost.job_cpu));
   return lines;
 }
 

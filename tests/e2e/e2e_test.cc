@@ -124,4 +124,35 @@ TEST_F(EndToEnd, TraceCommandPassesTheExitStatusThrough) {
   EXPECT_EQ(missing.exit_code, 2);
 }
 
+// A launched job's CPU time is what wait4 reports for it and the descendants it waited for,
+// stored traced or not: here dd's system time (zero pages copied) and the shell's user time.
+TEST_F(EndToEnd, ALaunchedJobsCpuTimeIsStoredTracedOrNot) {
+  const std::string job_db = *dir_ + "/job-cpu.db";
+  const std::string job =
+      "sh -c 'dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null; i=0; "
+      "while [ $i -lt 200000 ]; do i=$((i+1)); done'";
+  auto traced = capture(std::string(kBinary) + " trace --db " + job_db + " -- " + job + " >/dev/null 2>&1");
+  ASSERT_EQ(traced.exit_code, 0);
+  auto untraced = capture(std::string(kBinary) +
+                          " --workload dataloader --device cpu --mode direct --samples 4096 --batch-size 1024"
+                          " --features 8 --hidden 8 --epochs 1 --no-trace --db " + job_db + " >/dev/null 2>&1");
+  ASSERT_EQ(untraced.exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(job_db.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto setting = [&](int run, const char* key) {
+    return query_int(db, "SELECT CAST(value AS INTEGER) FROM run_settings WHERE run_id = " + std::to_string(run) +
+                             " AND key = '" + key + "'");
+  };
+  EXPECT_GT(setting(1, "job_system_ns"), 20'000'000) << "dd's copies of 3.3 GB of zeroes are system time";
+  EXPECT_GT(setting(1, "job_user_ns"), 20'000'000) << "the shell's loop is user time";
+  EXPECT_GT(setting(2, "job_user_ns"), 0) << "an untraced workload run keeps its CPU time too";
+  EXPECT_GE(setting(2, "job_system_ns"), 0);
+  sqlite3_close(db);
+  auto json = capture(std::string(kBinary) + " explain --db " + job_db + " --run 1 --json 2>/dev/null");
+  ASSERT_EQ(json.exit_code, 0);
+  const auto cpu = nlohmann::json::parse(json.text)["tracing_cost"]["job_cpu"];
+  ASSERT_TRUE(cpu.is_object()) << json.text;
+  EXPECT_GT(cpu["system_ns"].get<int64_t>(), 20'000'000);
+}
+
 }  // namespace
