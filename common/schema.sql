@@ -174,7 +174,10 @@ CREATE TABLE IF NOT EXISTS call_stats (
 -- and op then hold only the probed calls (probed_calls: those before sampling began and in the
 -- windows); the whole count is estimated: estimated_calls with its 95 % interval
 -- [estimated_low, estimated_high] (estimated_high NULL: no upper bound, the probes' own traps
--- took most of the windows). A process and op without a row here were counted exactly.
+-- took most of the windows). rate_clock says what the windows' rates were taken per: 'on_cpu'
+-- (a second of the calling threads' on-CPU time, applied to theirs in the gaps) or 'wall' (a wall
+-- second: some caller's on-CPU time could not be read); NULL before schema version 6.
+-- A process and op without a row here were counted exactly.
 CREATE TABLE IF NOT EXISTS call_sampling (
   run_id           INTEGER NOT NULL,
   pid              INTEGER NOT NULL,
@@ -187,6 +190,7 @@ CREATE TABLE IF NOT EXISTS call_sampling (
   estimated_calls  INTEGER NOT NULL,
   estimated_low    INTEGER NOT NULL,
   estimated_high   INTEGER,
+  rate_clock       TEXT,
   PRIMARY KEY (run_id, pid, op)
 );
 

@@ -15,7 +15,7 @@
 namespace ingero::contract {
 
 // PRAGMA user_version of a trace DB this build writes; readers also read older ones.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 inline constexpr int kOldestReadableSchema = 1;
 
 // ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what
@@ -207,6 +207,11 @@ inline constexpr std::string_view kCallSamplingNoteSetting = "call_sampling_note
 inline constexpr std::string_view kSampleWindowNsSetting = "sample_window_ns";
 inline constexpr std::string_view kSamplePeriodNsSetting = "sample_period_ns";
 inline constexpr std::string_view kHotShareSetting = "hot_share";
+// call_sampling.rate_clock: what a duty-cycled count's rates were taken per.
+namespace rate_clock {
+inline constexpr std::string_view kOnCpu = "on_cpu";  // the calling threads' on-CPU seconds
+inline constexpr std::string_view kWall = "wall";     // wall seconds (a caller's on-CPU time was unknown)
+}  // namespace rate_clock
 // What the tracer's kernel programs other than the CUDA probes (process, scheduler, memory and
 // block events) ran for, from the kernel's BPF run-time statistics, switched on while tracing: a
 // JSON object {program: {"runs": N, "ns": T}}. The CUDA probes' cost is their hits x the

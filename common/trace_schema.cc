@@ -36,6 +36,9 @@ ALTER TABLE thread_stats ADD COLUMN iowait_ns INTEGER;
 ALTER TABLE thread_stats ADD COLUMN cache_pages_added INTEGER;
 )";
 
+// call_sampling (version 4 on) says which clock its rates were taken on from version 6.
+constexpr const char* kColumnsAddedInV6 = "ALTER TABLE call_sampling ADD COLUMN rate_clock TEXT;";
+
 // Version 1 stored every probed call as an event: its totals are those events.
 constexpr const char* kCallStatsFromV1Events = R"(
 INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed)
@@ -116,7 +119,7 @@ Result<int> version_of(const sql::Connection& db) {
 }
 
 // Versions 2 -> 3 and 3 -> 4 only added tables (loaders, gpus, gpu_samples; call_sampling),
-// which the schema creates; 4 -> 5 added columns to thread_stats.
+// which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one to call_sampling.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
@@ -126,6 +129,8 @@ Status upgrade(const sql::Connection& db, int from_version) {
   }
   if (from_version < 5)
     if (Status s = db.exec(kColumnsAddedInV5); !s) return s;
+  if (from_version >= 4 && from_version < 6)
+    if (Status s = db.exec(kColumnsAddedInV6); !s) return s;
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
   if (from_version == 1)

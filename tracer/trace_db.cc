@@ -411,7 +411,7 @@ Status insert_call_stats(const sql::Connection& db, int64_t run_id, const TraceT
 Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
   auto insert = db.prepare(
       "INSERT OR REPLACE INTO call_sampling(run_id, pid, op, since_ns, until_ns, windows, attached_ns, "
-      "probed_calls, estimated_calls, estimated_low, estimated_high) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "probed_calls, estimated_calls, estimated_low, estimated_high, rate_clock) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
   for (const SampledFunction& f : totals.sampled) {
     const SampledCalls& c = f.calls;
@@ -421,6 +421,7 @@ Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const Tra
     insert->bind(9, int64_t(std::llround(f.estimate.calls))).bind(10, int64_t(std::llround(f.estimate.low)));
     insert->bind(11, std::isfinite(f.estimate.high) ? std::optional<int64_t>(int64_t(std::llround(f.estimate.high)))
                                                     : std::nullopt);
+    insert->bind(12, std::string(f.estimate.on_cpu_clock ? contract::rate_clock::kOnCpu : contract::rate_clock::kWall));
     if (Status st = insert->run(); !st) return st;
   }
   return {};

@@ -32,6 +32,7 @@ struct SampledFunction {
   int64_t windows = 0;
   double duty_share = 1;
   CountEstimate estimate;  // in that process
+  std::string rate_clock;  // contract::rate_clock: what its rates were taken per; empty when not recorded
 };
 
 // What one of the tracer's kernel programs other than the CUDA probes ran for.

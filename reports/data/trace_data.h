@@ -104,6 +104,7 @@ struct SampledCallRecord {
   int64_t estimated_calls = 0;
   int64_t estimated_low = 0;
   std::optional<int64_t> estimated_high;
+  std::string rate_clock;  // contract::rate_clock; empty where the file predates it
   double duty_share() const {
     return until_ns > since_ns ? static_cast<double>(attached_ns) / static_cast<double>(until_ns - since_ns) : 1.0;
   }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/render/json_shape.h"
 #include "reports/render/json_values.h"
 #include "reports/text/rank_text.h"
@@ -482,7 +483,12 @@ const JsonShape<SampledFunction>& sampled_function_shape() {
            {"calls", integer("estimated"), [](const F& f) { return json(f.estimate.calls); }},
            {"calls_low", integer(), [](const F& f) { return json(f.estimate.low); }},
            {"calls_high", nullable(integer("null: no upper bound")),
-            [](const F& f) { return f.estimate.high ? json(*f.estimate.high) : json(nullptr); }}});
+            [](const F& f) { return f.estimate.high ? json(*f.estimate.high) : json(nullptr); }},
+           {"rate_clock",
+            nullable(string_enum({std::string(contract::rate_clock::kOnCpu), std::string(contract::rate_clock::kWall)},
+                                 "the windows' rates per second of the callers' on-CPU time, or per wall second; "
+                                 "null when the trace predates recording it")),
+            [](const F& f) { return f.rate_clock.empty() ? json(nullptr) : json(f.rate_clock); }}});
   return shape;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/trace_contract.h"
 #include "reports/text/format.h"
 
 namespace ingero::reports {
@@ -42,6 +43,13 @@ std::string job_cpu_line(const JobCpu& cpu) {
                      format_duration_ns(static_cast<double>(cpu.system_ns)));
 }
 
+// What a sampled count's rates were taken per, as a clause ("" when the trace did not record it).
+std::string rate_clock_clause(const std::string& clock) {
+  if (clock == contract::rate_clock::kOnCpu) return ", its rate per second its calling threads ran";
+  if (clock == contract::rate_clock::kWall) return ", its rate per wall second (a calling thread's on-CPU time could not be read)";
+  return "";
+}
+
 // The CUDA and NCCL probes' cost and their duty cycle: nothing when none was probed.
 std::vector<std::string> probe_lines(const TracingCost& cost) {
   std::vector<std::string> lines;
@@ -64,12 +72,13 @@ std::vector<std::string> probe_lines(const TracingCost& cost) {
                                     (cost.sampling_note.empty() ? std::string(")") : ": " + cost.sampling_note + ")");
   lines.push_back(first);
   for (const SampledFunction& f : cost.sampled)
-    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}; a slow {} in the "
+    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}{}; a slow {} in the "
                                 "detached {} is not stored: it shows only as its thread's time off CPU and "
                                 "between the exact sync and copy calls around it",
                                 f.function, format_percent(f.duty_share),
                                 f.pid ? fmt::format("process {}", f.pid) : std::string("every process"), f.windows,
-                                format_calls(0, f.estimate), f.function, format_percent(1 - f.duty_share)));
+                                format_calls(0, f.estimate), rate_clock_clause(f.rate_clock), f.function,
+                                format_percent(1 - f.duty_share)));
   return lines;
 }
 

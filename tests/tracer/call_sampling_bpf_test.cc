@@ -134,6 +134,7 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
     return windows;
   }();
   ASSERT_TRUE(sampled.calls.callers_tail_ns.has_value());
+  EXPECT_EQ(run->query_int("SELECT rate_clock = 'on_cpu'" + row), 1) << "the DB says which clock the rates were on";
   for (const auto& w : sampled.calls.windows) {
     ASSERT_TRUE(w.callers.has_value());
     EXPECT_LE(w.callers->window_ns, w.end_ns - w.start_ns + 1'000'000);  // it ran at most the window
@@ -154,7 +155,9 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   ASSERT_EQ(lines.size(), 3u);  // the probes', the sampled function's, the other programs'
   EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("its rate per second its calling threads ran"), std::string::npos) << lines[1];
   const auto json = reports::to_json(report);
+  EXPECT_EQ(json["tracing_cost"]["sampled"][0]["rate_clock"], "on_cpu");
   bool estimated = false;
   for (const auto& c : json["call_latency"])
     if (c["function"] == "cudaEventRecord") estimated = c["estimated"].get<bool>();

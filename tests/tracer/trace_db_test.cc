@@ -99,6 +99,42 @@ TEST(TraceDb, CreatesSchemaWithVersionAndEveryOpOfTheContract) {
   ASSERT_TRUE(again.ok()) << again.error().message;
 }
 
+// A version-5 file (call_sampling without rate_clock) is upgraded in place when a run is added to
+// it: its rows are kept, their clock unknown (NULL), and new rows say theirs.
+TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  {
+    auto db = TraceDb::open(path);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+  }
+  {
+    auto raw = sql::open(path, sql::Mode::read_write, 5000);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->exec("ALTER TABLE call_sampling DROP COLUMN rate_clock;"
+                          "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
+                          "PRAGMA user_version = 5")
+                    .ok());
+  }
+  auto db = TraceDb::open(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 42 AND estimated_calls = 50 AND "
+                         "rate_clock IS NULL"),
+            1);
+  TraceTotals totals;
+  SampledFunction sampled;
+  sampled.pid = 7;
+  sampled.op = IB_OP_CUDA_EVENT_RECORD;
+  sampled.estimate = {100, 90, 110, true};
+  totals.sampled.push_back(sampled);
+  auto run = db->begin_run(command_run("after the upgrade"));
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(db->write_totals(*run, totals).ok());
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 7 AND rate_clock = 'on_cpu'"), 1);
+}
+
 // A reader that cannot write the directory cannot create -shm: the closed file must not
 // be left in WAL mode.
 TEST(TraceDb, ClosedFileIsInRollbackJournalModeWithNoSideFiles) {
