@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "common/clock.h"
@@ -120,22 +122,29 @@ Result<std::vector<UprobeLink>> attach_call_probes(bpf_program* entry, bpf_progr
 
 LinkCloser::~LinkCloser() { wait(); }
 
-// One thread per link: a close returns only after its grace periods, and a function's entry
-// and return probes are one breakpoint, which stays until the last of them begins to close.
+// One thread per link: a close returns only after its grace periods. The first thread to start
+// runs `at_begin` and takes the time while every link of the close is still in (the entry probe is
+// what counts calls, and it may be any of them); the others wait for it before closing theirs.
 std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink> links,
                                                          std::function<void()> at_begin) {
-  auto began = std::make_shared<std::atomic<uint64_t>>(0);
-  auto left = std::make_shared<std::atomic<size_t>>(links.size());
-  auto begin = [began, at_begin = std::move(at_begin)] {
-    if (at_begin) at_begin();
-    began->store(static_cast<uint64_t>(monotonic_ns()));
+  struct Beginning {
+    std::once_flag once;
+    std::function<void()> at_begin;
+    std::shared_ptr<std::atomic<uint64_t>> began = std::make_shared<std::atomic<uint64_t>>(0);
+    void run() {
+      std::call_once(once, [this] {
+        if (at_begin) at_begin();
+        began->store(static_cast<uint64_t>(monotonic_ns()));
+      });
+    }
   };
-  if (links.empty()) begin();
+  auto beginning = std::make_shared<Beginning>();
+  beginning->at_begin = std::move(at_begin);
+  if (links.empty()) beginning->run();
   std::lock_guard lock(mutex_);
   for (UprobeLink& link : links)
-    threads_.emplace_back([owned = std::move(link), begin, left]() mutable {
-      // The last close to begin stops the probes firing.
-      if (left->fetch_sub(1) == 1) begin();
+    threads_.emplace_back([owned = std::move(link), beginning]() mutable {
+      beginning->run();
       owned = UprobeLink();
     });
   // Closes started long ago have returned: keep the list short.
@@ -143,7 +152,7 @@ std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink>
     threads_.front().join();
     threads_.erase(threads_.begin());
   }
-  return began;
+  return beginning->began;
 }
 
 void LinkCloser::wait() {

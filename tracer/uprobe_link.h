@@ -71,8 +71,9 @@ Result<std::vector<UprobeLink>> attach_call_probes(bpf_program* entry, bpf_progr
 class LinkCloser {
  public:
   ~LinkCloser();
-  // The returned time (CLOCK_MONOTONIC ns) is set when the close begins, i.e. when the probes
-  // stop firing; 0 until then. `at_begin` runs just before it is set, on the closing thread.
+  // The returned time (CLOCK_MONOTONIC ns) is set when the close begins, before any of its links
+  // goes: calls up to it are counted; 0 until then. `at_begin` runs just before it is set, once,
+  // on a closing thread, with every link still in.
   std::shared_ptr<std::atomic<uint64_t>> close(std::vector<UprobeLink> links,
                                                std::function<void()> at_begin = nullptr);
   void wait();  // every close handed over so far has returned

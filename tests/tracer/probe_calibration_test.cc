@@ -15,6 +15,8 @@
 
 #include "tracer/call_probes.h"
 #include "tracer/elf_symbols.h"
+#include "tracer/uprobe_link.h"
+#include "common/clock.h"
 
 namespace ingero::tracer {
 namespace {
@@ -103,6 +105,24 @@ TEST(ProbeCalibration, AProbeThatCannotBeAttachedIsAnErrorNamingWhy) {
 
 // /proc/self/maps (the calibration) and the ELF symbol table (the duty cycle) agree on where
 // calibration_target is in this test's own file.
+// A close reads its edge once, before its time is set, however many links it closes: a window's
+// last readings are taken while every one of its probes still counts.
+TEST(LinkCloser, AClosesEdgeIsReadOnceBeforeItsTimeWhateverTheNumberOfLinks) {
+  LinkCloser closer;
+  for (size_t links = 0; links <= 3; ++links) {
+    std::atomic<int> readings{0};
+    std::atomic<int64_t> read_at{0};
+    std::vector<UprobeLink> closing(links);
+    auto began = closer.close(std::move(closing), [&] {
+      read_at = monotonic_ns();
+      ++readings;
+    });
+    closer.wait();
+    EXPECT_EQ(readings.load(), 1) << links << " links";
+    EXPECT_GE(static_cast<int64_t>(began->load()), read_at.load()) << links << " links";
+  }
+}
+
 TEST(ElfSymbols, TheCalibrationTargetIsWhereTheSymbolTableSaysItIs) {
   auto where = calibration_target_location();
   ASSERT_TRUE(where.ok()) << where.error().message;
