@@ -9,6 +9,8 @@
 #   (B_BIN may be '-' for one build.) Rows go to OUT/estimate-ab.jsonl.
 # BUSY=N keeps N busy processes running throughout (a job's loader workers on every core), so that
 # the loop and the tracer's threads wait for CPUs as they would on a busy machine.
+# WINDOW_TRUTH=1 has the loop keep each call's time (LAUNCH_TIMES, bench/call_times.h) and adds
+# bench/window_truth.py's check of the estimate, window by window, as the row's "window_truth".
 set -euo pipefail
 usage="usage: bench/estimate_ab.sh OUT A_BIN B_BIN ROUNDS -- LOOP [ARGS...]"
 out=${1:?$usage} a=${2:?$usage} b=${3:?$usage} rounds=${4:?$usage}
@@ -45,10 +47,16 @@ for ((round = 1; round <= rounds; round++)); do
   ((round % 2 == 0)) && order=($(printf '%s\n' "${sides[@]}" | tac))
   for side in "${order[@]}"; do
     bin=$a; [[ $side == b ]] && bin=$b
-    rm -f "$out/estimate.db"
-    loop=$("$bin" trace --db "$out/estimate.db" -- "$@" 2>>"$out/estimate.log" | grep '^{' | tail -1 || true)
+    rm -f "$out/estimate.db" "$out/times.bin"
+    loop=$("$bin" trace --db "$out/estimate.db" -- ${WINDOW_TRUTH:+env LAUNCH_TIMES="$out/times.bin"} "$@" \
+      2>>"$out/estimate.log" | grep '^{' | tail -1 || true)
     fields=$("$a" explain --db "$out/estimate.db" --run 1 --json 2>>"$out/estimate.log" | "$python" -c "$row" "$loop" "${TRUTH:-}")
+    if [[ -n ${WINDOW_TRUTH:-} ]]; then
+      truth=$("$python" "$(dirname "$0")/window_truth.py" "$out/estimate.db" "$out/times.bin" ${TRUTH:+--truth "$TRUTH"} \
+        2>>"$out/estimate.log" || echo null)
+      fields="$fields, \"window_truth\": $truth"
+    fi
     echo "{\"round\": $round, \"side\": \"$side\", \"busy\": ${BUSY:-0}, $fields}" | tee -a "$out/estimate-ab.jsonl"
   done
 done
-rm -f "$out/estimate.db"
+rm -f "$out/estimate.db" "$out/times.bin"

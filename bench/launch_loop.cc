@@ -4,7 +4,7 @@
 // {"launches": N, "seconds": loop time, ...} with the loop thread's CPU time, context switches and
 // page faults over the loop (what a tracer's presence could change besides the traps); the tracer's
 // overhead is the ratio of the traced to the untraced loop time (scripts/gpu-benchmarks runs them
-// interleaved).
+// interleaved). LAUNCH_TIMES=FILE keeps each launch's time (bench/call_times.h).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -13,6 +13,8 @@
 
 #include <torch/torch.h>
 
+#include "bench/call_times.h"
+
 int main(int argc, char** argv) {
   const long launches = argc > 1 ? std::atol(argv[1]) : 300'000;
   if (!torch::cuda::is_available()) {
@@ -20,13 +22,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   torch::NoGradGuard no_grad;
+  CallTimes times(static_cast<size_t>(launches) + 1000);
   auto x = torch::zeros({1}, torch::kCUDA);
-  for (int i = 0; i < 1000; ++i) x.add_(1);
+  const auto launch = [&] {
+    times.mark();
+    x.add_(1);
+  };
+  for (int i = 0; i < 1000; ++i) launch();
   (void)x.item<float>();  // waits for the warm-up
   rusage before{};
   getrusage(RUSAGE_THREAD, &before);
   const auto start = std::chrono::steady_clock::now();
-  for (long i = 0; i < launches; ++i) x.add_(1);
+  for (long i = 0; i < launches; ++i) launch();
   (void)x.item<float>();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rusage after{};

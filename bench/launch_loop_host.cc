@@ -8,6 +8,7 @@
 // trap costs several µs on a virtual machine, about 1 µs on the H200's host, so K = 20 here gives
 // the trapped share of the H200's launch loop (about a fifth). Prints
 // {"launches": N, "calls": N + warm-up, "seconds": loop time, "user_s": ..., "sys_s": ...}.
+// LAUNCH_TIMES=FILE keeps each cudaEventRecord's time (bench/call_times.h).
 //
 //   ingero_launch_loop_host [N] [K]
 #include <sys/resource.h>
@@ -19,6 +20,7 @@
 
 #include <torch/torch.h>
 
+#include "bench/call_times.h"
 #include "tests/tracer/cuda_runtime_decls.h"
 
 int main(int argc, char** argv) {
@@ -35,8 +37,10 @@ int main(int argc, char** argv) {
   const auto event = reinterpret_cast<cudaEvent_t>(0x9abc);
   torch::NoGradGuard no_grad;
   auto x = torch::zeros({1});
+  CallTimes times(static_cast<size_t>(steps + kWarmUp));
   const auto step = [&] {
     for (long k = 0; k < ops; ++k) x.add_(1);
+    times.mark();
     cudaEventRecord(event, stream);
   };
   for (long i = 0; i < kWarmUp; ++i) step();

@@ -194,6 +194,30 @@ CREATE TABLE IF NOT EXISTS call_sampling (
   PRIMARY KEY (run_id, pid, op)
 );
 
+-- Each attached window of a function in call_sampling (schema version 7), in order: when its
+-- probes were in (start_ns to end_ns, the trace's clock), the calls they counted and the share of
+-- their callers' time the probes' traps took (calibrated cost x hits); then, on the calling threads'
+-- on-CPU clock, their time in the detached gap before the window and in it, their calls in it, and
+-- the calls the probes counted outside those readings (as they went in or came out), which the gaps'
+-- time holds. The callers' columns are NULL where their on-CPU time could not be read. These are what
+-- the estimate was computed from: where the function was watched, and where it was not.
+CREATE TABLE IF NOT EXISTS call_sampling_windows (
+  run_id                 INTEGER NOT NULL,
+  pid                    INTEGER NOT NULL,
+  op                     INTEGER NOT NULL REFERENCES ops(op),
+  seq                    INTEGER NOT NULL,  -- the window's place, from 0
+  start_ns               INTEGER NOT NULL,
+  end_ns                 INTEGER NOT NULL,
+  calls                  INTEGER NOT NULL,
+  trapped_share          REAL NOT NULL,
+  callers_gap_before_ns  INTEGER,
+  callers_window_ns      INTEGER,
+  callers_calls          INTEGER,
+  callers_trapped_ns     REAL,
+  counted_in_gaps        INTEGER,
+  PRIMARY KEY (run_id, pid, op, seq)
+);
+
 -- In-kernel log2 latency histograms of every probed call that returned, per process and op:
 -- slot k counts durations in [2^k, 2^(k+1)) nanoseconds (slot 0 also holds 0 and 1 ns).
 CREATE TABLE IF NOT EXISTS call_histograms (

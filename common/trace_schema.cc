@@ -118,8 +118,9 @@ Result<int> version_of(const sql::Connection& db) {
   return static_cast<int>(version->value_or(0));
 }
 
-// Versions 2 -> 3 and 3 -> 4 only added tables (loaders, gpus, gpu_samples; call_sampling),
-// which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one to call_sampling.
+// Versions 2 -> 3, 3 -> 4 and 6 -> 7 only added tables (loaders, gpus, gpu_samples; call_sampling;
+// call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
+// to call_sampling.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();

@@ -407,8 +407,33 @@ Status insert_call_stats(const sql::Connection& db, int64_t run_id, const TraceT
       });
 }
 
+// Each window the estimate of one sampled function was computed from, in order.
+Status insert_sampling_windows(sql::Statement& insert, int64_t run_id, const SampledFunction& f) {
+  const std::vector<SampleWindow>& windows = f.calls.windows;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const SampleWindow& w = windows[i];
+    insert.bind(1, run_id).bind(2, int64_t{f.pid}).bind(3, int64_t{f.op}).bind(4, int64_t(i));
+    insert.bind(5, int64_t(w.start_ns)).bind(6, int64_t(w.end_ns)).bind(7, int64_t(w.calls)).bind(8, w.trapped_share);
+    const auto callers = [&](auto field) {
+      return w.callers ? std::optional<int64_t>(int64_t(field(*w.callers))) : std::nullopt;
+    };
+    insert.bind(9, callers([](const CallerTime& c) { return c.gap_before_ns; }));
+    insert.bind(10, callers([](const CallerTime& c) { return c.window_ns; }));
+    insert.bind(11, callers([](const CallerTime& c) { return c.calls; }));
+    insert.bind(12, w.callers ? std::optional<double>(w.callers->trapped_ns) : std::nullopt);
+    insert.bind(13, callers([](const CallerTime& c) { return c.counted_in_gaps; }));
+    if (Status st = insert.run(); !st) return st;
+  }
+  return {};
+}
+
 // A duty-cycled function's windows and estimate per process (pid 0: every process).
 Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
+  auto window = db.prepare(
+      "INSERT OR REPLACE INTO call_sampling_windows(run_id, pid, op, seq, start_ns, end_ns, calls, trapped_share, "
+      "callers_gap_before_ns, callers_window_ns, callers_calls, callers_trapped_ns, counted_in_gaps) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!window) return window.error();
   auto insert = db.prepare(
       "INSERT OR REPLACE INTO call_sampling(run_id, pid, op, since_ns, until_ns, windows, attached_ns, "
       "probed_calls, estimated_calls, estimated_low, estimated_high, rate_clock) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -423,6 +448,7 @@ Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const Tra
                                                     : std::nullopt);
     insert->bind(12, std::string(f.estimate.on_cpu_clock ? contract::rate_clock::kOnCpu : contract::rate_clock::kWall));
     if (Status st = insert->run(); !st) return st;
+    if (Status st = insert_sampling_windows(*window, run_id, f); !st) return st;
   }
   return {};
 }

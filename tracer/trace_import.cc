@@ -30,6 +30,7 @@ constexpr TableCopy kTables[] = {
     {"events", "run_id, ts_ns"},     {"event_batches", "run_id, seq"},
     {"loaders", "run_id, pid, loader"}, {"gpus", "run_id, gpu"},
     {"gpu_samples", "run_id, metric, ts_ns"}, {"call_sampling", "run_id, pid, op"},
+    {"call_sampling_windows", "run_id, pid, op, seq"},
 };
 
 Result<std::vector<std::string>> columns_of(const sql::Connection& db, const std::string& table) {

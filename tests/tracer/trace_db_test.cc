@@ -99,8 +99,8 @@ TEST(TraceDb, CreatesSchemaWithVersionAndEveryOpOfTheContract) {
   ASSERT_TRUE(again.ok()) << again.error().message;
 }
 
-// A version-5 file (call_sampling without rate_clock) is upgraded in place when a run is added to
-// it: its rows are kept, their clock unknown (NULL), and new rows say theirs.
+// A version-5 file (call_sampling without rate_clock, no call_sampling_windows) is upgraded in place
+// when a run is added to it: its rows are kept, their clock unknown (NULL), and new rows say theirs.
 TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
   TempDir dir;
   const std::string path = dir.file("v5.db");
@@ -112,6 +112,7 @@ TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
     auto raw = sql::open(path, sql::Mode::read_write, 5000);
     ASSERT_TRUE(raw.ok());
     ASSERT_TRUE(raw->exec("ALTER TABLE call_sampling DROP COLUMN rate_clock;"
+                          "DROP TABLE call_sampling_windows;"
                           "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
                           "PRAGMA user_version = 5")
                     .ok());
@@ -133,6 +134,36 @@ TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
   ASSERT_TRUE(run.ok());
   ASSERT_TRUE(db->write_totals(*run, totals).ok());
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 7 AND rate_clock = 'on_cpu'"), 1);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows"), 0);
+}
+
+// Every window an estimate was computed from is stored in order, with its callers' on-CPU time
+// where it was read and NULL where it was not.
+TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
+  TempDir dir;
+  auto db = TraceDb::open(dir.file("t.db"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  SampledFunction sampled;
+  sampled.pid = 9;
+  sampled.op = IB_OP_CU_LAUNCH_KERNEL;
+  sampled.calls.windows.push_back({1'000, 6'000, 40, 0.25, CallerTime{45'000, 4'800, 38, 1'200.5, 2}});
+  sampled.calls.windows.push_back({51'000, 56'000, 30, 0.2, std::nullopt});
+  sampled.estimate = {700, 600, 800, false};
+  TraceTotals totals;
+  totals.sampled.push_back(sampled);
+  auto run = db->begin_run(command_run("windows"));
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(db->write_totals(*run, totals).ok());
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE seq = 0 AND pid = 9 AND start_ns = 1000 "
+                         "AND end_ns = 6000 AND calls = 40 AND trapped_share = 0.25 AND callers_gap_before_ns = 45000 "
+                         "AND callers_window_ns = 4800 AND callers_calls = 38 AND callers_trapped_ns = 1200.5 "
+                         "AND counted_in_gaps = 2"),
+            1);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE seq = 1 AND start_ns = 51000 AND calls = 30 "
+                         "AND callers_window_ns IS NULL AND callers_calls IS NULL AND counted_in_gaps IS NULL"),
+            1);
+  EXPECT_EQ(query_int(h, "SELECT windows FROM call_sampling WHERE pid = 9"), 2);
 }
 
 // A reader that cannot write the directory cannot create -shm: the closed file must not
@@ -159,12 +190,12 @@ TEST(TraceDb, RejectsAnotherSchemaVersion) {
   {
     auto db = sql::open(path, sql::Mode::read_write, 0);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->exec("CREATE TABLE runs(x); PRAGMA user_version = 7").ok());
+    ASSERT_TRUE(db->exec("CREATE TABLE runs(x); PRAGMA user_version = 99").ok());
   }
   auto db = TraceDb::open(path);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.error().exit_code, kExitBadInput);
-  EXPECT_NE(db.error().message.find("schema version 7"), std::string::npos) << db.error().message;
+  EXPECT_NE(db.error().message.find("schema version 99"), std::string::npos) << db.error().message;
 }
 
 TEST(TraceDb, RejectsNonDatabaseAndForeignDatabase) {
