@@ -468,6 +468,20 @@ Result<RunContext> TraceFile::context(const RunRecord& run) const {
   return context;
 }
 
+Result<std::vector<SampledWindowRecord>> TraceFile::sampled_windows(int64_t run_id) const {
+  std::vector<SampledWindowRecord> windows;
+  Status read = read_run_rows(
+      db_, "call_sampling_windows",
+      "SELECT w.pid, o.name, w.start_ns, w.end_ns, w.calls FROM call_sampling_windows w JOIN ops o ON o.op = w.op "
+      "WHERE w.run_id = ? ORDER BY w.pid, o.name, w.seq",
+      run_id, [&](const sql::Statement& row) {
+        windows.push_back({row.column_int(0), row.column_text(1), row.column_int(2), row.column_int(3),
+                           row.column_int(4)});
+      });
+  if (!read) return read.error();
+  return windows;
+}
+
 Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
   auto stmt = db_.prepare(fmt::format(
       "SELECT c.pid, {}, max(s.estimated_calls), max(s.estimated_low), max(s.estimated_high), max(s.attached_ns), "

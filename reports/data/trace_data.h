@@ -110,6 +110,16 @@ struct SampledCallRecord {
   }
 };
 
+// One window in which a duty-cycled function was probed (call_sampling_windows): outside the
+// windows of its process, its calls were not seen.
+struct SampledWindowRecord {
+  int64_t pid = 0;  // 0: every process
+  std::string op;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t calls = 0;
+};
+
 // One probed function's totals over the run (call_stats summed over threads) and its log2
 // nanosecond latency histogram (call_histograms summed over processes). The counters hold the
 // calls that were probed: every call, unless the function was duty-cycled somewhere, when
@@ -307,6 +317,8 @@ class TraceFile {
   Result<std::optional<int64_t>> last_event_end(int64_t run_id) const;
   // Per process, the call totals of every probed function of one category (contract::category).
   Result<std::vector<ProcessCallTotals>> process_calls(int64_t run_id, std::string_view category) const;
+  // Every window of the run's duty-cycled functions, by process, function and time.
+  Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
   // Every run with ranked threads, by run id.
   Result<std::vector<RunRanks>> ranked_runs() const;
   // Durations of one op's events starting in [from, until), for exact percentiles.

@@ -206,10 +206,27 @@ void emit_gpu_counters(const RunContext& context, int64_t origin_ns, const EmitE
                   {"args", {{"percent", s.value}}}});
 }
 
+// ---- duty-cycled functions: when their probes were in, one async track per process and function
+// ("cuLaunchKernel probed"); between its slices that function's calls were not seen
+
+int64_t emit_sampled_windows(const std::vector<SampledWindowRecord>& windows, int64_t origin_ns,
+                             const EmitEvent& emit) {
+  int64_t id = 0;
+  for (const SampledWindowRecord& w : windows) {
+    const std::string name = fmt::format("{} probed{}", w.op, w.pid == 0 ? " (every process)" : "");
+    json begin = {{"ph", "b"}, {"name", name}, {"cat", "sampling"}, {"id", ++id}, {"pid", w.pid}, {"tid", w.pid},
+                  {"ts", micros(w.start_ns - origin_ns)}, {"args", {{"calls", w.calls}}}};
+    emit(std::move(begin));
+    emit({{"ph", "e"}, {"name", name}, {"cat", "sampling"}, {"id", id}, {"pid", w.pid}, {"tid", w.pid},
+          {"ts", micros(w.end_ns - origin_ns)}});
+  }
+  return id;
+}
+
 // ---- the whole trace
 
 struct PhaseCounts {
-  int64_t metadata = 0, slices = 0, instants = 0, counters = 0;
+  int64_t metadata = 0, slices = 0, instants = 0, counters = 0, windows = 0;
 };
 
 json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline& timeline, int64_t events_in_run,
@@ -227,12 +244,15 @@ json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline
                {"counters", "page faults and allocations per process, cumulative: the running total of the "
                             "tracer's bursts, stepped at each burst's end; GPU utilisation per GPU and metric "
                             "(NVML's samples, percent, each at the end of the period it covers) under pid 0"},
+               {"sampled_windows", "async slices (b/e, category 'sampling'), one track per duty-cycled function and "
+                                   "process: when its probes were in, with the calls they counted; its calls "
+                                   "between them were not seen, and its count is an estimate (tracing_cost.sampled)"},
                {"events_in_run", events_in_run},
                {"events_exported", static_cast<int64_t>(timeline.events.size())},
                {"max_events", static_cast<int64_t>(options.max_events)},
                {"truncated", timeline.truncated},
                {"trace_events", {{"M", counts.metadata}, {"X", counts.slices}, {"i", counts.instants},
-                                 {"C", counts.counters}}},
+                                 {"C", counts.counters}, {"b", counts.windows}, {"e", counts.windows}}},
                {"tracing_cost", to_json(cost)}};
   if (timeline.truncated) {
     const int64_t last = timeline.events.empty() ? run.start_ns : timeline.events.back().ts_ns;
@@ -247,7 +267,7 @@ json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline
 
 // Reads the run and hands every trace event to `emit` in a fixed order: metadata, then slices and
 // instants by start time (longer first at equal starts, so that enclosing slices come first), then
-// each process's counters. Returns the document's "metadata".
+// each process's counters, then the duty-cycled functions' windows. Returns the document's "metadata".
 Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOptions& options,
                         const EmitEvent& emit_event) {
   auto run = trace.run(run_id);
@@ -290,6 +310,9 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
   emit_gpu_counters(
       *context, origin, [&](json&& e) { emit(std::move(e), counts.metadata); },
       [&](json&& e) { emit(std::move(e), counts.counters); });
+  auto windows = trace.sampled_windows(run_id);
+  if (!windows) return windows.error();
+  counts.windows = emit_sampled_windows(*windows, origin, emit_event);
   return trace_metadata(trace, *run, *timeline, events_in_run, options, counts, tracing_cost(*context));
 }
 

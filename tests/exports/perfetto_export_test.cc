@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
@@ -77,16 +78,54 @@ TEST_F(PerfettoExport, DocumentHasTheChromeTraceShape) {
   EXPECT_EQ(doc["metadata"]["truncated"], false);
   const auto& counts = doc["metadata"]["trace_events"];
   EXPECT_EQ(counts["M"].get<size_t>() + counts["X"].get<size_t>() + counts["i"].get<size_t>() +
-                counts["C"].get<size_t>(),
+                counts["C"].get<size_t>() + counts["b"].get<size_t>() + counts["e"].get<size_t>(),
             doc["traceEvents"].size());
   for (const auto& e : doc["traceEvents"]) {
     const std::string ph = e["ph"];
-    EXPECT_TRUE(ph == "M" || ph == "X" || ph == "i" || ph == "C") << e.dump();
+    EXPECT_TRUE(ph == "M" || ph == "X" || ph == "i" || ph == "C" || ph == "b" || ph == "e") << e.dump();
     EXPECT_TRUE(e["pid"].is_number_integer() && e["tid"].is_number_integer()) << e.dump();
     if (ph != "M") {
       EXPECT_TRUE(e["ts"].is_number()) << e.dump();
     }
   }
+}
+
+// A duty-cycled function's windows, as the tracer stores them, become async slices on its
+// process's own track: when its probes were in and what they counted; its calls between them
+// were not seen.
+TEST_F(PerfettoExport, ADutyCycledFunctionsWindowsAreSlicesOnItsProcessTrack) {
+  {
+    auto db = sql::open(path_, sql::Mode::read_write, 5000);
+    ASSERT_TRUE(db.ok());
+    const int64_t t0 = kRunStart;
+    ASSERT_TRUE(db->exec(fmt::format(
+                            "INSERT INTO call_sampling VALUES({0}, {1}, {2}, {3}, {4}, 2, {5}, 900, 9000, 8000, 10000, "
+                            "'on_cpu');"
+                            "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 0, {6}, {7}, 450, 0.2, 40000000, "
+                            "5000000, 450, 540000, 0);"
+                            "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 1, {8}, {9}, 430, 0.2, 45000000, "
+                            "5000000, 430, 516000, 1);",
+                            run_, kMain, contract::op_code("cuLaunchKernel").value(), t0, t0 + kRunLength, 10 * kMs,
+                            t0 + 40 * kMs, t0 + 45 * kMs, t0 + 90 * kMs, t0 + 95 * kMs))
+                    .ok());
+  }
+  const json doc = trace();
+  const std::vector<json> begins = of_phase(doc, "b"), ends = of_phase(doc, "e");
+  ASSERT_EQ(begins.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(doc["metadata"]["trace_events"]["b"], 2);
+  const double starts[] = {40'000, 90'000}, calls[] = {450, 430};  // µs from the run's start
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(begins[i]["name"], "cuLaunchKernel probed");
+    EXPECT_EQ(begins[i]["cat"], "sampling");
+    EXPECT_EQ(begins[i]["pid"], kMain);
+    EXPECT_EQ(begins[i]["ts"], starts[i]);
+    EXPECT_EQ(begins[i]["args"]["calls"], calls[i]);
+    EXPECT_EQ(ends[i]["id"], begins[i]["id"]);
+    EXPECT_EQ(ends[i]["name"], begins[i]["name"]);
+    EXPECT_EQ(ends[i]["ts"], starts[i] + 5'000);
+  }
+  EXPECT_NE(begins[0]["id"], begins[1]["id"]);
 }
 
 TEST_F(PerfettoExport, EveryEventsThreadIsNamedWithItsRole) {
