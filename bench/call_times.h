@@ -16,7 +16,9 @@
 class CallTimes {
  public:
   explicit CallTimes(size_t expected) : path_(std::getenv("LAUNCH_TIMES")) {
-    if (path_ && *path_) times_ = std::make_unique<std::vector<int64_t>>(), times_->reserve(expected);
+    if (!path_ || !*path_) return;
+    times_ = std::make_unique<std::vector<int64_t>>();
+    times_->reserve(expected);
   }
   CallTimes(const CallTimes&) = delete;
   CallTimes& operator=(const CallTimes&) = delete;

@@ -36,6 +36,8 @@ if r:
     if truth:
         out.update(error=r["calls"] / truth - 1, covered=r["calls_low"] <= truth and (r["calls_high"] is None or truth <= r["calls_high"]))
 print(json.dumps(out)[1:-1])'
+keep_times=()  # the loop's own call times, as a word list that survives spaces in OUT
+[[ -n ${WINDOW_TRUTH:-} ]] && keep_times=(env LAUNCH_TIMES="$out/times.bin")
 busy=()
 trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 for ((i = 0; i < ${BUSY:-0}; i++)); do
@@ -48,7 +50,7 @@ for ((round = 1; round <= rounds; round++)); do
   for side in "${order[@]}"; do
     bin=$a; [[ $side == b ]] && bin=$b
     rm -f "$out/estimate.db" "$out/times.bin"
-    loop=$("$bin" trace --db "$out/estimate.db" -- ${WINDOW_TRUTH:+env LAUNCH_TIMES="$out/times.bin"} "$@" \
+    loop=$("$bin" trace --db "$out/estimate.db" -- "${keep_times[@]}" "$@" \
       2>>"$out/estimate.log" | grep '^{' | tail -1 || true)
     fields=$("$a" explain --db "$out/estimate.db" --run 1 --json 2>>"$out/estimate.log" | "$python" -c "$row" "$loop" "${TRUTH:-}")
     if [[ -n ${WINDOW_TRUTH:-} ]]; then
