@@ -177,6 +177,11 @@ CREATE TABLE IF NOT EXISTS call_stats (
 -- took most of the windows). rate_clock says what the windows' rates were taken per: 'on_cpu'
 -- (a second of the calling threads' on-CPU time, applied to theirs in the gaps) or 'wall' (a wall
 -- second: some caller's on-CPU time could not be read); NULL before schema version 6.
+-- trap_cost_scale (schema version 8): what the windows' rates took a trap to cost, as a multiple of
+-- the calibrated cost (run setting probe_call_ns): the return probe's program time per hit in the
+-- windows over its time per hit in the calibration (run setting probe_return_program_ns). NULL: the
+-- calibrated cost stood (no return probe, the kernel's run-time statistics off, too few hits, or a
+-- file before version 8).
 -- A process and op without a row here were counted exactly.
 CREATE TABLE IF NOT EXISTS call_sampling (
   run_id           INTEGER NOT NULL,
@@ -191,6 +196,7 @@ CREATE TABLE IF NOT EXISTS call_sampling (
   estimated_low    INTEGER NOT NULL,
   estimated_high   INTEGER,
   rate_clock       TEXT,
+  trap_cost_scale  REAL,
   PRIMARY KEY (run_id, pid, op)
 );
 
@@ -199,8 +205,11 @@ CREATE TABLE IF NOT EXISTS call_sampling (
 -- their callers' time the probes' traps took (calibrated cost x hits); then, on the calling threads'
 -- on-CPU clock, their time in the detached gap before the window and in it, their calls in it, and
 -- the calls the probes counted outside those readings (as they went in or came out), which the gaps'
--- time holds. The callers' columns are NULL where their on-CPU time could not be read. These are what
--- the estimate was computed from: where the function was watched, and where it was not.
+-- time holds. The callers' columns are NULL where their on-CPU time could not be read.
+-- return_program_runs and return_program_ns (schema version 8): the return probe's program while the
+-- window's probes were in, its runs and their time on every CPU (NULL: not timed, or no return
+-- probe); call_sampling.trap_cost_scale is pooled from them. These are what the estimate was
+-- computed from: where the function was watched, and where it was not.
 CREATE TABLE IF NOT EXISTS call_sampling_windows (
   run_id                 INTEGER NOT NULL,
   pid                    INTEGER NOT NULL,
@@ -215,6 +224,8 @@ CREATE TABLE IF NOT EXISTS call_sampling_windows (
   callers_calls          INTEGER,
   callers_trapped_ns     REAL,
   counted_in_gaps        INTEGER,
+  return_program_runs    INTEGER,
+  return_program_ns      INTEGER,
   PRIMARY KEY (run_id, pid, op, seq)
 );
 

@@ -125,6 +125,11 @@ std::optional<int64_t> Statement::column_optional_int(int index) const {
   return column_int(index);
 }
 
+std::optional<double> Statement::column_optional_double(int index) const {
+  if (column_is_null(index)) return std::nullopt;
+  return column_double(index);
+}
+
 std::optional<std::string> Statement::column_optional_text(int index) const {
   if (column_is_null(index)) return std::nullopt;
   return column_text(index);

@@ -67,6 +67,7 @@ class Statement {
   std::string column_text(int index) const;  // empty for NULL
   bool column_is_null(int index) const { return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL; }
   std::optional<int64_t> column_optional_int(int index) const;
+  std::optional<double> column_optional_double(int index) const;
   std::optional<std::string> column_optional_text(int index) const;
   const void* column_blob(int index) const { return sqlite3_column_blob(stmt_.get(), index); }
   size_t column_bytes(int index) const { return static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), index)); }

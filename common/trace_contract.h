@@ -15,7 +15,7 @@
 namespace ingero::contract {
 
 // PRAGMA user_version of a trace DB this build writes; readers also read older ones.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 inline constexpr int kOldestReadableSchema = 1;
 
 // ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what
@@ -198,6 +198,10 @@ inline constexpr std::string_view kTrainerCommandSetting = "trainer_command";
 inline constexpr std::string_view kProbeEntryNsSetting = "probe_entry_ns";
 inline constexpr std::string_view kProbeCallNsSetting = "probe_call_ns";
 inline constexpr std::string_view kProbeCostUnknownSetting = "probe_cost_unknown";
+// The return probe's BPF program per hit in the calibration (ns, decimal; absent where the kernel's
+// run-time statistics were off): duty-cycled estimates scale the calibrated cost by the windows' own
+// time of it against this (call_sampling.trap_cost_scale).
+inline constexpr std::string_view kProbeReturnProgramNsSetting = "probe_return_program_ns";
 // The duty cycle of hot calls: "on" or "off" (--cuda-detail exact/full, or switched off), and
 // when on its window, period (ns) and the share of a thread's time above which a call is hot.
 inline constexpr std::string_view kCallSamplingSetting = "call_sampling";

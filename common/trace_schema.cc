@@ -39,6 +39,14 @@ ALTER TABLE thread_stats ADD COLUMN cache_pages_added INTEGER;
 // call_sampling (version 4 on) says which clock its rates were taken on from version 6.
 constexpr const char* kColumnsAddedInV6 = "ALTER TABLE call_sampling ADD COLUMN rate_clock TEXT;";
 
+// ... and what the traps were measured to cost the job from version 8: the scale on call_sampling
+// (version 4 on), the return probe's program time on call_sampling_windows (version 7 on).
+constexpr const char* kSamplingColumnAddedInV8 = "ALTER TABLE call_sampling ADD COLUMN trap_cost_scale REAL;";
+constexpr const char* kWindowColumnsAddedInV8 = R"(
+ALTER TABLE call_sampling_windows ADD COLUMN return_program_runs INTEGER;
+ALTER TABLE call_sampling_windows ADD COLUMN return_program_ns INTEGER;
+)";
+
 // Version 1 stored every probed call as an event: its totals are those events.
 constexpr const char* kCallStatsFromV1Events = R"(
 INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed)
@@ -120,7 +128,7 @@ Result<int> version_of(const sql::Connection& db) {
 
 // Versions 2 -> 3, 3 -> 4 and 6 -> 7 only added tables (loaders, gpus, gpu_samples; call_sampling;
 // call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
-// to call_sampling.
+// to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
@@ -132,6 +140,10 @@ Status upgrade(const sql::Connection& db, int from_version) {
     if (Status s = db.exec(kColumnsAddedInV5); !s) return s;
   if (from_version >= 4 && from_version < 6)
     if (Status s = db.exec(kColumnsAddedInV6); !s) return s;
+  if (from_version >= 4)
+    if (Status s = db.exec(kSamplingColumnAddedInV8); !s) return s;
+  if (from_version == 7)
+    if (Status s = db.exec(kWindowColumnsAddedInV8); !s) return s;
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
   if (from_version == 1)

@@ -181,6 +181,11 @@ double CallProbes::cost_ns(uint32_t op) const {
   return cost_.per_call_ns(it->second.targets.front().return_probe);
 }
 
+bool CallProbes::return_probed(uint16_t op) const {
+  auto it = functions_.find(op);
+  return it != functions_.end() && !it->second.targets.empty() && it->second.targets.front().return_probe;
+}
+
 // Every traced process mapping the function's libraries gets exact probes of its own, then
 // the kernel counts through those (scoped_ops), then the every-process probes go.
 void CallProbes::make_per_process(uint16_t op, Function& function) {
@@ -206,6 +211,7 @@ std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid
 // What an open reads once its probes are in: the threads' on-CPU time, then the counters.
 CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& tids) const {
   EdgeReading edge;
+  edge.return_program = read_program_run_time(bpf_program__fd(programs_.exit));
   edge.oncpu = programs_.oncpu.read(tids);
   edge.counters = read_counters();
   return edge;
@@ -215,10 +221,12 @@ CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& 
 std::function<void()> CallProbes::read_close_edge_into(const std::vector<uint32_t>& tids,
                                                        std::shared_ptr<EdgeReading>& into) const {
   into = std::make_shared<EdgeReading>();
-  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, tids, edge = into] {
+  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, exit_fd = bpf_program__fd(programs_.exit), tids,
+          edge = into] {
     edge->before = read_counters(fd);
     edge->oncpu = reader.read(tids);
     edge->counters = read_counters(fd);
+    edge->return_program = read_program_run_time(exit_fd);
   };
 }
 
@@ -238,7 +246,8 @@ void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
   }
   closer_.wait();  // the counters stand still from here until the first window
   Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op)),
-             false, false, 0, 0, {}, nullptr, {}, 0, {}, nullptr};
+             false, false, 0, 0, {}, nullptr, {}, 0, {}, {}, nullptr};
+  if (return_probed(op)) s.calls.calibrated_return_program_ns = cost_.return_program_ns;
   // Sampling begins where counting stopped, not after the wait: the wait is detached time too.
   s.calls.since_ns = stopped->load();
   s.calls.calls_before = calls_of(read_counters(), pid, op);
@@ -304,7 +313,7 @@ void CallProbes::count_window(Sampling& s) {
     return by_tid;
   };
   // On the wall clock: every call the window's probes counted, from its attach to its close.
-  SampleWindow window{s.window_start, end, 0, 0, std::nullopt};
+  SampleWindow window{s.window_start, end, 0, 0, std::nullopt, {}};
   const double length = static_cast<double>(end - s.window_start);
   double weighted = 0;
   std::vector<uint32_t> new_callers;
@@ -341,6 +350,7 @@ void CallProbes::count_window(Sampling& s) {
   }
   s.callers.mark(new_callers, programs_.oncpu.read(new_callers));
   if (s.callers.known()) window.callers = time;
+  if (return_probed(s.op)) window.return_program = closed.return_program - s.program_at_open;
   s.calls.windows.push_back(window);
   s.closing.reset();
 }
@@ -382,6 +392,7 @@ void CallProbes::step(Sampling& s, uint64_t now) {
   EdgeReading opened = read_open_edge(s.callers.tids());
   s.gap_oncpu_ns = s.callers.advance(opened.oncpu);
   s.at_open = std::move(opened.counters);
+  s.program_at_open = opened.return_program;
   s.attached = true;
   s.next_ns = s.window_start + s.schedule.window_ns();
 }

@@ -97,6 +97,7 @@ class CallProbes {
     Counters before;                     // a close's, before the time
     std::map<uint32_t, uint64_t> oncpu;  // tid -> ns
     Counters counters;                   // after the time
+    ProgramRunTime return_program;       // the return probe's program, at the time
   };
   struct Sampling {  // one function duty-cycled in one process (pid 0: every process)
     pid_t pid = 0;
@@ -112,6 +113,7 @@ class CallProbes {
     CallerMarks callers;               // the callers' on-CPU time at the last edge
     uint64_t gap_oncpu_ns = 0;         // theirs in the gap before the open (or last) window
     Counters at_open;                  // the counters as the open window's callers were timed
+    ProgramRunTime program_at_open;    // the return probe's program then
     std::shared_ptr<EdgeReading> at_close;  // read as the close began
   };
 
@@ -120,6 +122,7 @@ class CallProbes {
   Counters read_counters() const;
   static Counters read_counters(int call_stats_fd);
   double cost_ns(uint32_t op) const;
+  bool return_probed(uint16_t op) const;
   Links attach_in(const Function& function, pid_t pid, bool scoped, Status& status) const;
   void count_window(Sampling& s);
   std::vector<uint32_t> callers_of(const Counters& counters, pid_t pid, uint16_t op) const;

@@ -8,6 +8,13 @@
 
 namespace ingero::tracer {
 
+ProgramRunTime read_program_run_time(int program_fd) {
+  bpf_prog_info info{};
+  uint32_t size = sizeof(info);
+  if (program_fd < 0 || bpf_obj_get_info_by_fd(program_fd, &info, &size) != 0) return {};
+  return {info.run_cnt, info.run_time_ns};
+}
+
 std::optional<uint64_t> OnCpuReader::oncpu_ns(uint32_t tid) const {
   if (stats_fd_ < 0 || clocks_fd_ < 0) return std::nullopt;
   // The time is taken first: a reader held off its CPU after the lookup would count a slice that

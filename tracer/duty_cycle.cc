@@ -27,6 +27,23 @@ uint64_t SampledCalls::attached_ns() const {
   return ns;
 }
 
+ProgramRunTime operator-(const ProgramRunTime& later, const ProgramRunTime& earlier) {
+  if (later.runs < earlier.runs || later.ns < earlier.ns) return {};  // not one program's statistics
+  return {later.runs - earlier.runs, later.ns - earlier.ns};
+}
+
+std::optional<double> trap_cost_scale(const SampledCalls& sampled) {
+  if (sampled.calibrated_return_program_ns <= 0) return std::nullopt;
+  ProgramRunTime windows;
+  for (const SampleWindow& w : sampled.windows) {
+    windows.runs += w.return_program.runs;
+    windows.ns += w.return_program.ns;
+  }
+  if (windows.runs < kMinTimedReturnHits) return std::nullopt;
+  const double per_hit = static_cast<double>(windows.ns) / static_cast<double>(windows.runs);
+  return std::clamp(per_hit / sampled.calibrated_return_program_ns, kMinTrapCostScale, kMaxTrapCostScale);
+}
+
 double SampledCalls::duty_share() const {
   if (until_ns <= since_ns) return 1.0;
   return std::min(1.0, static_cast<double>(attached_ns()) / static_cast<double>(until_ns - since_ns));
@@ -142,19 +159,21 @@ CallEstimate estimate_calls(const SampledCalls& sampled) {
   const double probed = static_cast<double>(sampled.probed_calls());
   if (sampled.windows.empty()) return {probed, probed, probed, false};
   const Spans spans = on_cpu_spans(sampled).value_or(wall_spans(sampled));
-  const Extrapolation mid = extrapolate(spans, 1.0);
-  const Extrapolation cheap = extrapolate(spans, 0.5);
-  const Extrapolation dear = extrapolate(spans, 2.0);
+  const std::optional<double> measured = trap_cost_scale(sampled);
+  const double scale = measured.value_or(1.0);
+  const Extrapolation mid = extrapolate(spans, scale);
+  const Extrapolation cheap = extrapolate(spans, 0.5 * scale);
+  const Extrapolation dear = extrapolate(spans, 2.0 * scale);
   // Windows trapped past the cap (on average, at twice the cost) bound the rate from below only.
   double weighted = 0, calls = 0;
   for (const Spans::Window& w : spans.windows) {
     weighted += w.trapped_share * w.calls;
     calls += w.calls;
   }
-  const double dear_share = calls > 0 ? 2.0 * weighted / calls : 0.0;
+  const double dear_share = calls > 0 ? 2.0 * scale * weighted / calls : 0.0;
   const double high = dear_share >= kMaxTrappedShare ? std::numeric_limits<double>::infinity()
                                                      : probed + dear.calls + dear.half;
-  return {probed + mid.calls, std::max(probed, probed + cheap.calls - cheap.half), high, spans.on_cpu};
+  return {probed + mid.calls, std::max(probed, probed + cheap.calls - cheap.half), high, spans.on_cpu, measured};
 }
 
 WindowSchedule::WindowSchedule(const SamplingPolicy& policy, uint64_t start_ns, uint64_t seed)

@@ -17,6 +17,9 @@ namespace ingero::tracer {
 struct ProbeCost {
   double entry_ns = 0;  // a call probed at entry only (one trap)
   double call_ns = 0;   // a call probed at entry and return (two traps)
+  // The return probe's BPF program, per hit, in the calibration (the kernel's run-time
+  // statistics); 0: not timed. The gauge a job's windows compare theirs with (trap_cost_scale).
+  double return_program_ns = 0;
   double per_call_ns(bool return_probe) const { return return_probe ? call_ns : entry_ns; }
 };
 // What a run assumes when the calibration could not probe: the H200's per-hit cost
@@ -53,6 +56,14 @@ struct CallerTime {
   uint64_t counted_in_gaps = 0;
 };
 
+// A BPF program's runs and their nanoseconds, on every CPU, as the kernel's run-time statistics
+// (BPF_STATS_RUN_TIME) count them; no runs where they are off.
+struct ProgramRunTime {
+  uint64_t runs = 0;
+  uint64_t ns = 0;
+};
+ProgramRunTime operator-(const ProgramRunTime& later, const ProgramRunTime& earlier);
+
 // One attached window: from the end of the attach to the start of the detach, the calls it
 // counted (read while detached, so exact), and the share of the calling threads' time their
 // probe hits took meanwhile (calls of every probed function x the calibrated cost, weighted by
@@ -65,6 +76,7 @@ struct SampleWindow {
   uint64_t calls = 0;
   double trapped_share = 0;
   std::optional<CallerTime> callers;
+  ProgramRunTime return_program;  // the return probe's program while the window's probes were in
 };
 // Past this share a window says little about the unprobed rate: the share is capped here.
 inline constexpr double kMaxTrappedShare = 0.9;
@@ -77,11 +89,24 @@ struct SampledCalls {
   std::vector<SampleWindow> windows;
   // The callers' on-CPU time after the last window, up to until_ns, where it could be read.
   std::optional<uint64_t> callers_tail_ns;
+  // ProbeCost::return_program_ns where the function has a return probe and it was timed; else 0.
+  double calibrated_return_program_ns = 0;
 
   uint64_t probed_calls() const;   // calls_before + every window's calls: what was trapped
   uint64_t attached_ns() const;
   double duty_share() const;       // attached / (until - since)
 };
+
+// What a trap cost the job against the calibration: the return probe's program time per hit in the
+// function's windows over its time per hit in the calibration. That program runs inside the trap,
+// on the calling thread's CPU, amid the job's own use of the caches, so it slows with the trap: on
+// the H200 the two ratios moved together over 14 runs (results/gpu-h200-launch-sampling.md, call
+// 17), where the calibration alone, run earlier and on another CPU, missed by -10 to +2 %. Empty
+// (the calibrated cost stands) when either was not timed or the windows' return hits are too few.
+std::optional<double> trap_cost_scale(const SampledCalls& sampled);
+inline constexpr uint64_t kMinTimedReturnHits = 1000;
+inline constexpr double kMinTrapCostScale = 0.5;
+inline constexpr double kMaxTrapCostScale = 3.0;
 
 // The count over the whole trace, with a 95 % interval: the calls before, the windows', and
 // each detached gap at the unprobed rate of the windows on either side of it, pooled (their
@@ -90,12 +115,14 @@ struct SampledCalls {
 // variation from one window to the next (successive differences, as for a systematic sample),
 // at least their counting noise, and the cost of a hit from half to twice the calibrated one
 // (what a hit costs inside a real loop was measured up to twice the calibration's); with fewer
-// than three windows it is as wide as the estimate.
+// than three windows it is as wide as the estimate. "Calibrated" is scaled by trap_cost_scale
+// first, where that was measured.
 struct CallEstimate {
   double calls = 0;
   double low = 0;
   double high = 0;  // infinite when a window was trapped past kMaxTrappedShare (at twice the cost)
   bool on_cpu_clock = false;
+  std::optional<double> trap_cost_scale;  // what the calibrated cost was scaled by (none: it stood)
 };
 CallEstimate estimate_calls(const SampledCalls& sampled);
 

@@ -422,6 +422,9 @@ Status insert_sampling_windows(sql::Statement& insert, int64_t run_id, const Sam
     insert.bind(11, callers([](const CallerTime& c) { return c.calls; }));
     insert.bind(12, w.callers ? std::optional<double>(w.callers->trapped_ns) : std::nullopt);
     insert.bind(13, callers([](const CallerTime& c) { return c.counted_in_gaps; }));
+    const bool timed = w.return_program.runs > 0;
+    insert.bind(14, timed ? std::optional<int64_t>(int64_t(w.return_program.runs)) : std::nullopt);
+    insert.bind(15, timed ? std::optional<int64_t>(int64_t(w.return_program.ns)) : std::nullopt);
     if (Status st = insert.run(); !st) return st;
   }
   return {};
@@ -431,12 +434,13 @@ Status insert_sampling_windows(sql::Statement& insert, int64_t run_id, const Sam
 Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
   auto window = db.prepare(
       "INSERT OR REPLACE INTO call_sampling_windows(run_id, pid, op, seq, start_ns, end_ns, calls, trapped_share, "
-      "callers_gap_before_ns, callers_window_ns, callers_calls, callers_trapped_ns, counted_in_gaps) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "callers_gap_before_ns, callers_window_ns, callers_calls, callers_trapped_ns, counted_in_gaps, "
+      "return_program_runs, return_program_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!window) return window.error();
   auto insert = db.prepare(
       "INSERT OR REPLACE INTO call_sampling(run_id, pid, op, since_ns, until_ns, windows, attached_ns, "
-      "probed_calls, estimated_calls, estimated_low, estimated_high, rate_clock) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "probed_calls, estimated_calls, estimated_low, estimated_high, rate_clock, trap_cost_scale) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
   for (const SampledFunction& f : totals.sampled) {
     const SampledCalls& c = f.calls;
@@ -447,6 +451,7 @@ Status insert_call_sampling(const sql::Connection& db, int64_t run_id, const Tra
     insert->bind(11, std::isfinite(f.estimate.high) ? std::optional<int64_t>(int64_t(std::llround(f.estimate.high)))
                                                     : std::nullopt);
     insert->bind(12, std::string(f.estimate.on_cpu_clock ? contract::rate_clock::kOnCpu : contract::rate_clock::kWall));
+    insert->bind(13, f.estimate.trap_cost_scale);
     if (Status st = insert->run(); !st) return st;
     if (Status st = insert_sampling_windows(*window, run_id, f); !st) return st;
   }

@@ -33,6 +33,9 @@ struct SampledFunction {
   double duty_share = 1;
   CountEstimate estimate;  // in that process
   std::string rate_clock;  // contract::rate_clock: what its rates were taken per; empty when not recorded
+  // What a trap was taken to cost in the windows, as a multiple of the calibrated cost (measured
+  // in the job from the return probe's program time); none: the calibrated cost.
+  std::optional<double> trap_cost_scale;
 };
 
 // What one of the tracer's kernel programs other than the CUDA probes ran for.

@@ -300,13 +300,13 @@ Status read_sampling_rows(const sql::Connection& db, int64_t run_id, RunContext&
   Status read = read_run_rows(
       db, "call_sampling",
       "SELECT s.pid, o.name, s.since_ns, s.until_ns, s.windows, s.attached_ns, s.probed_calls, s.estimated_calls, "
-      "s.estimated_low, s.estimated_high, s.rate_clock FROM call_sampling s JOIN ops o ON o.op = s.op WHERE s.run_id = ? "
+      "s.estimated_low, s.estimated_high, s.rate_clock, s.trap_cost_scale FROM call_sampling s JOIN ops o ON o.op = s.op WHERE s.run_id = ? "
       "ORDER BY s.pid, o.name",
       run_id, [&](const sql::Statement& row) {
         context.sampled.push_back({row.column_int(0), row.column_text(1), row.column_int(2), row.column_int(3),
                                    row.column_int(4), row.column_int(5), row.column_int(6), row.column_int(7),
                                    row.column_int(8), row.column_optional_int(9),
-                                   row.column_optional_text(10).value_or("")});
+                                   row.column_optional_text(10).value_or(""), row.column_optional_double(11)});
       });
   if (!read) return read;
   for (CallTotals& call : context.calls) {

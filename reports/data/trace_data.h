@@ -105,6 +105,7 @@ struct SampledCallRecord {
   int64_t estimated_low = 0;
   std::optional<int64_t> estimated_high;
   std::string rate_clock;  // contract::rate_clock; empty where the file predates it
+  std::optional<double> trap_cost_scale;  // the calibrated cost's scale in the job; none: it stood
   double duty_share() const {
     return until_ns > since_ns ? static_cast<double>(attached_ns) / static_cast<double>(until_ns - since_ns) : 1.0;
   }

@@ -488,7 +488,11 @@ const JsonShape<SampledFunction>& sampled_function_shape() {
             nullable(string_enum({std::string(contract::rate_clock::kOnCpu), std::string(contract::rate_clock::kWall)},
                                  "the windows' rates per second of the callers' on-CPU time, or per wall second; "
                                  "null when the trace predates recording it")),
-            [](const F& f) { return f.rate_clock.empty() ? json(nullptr) : json(f.rate_clock); }}});
+            [](const F& f) { return f.rate_clock.empty() ? json(nullptr) : json(f.rate_clock); }},
+           {"trap_cost_scale",
+            nullable(number("what the windows took a trap to cost, as a multiple of the calibrated cost, measured in "
+                            "the job; null: the calibrated cost")),
+            [](const F& f) { return f.trap_cost_scale ? json(*f.trap_cost_scale) : json(nullptr); }}});
   return shape;
 }
 

@@ -50,6 +50,12 @@ std::string rate_clock_clause(const std::string& clock) {
   return "";
 }
 
+// What the windows' traps were taken to cost, as a clause.
+std::string trap_cost_clause(const std::optional<double>& scale) {
+  if (!scale) return "; the windows' traps taken at the calibrated cost";
+  return fmt::format("; the windows' traps taken at {:.2f}x the calibrated cost, as measured in the job", *scale);
+}
+
 // The CUDA and NCCL probes' cost and their duty cycle: nothing when none was probed.
 std::vector<std::string> probe_lines(const TracingCost& cost) {
   std::vector<std::string> lines;
@@ -72,12 +78,12 @@ std::vector<std::string> probe_lines(const TracingCost& cost) {
                                     (cost.sampling_note.empty() ? std::string(")") : ": " + cost.sampling_note + ")");
   lines.push_back(first);
   for (const SampledFunction& f : cost.sampled)
-    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}{}; a slow {} in the "
+    lines.push_back(fmt::format("{} sampled {} of the time in {} ({} windows): count {}{}{}; a slow {} in the "
                                 "detached {} is not stored: it shows only as its thread's time off CPU and "
                                 "between the exact sync and copy calls around it",
                                 f.function, format_percent(f.duty_share),
                                 f.pid ? fmt::format("process {}", f.pid) : std::string("every process"), f.windows,
-                                format_calls(0, f.estimate), rate_clock_clause(f.rate_clock), f.function,
+                                format_calls(0, f.estimate), rate_clock_clause(f.rate_clock), trap_cost_clause(f.trap_cost_scale), f.function,
                                 format_percent(1 - f.duty_share)));
   return lines;
 }

@@ -100,11 +100,11 @@ TEST_F(PerfettoExport, ADutyCycledFunctionsWindowsAreSlicesOnItsProcessTrack) {
     const int64_t t0 = kRunStart;
     ASSERT_TRUE(db->exec(fmt::format(
                             "INSERT INTO call_sampling VALUES({0}, {1}, {2}, {3}, {4}, 2, {5}, 900, 9000, 8000, 10000, "
-                            "'on_cpu');"
+                            "'on_cpu', 1.2);"
                             "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 0, {6}, {7}, 450, 0.2, 40000000, "
-                            "5000000, 450, 540000, 0);"
+                            "5000000, 450, 540000, 0, 451, 54120);"
                             "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 1, {8}, {9}, 430, 0.2, 45000000, "
-                            "5000000, 430, 516000, 1);",
+                            "5000000, 430, 516000, 1, 431, 51720);",
                             run_, kMain, contract::op_code("cuLaunchKernel").value(), t0, t0 + kRunLength, 10 * kMs,
                             t0 + 40 * kMs, t0 + 45 * kMs, t0 + 90 * kMs, t0 + 95 * kMs))
                     .ok());

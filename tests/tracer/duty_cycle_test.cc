@@ -71,6 +71,40 @@ TEST(EstimateCalls, WindowsSlowedByTheirOwnTrapsAreCorrected) {
   EXPECT_GE(e.high, truth);
 }
 
+// The traps cost the job 1.3x what the calibration said (its windows ran at 0.74 of the pace, not
+// 0.8), and the return probe's program took 1.3x its calibrated time per hit in the windows.
+TEST(EstimateCalls, TrapsDearerInTheJobThanCalibratedAreScaledByTheReturnProgramsTime) {
+  double truth = 0;
+  SampledCalls s = sample([](double) { return 120'000.0; }, 2.0, 0.26, 2, &truth);
+  for (auto& w : s.windows) w.trapped_share = 0.2;  // the calibrated cost's share
+  const CallEstimate calibrated = estimate_calls(s);
+  EXPECT_FALSE(calibrated.trap_cost_scale);
+  EXPECT_LT(calibrated.calls, 0.95 * truth);  // the lean the calibration alone leaves
+  s.calibrated_return_program_ns = 100;
+  for (auto& w : s.windows) w.return_program = {600, 600 * 130};
+  const CallEstimate measured = estimate_calls(s);
+  ASSERT_TRUE(measured.trap_cost_scale);
+  EXPECT_NEAR(*measured.trap_cost_scale, 1.3, 1e-9);
+  EXPECT_NEAR(measured.calls, truth, 0.01 * truth);
+  EXPECT_LE(measured.low, truth);
+  EXPECT_GE(measured.high, truth);
+}
+
+TEST(TrapCostScale, IsMeasuredOnlyFromEnoughTimedHitsAgainstATimedCalibration) {
+  SampledCalls s;
+  s.windows.push_back({0, 5, 100, 0.1, std::nullopt, {400, 400 * 150}});
+  s.windows.push_back({10, 15, 100, 0.1, std::nullopt, {500, 500 * 150}});
+  EXPECT_FALSE(trap_cost_scale(s)) << "the calibration's program time is unknown";
+  s.calibrated_return_program_ns = 100;
+  EXPECT_FALSE(trap_cost_scale(s)) << "900 hits are too few";
+  s.windows.push_back({20, 25, 100, 0.1, std::nullopt, {200, 200 * 150}});
+  ASSERT_TRUE(trap_cost_scale(s));
+  EXPECT_NEAR(*trap_cost_scale(s), 1.5, 1e-9);
+  s.windows.push_back({30, 35, 100, 0.1, std::nullopt, {100'000, 100'000 * 2'000}});  // an outlandish gauge
+  EXPECT_EQ(*trap_cost_scale(s), kMaxTrapCostScale);
+  EXPECT_EQ((ProgramRunTime{5, 50} - ProgramRunTime{7, 10}).runs, 0u) << "not one program's statistics";
+}
+
 TEST(EstimateCalls, ALoopThatStopsMidTraceIsNotExtrapolatedPastItsEnd) {
   double truth = 0;
   const SampledCalls s = sample([](double t) { return t < 1.3 ? 150'000.0 : 0.0; }, 3.0, 0, 3, &truth);

@@ -99,42 +99,82 @@ TEST(TraceDb, CreatesSchemaWithVersionAndEveryOpOfTheContract) {
   ASSERT_TRUE(again.ok()) << again.error().message;
 }
 
+// A file of this schema made older: created at `path`, then `older_sql` run on it (which drops what
+// the later versions added and sets user_version). Returns the file reopened, which upgrades it.
+Result<TraceDb> reopened_after(const std::string& path, const char* older_sql) {
+  {
+    auto db = TraceDb::open(path);
+    if (!db) return db.error();
+  }
+  {
+    auto raw = sql::open(path, sql::Mode::read_write, 5000);
+    if (!raw) return raw.error();
+    if (Status s = raw->exec(older_sql); !s) return s.error();
+  }
+  return TraceDb::open(path);
+}
+
+// A run whose totals hold one duty-cycled function, written to `db`.
+Status write_sampled_run(TraceDb& db, uint32_t pid, uint16_t op, std::vector<SampleWindow> windows,
+                         CallEstimate estimate) {
+  TraceTotals totals;
+  SampledFunction sampled;
+  sampled.pid = pid;
+  sampled.op = op;
+  sampled.calls.windows = std::move(windows);
+  sampled.estimate = estimate;
+  totals.sampled.push_back(sampled);
+  auto run = db.begin_run(command_run("sampled"));
+  if (!run) return run.error();
+  return db.write_totals(*run, totals);
+}
+
 // A version-5 file (call_sampling without rate_clock, no call_sampling_windows) is upgraded in place
 // when a run is added to it: its rows are kept, their clock unknown (NULL), and new rows say theirs.
 TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
   TempDir dir;
-  const std::string path = dir.file("v5.db");
-  {
-    auto db = TraceDb::open(path);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-  }
-  {
-    auto raw = sql::open(path, sql::Mode::read_write, 5000);
-    ASSERT_TRUE(raw.ok());
-    ASSERT_TRUE(raw->exec("ALTER TABLE call_sampling DROP COLUMN rate_clock;"
-                          "DROP TABLE call_sampling_windows;"
-                          "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
-                          "PRAGMA user_version = 5")
-                    .ok());
-  }
-  auto db = TraceDb::open(path);
+  auto db = reopened_after(dir.file("v5.db"),
+                           "ALTER TABLE call_sampling DROP COLUMN rate_clock;"
+                           "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
+                           "DROP TABLE call_sampling_windows;"
+                           "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
+                           "PRAGMA user_version = 5");
   ASSERT_TRUE(db.ok()) << db.error().message;
   sqlite3* h = db->connection().get();
   EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 42 AND estimated_calls = 50 AND "
                          "rate_clock IS NULL"),
             1);
-  TraceTotals totals;
-  SampledFunction sampled;
-  sampled.pid = 7;
-  sampled.op = IB_OP_CUDA_EVENT_RECORD;
-  sampled.estimate = {100, 90, 110, true};
-  totals.sampled.push_back(sampled);
-  auto run = db->begin_run(command_run("after the upgrade"));
-  ASSERT_TRUE(run.ok());
-  ASSERT_TRUE(db->write_totals(*run, totals).ok());
+  ASSERT_TRUE(write_sampled_run(*db, 7, IB_OP_CUDA_EVENT_RECORD, {}, {100, 90, 110, true}).ok());
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 7 AND rate_clock = 'on_cpu'"), 1);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows"), 0);
+}
+
+// A version-7 file (no trap cost scale, windows without the return probe's program time) is
+// upgraded in place: its rows are kept with those unknown (NULL), and new rows say theirs.
+TEST(TraceDb, AVersion7FileGainsTheTrapCostScaleAndKeepsItsWindows) {
+  TempDir dir;
+  auto db = reopened_after(dir.file("v7.db"),
+                           "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
+                           "ALTER TABLE call_sampling_windows DROP COLUMN return_program_runs;"
+                           "ALTER TABLE call_sampling_windows DROP COLUMN return_program_ns;"
+                           "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60, 'on_cpu');"
+                           "INSERT INTO call_sampling_windows VALUES(1, 42, 1, 0, 1, 2, 3, 0.1, 4, 5, 3, 6.5, 0);"
+                           "PRAGMA user_version = 7");
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 42 AND trap_cost_scale IS NULL"), 1);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE pid = 42 AND calls = 3 AND "
+                         "return_program_runs IS NULL AND return_program_ns IS NULL"),
+            1);
+  ASSERT_TRUE(write_sampled_run(*db, 7, IB_OP_CU_LAUNCH_KERNEL, {{1'000, 6'000, 40, 0.25, std::nullopt, {41, 5'330}}},
+                                {100, 90, 110, true, 1.25})
+                  .ok());
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 7 AND trap_cost_scale = 1.25"), 1);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE pid = 7 AND return_program_runs = 41 "
+                         "AND return_program_ns = 5330"),
+            1);
 }
 
 // Every window an estimate was computed from is stored in order, with its callers' on-CPU time
@@ -143,17 +183,11 @@ TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
   TempDir dir;
   auto db = TraceDb::open(dir.file("t.db"));
   ASSERT_TRUE(db.ok()) << db.error().message;
-  SampledFunction sampled;
-  sampled.pid = 9;
-  sampled.op = IB_OP_CU_LAUNCH_KERNEL;
-  sampled.calls.windows.push_back({1'000, 6'000, 40, 0.25, CallerTime{45'000, 4'800, 38, 1'200.5, 2}});
-  sampled.calls.windows.push_back({51'000, 56'000, 30, 0.2, std::nullopt});
-  sampled.estimate = {700, 600, 800, false};
-  TraceTotals totals;
-  totals.sampled.push_back(sampled);
-  auto run = db->begin_run(command_run("windows"));
-  ASSERT_TRUE(run.ok());
-  ASSERT_TRUE(db->write_totals(*run, totals).ok());
+  ASSERT_TRUE(write_sampled_run(*db, 9, IB_OP_CU_LAUNCH_KERNEL,
+                                {{1'000, 6'000, 40, 0.25, CallerTime{45'000, 4'800, 38, 1'200.5, 2}},
+                                 {51'000, 56'000, 30, 0.2, std::nullopt}},
+                                {700, 600, 800, false})
+                  .ok());
   sqlite3* h = db->connection().get();
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE seq = 0 AND pid = 9 AND start_ns = 1000 "
                          "AND end_ns = 6000 AND calls = 40 AND trapped_share = 0.25 AND callers_gap_before_ns = 45000 "
@@ -163,6 +197,9 @@ TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE seq = 1 AND start_ns = 51000 AND calls = 30 "
                          "AND callers_window_ns IS NULL AND callers_calls IS NULL AND counted_in_gaps IS NULL"),
             1);
+  // Neither window's return probe was timed, and the estimate kept the calibrated cost.
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE return_program_runs IS NULL"), 2);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 9 AND trap_cost_scale IS NULL"), 1);
   EXPECT_EQ(query_int(h, "SELECT windows FROM call_sampling WHERE pid = 9"), 2);
 }
 
