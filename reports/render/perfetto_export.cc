@@ -209,15 +209,27 @@ void emit_gpu_counters(const RunContext& context, int64_t origin_ns, const EmitE
 // ---- duty-cycled functions: when their probes were in, one async track per process and function
 // ("cuLaunchKernel probed"); between its slices that function's calls were not seen
 
+// A function duty-cycled system-wide (pid 0 in the DB) has no process of its own: its windows go on a
+// pseudo-process above any pid Linux hands out (pid_max is at most 2^22), not on the GPUs' pid 0.
+constexpr int64_t kEveryProcessTrackPid = (int64_t{1} << 22) + 1;
+
 int64_t emit_sampled_windows(const std::vector<SampledWindowRecord>& windows, int64_t origin_ns,
-                             const EmitEvent& emit) {
+                             const EmitEvent& emit_metadata, const EmitEvent& emit) {
   int64_t id = 0;
+  bool every_process_named = false;
   for (const SampledWindowRecord& w : windows) {
+    const int64_t pid = w.pid == 0 ? kEveryProcessTrackPid : w.pid;
+    if (w.pid == 0 && !every_process_named) {
+      for (const char* kind : {"process_name", "thread_name"})
+        emit_metadata({{"ph", "M"}, {"name", kind}, {"pid", pid}, {"tid", pid},
+                       {"args", {{"name", "every process (functions duty-cycled system-wide)"}}}});
+      every_process_named = true;
+    }
     const std::string name = fmt::format("{} probed{}", w.op, w.pid == 0 ? " (every process)" : "");
-    json begin = {{"ph", "b"}, {"name", name}, {"cat", "sampling"}, {"id", ++id}, {"pid", w.pid}, {"tid", w.pid},
+    json begin = {{"ph", "b"}, {"name", name}, {"cat", "sampling"}, {"id", ++id}, {"pid", pid}, {"tid", pid},
                   {"ts", micros(w.start_ns - origin_ns)}, {"args", {{"calls", w.calls}}}};
     emit(std::move(begin));
-    emit({{"ph", "e"}, {"name", name}, {"cat", "sampling"}, {"id", id}, {"pid", w.pid}, {"tid", w.pid},
+    emit({{"ph", "e"}, {"name", name}, {"cat", "sampling"}, {"id", id}, {"pid", pid}, {"tid", pid},
           {"ts", micros(w.end_ns - origin_ns)}});
   }
   return id;
@@ -312,7 +324,8 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
       [&](json&& e) { emit(std::move(e), counts.counters); });
   auto windows = trace.sampled_windows(run_id);
   if (!windows) return windows.error();
-  counts.windows = emit_sampled_windows(*windows, origin, emit_event);
+  counts.windows = emit_sampled_windows(
+      *windows, origin, [&](json&& e) { emit(std::move(e), counts.metadata); }, emit_event);
   return trace_metadata(trace, *run, *timeline, events_in_run, options, counts, tracing_cost(*context));
 }
 

@@ -29,6 +29,13 @@ class PerfettoExport : public ::testing::Test {
   }
   void TearDown() override { std::remove(path_.c_str()); }
 
+  // Rows added to the run's file as the tracer would write them.
+  void add_rows(const std::string& sql) const {
+    auto db = sql::open(path_, sql::Mode::read_write, 5000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec(sql).ok()) << sql;
+  }
+
   json trace(const PerfettoOptions& options = {}) const {
     auto file = TraceFile::open(path_);
     EXPECT_TRUE(file.ok());
@@ -94,21 +101,15 @@ TEST_F(PerfettoExport, DocumentHasTheChromeTraceShape) {
 // process's own track: when its probes were in and what they counted; its calls between them
 // were not seen.
 TEST_F(PerfettoExport, ADutyCycledFunctionsWindowsAreSlicesOnItsProcessTrack) {
-  {
-    auto db = sql::open(path_, sql::Mode::read_write, 5000);
-    ASSERT_TRUE(db.ok());
-    const int64_t t0 = kRunStart;
-    ASSERT_TRUE(db->exec(fmt::format(
-                            "INSERT INTO call_sampling VALUES({0}, {1}, {2}, {3}, {4}, 2, {5}, 900, 9000, 8000, 10000, "
-                            "'on_cpu', 1.2);"
-                            "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 0, {6}, {7}, 450, 0.2, 40000000, "
-                            "5000000, 450, 540000, 0, 451, 54120);"
-                            "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 1, {8}, {9}, 430, 0.2, 45000000, "
-                            "5000000, 430, 516000, 1, 431, 51720);",
-                            run_, kMain, contract::op_code("cuLaunchKernel").value(), t0, t0 + kRunLength, 10 * kMs,
-                            t0 + 40 * kMs, t0 + 45 * kMs, t0 + 90 * kMs, t0 + 95 * kMs))
-                    .ok());
-  }
+  const int64_t t0 = kRunStart;
+  add_rows(fmt::format("INSERT INTO call_sampling VALUES({0}, {1}, {2}, {3}, {4}, 2, {5}, 900, 9000, 8000, 10000, "
+                       "'on_cpu', 1.2);"
+                       "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 0, {6}, {7}, 450, 0.2, 40000000, "
+                       "5000000, 450, 540000, 0, 451, 54120);"
+                       "INSERT INTO call_sampling_windows VALUES({0}, {1}, {2}, 1, {8}, {9}, 430, 0.2, 45000000, "
+                       "5000000, 430, 516000, 1, 431, 51720);",
+                       run_, kMain, contract::op_code("cuLaunchKernel").value(), t0, t0 + kRunLength, 10 * kMs,
+                       t0 + 40 * kMs, t0 + 45 * kMs, t0 + 90 * kMs, t0 + 95 * kMs));
   const json doc = trace();
   const std::vector<json> begins = of_phase(doc, "b"), ends = of_phase(doc, "e");
   ASSERT_EQ(begins.size(), 2u);
@@ -126,6 +127,28 @@ TEST_F(PerfettoExport, ADutyCycledFunctionsWindowsAreSlicesOnItsProcessTrack) {
     EXPECT_EQ(ends[i]["ts"], starts[i] + 5'000);
   }
   EXPECT_NE(begins[0]["id"], begins[1]["id"]);
+}
+
+// A function duty-cycled system-wide (pid 0) gets a track of its own, named for what it is, not
+// the GPUs' counters' pid 0.
+TEST_F(PerfettoExport, SystemWideWindowsAreOnTheirOwnNamedTrackNotTheGpus) {
+  const int64_t t0 = kRunStart;
+  add_rows(fmt::format("INSERT INTO call_sampling VALUES({0}, 0, {1}, {2}, {3}, 1, {4}, 450, 9000, 8000, 10000, "
+                       "'wall', NULL);"
+                       "INSERT INTO call_sampling_windows VALUES({0}, 0, {1}, 0, {5}, {6}, 450, 0.2, NULL, NULL, "
+                       "NULL, NULL, NULL, NULL, NULL);",
+                       run_, contract::op_code("cuLaunchKernel").value(), t0, t0 + kRunLength, 5 * kMs,
+                       t0 + 40 * kMs, t0 + 45 * kMs));
+  const json doc = trace();
+  const std::vector<json> begins = of_phase(doc, "b");
+  ASSERT_EQ(begins.size(), 1u);
+  EXPECT_EQ(begins[0]["name"], "cuLaunchKernel probed (every process)");
+  const int64_t pid = begins[0]["pid"];
+  EXPECT_NE(pid, 0);
+  EXPECT_GT(pid, int64_t{1} << 22) << "above every pid Linux hands out";
+  const auto processes = metadata_names(doc, "process_name");
+  ASSERT_TRUE(processes.count({pid, pid}));
+  EXPECT_NE(processes.at({pid, pid}).find("every process"), std::string::npos);
 }
 
 TEST_F(PerfettoExport, EveryEventsThreadIsNamedWithItsRole) {

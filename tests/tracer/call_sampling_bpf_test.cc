@@ -185,6 +185,28 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_NE(text.str().find("estimated: sampled"), std::string::npos) << text.str();
 }
 
+// With the kernel's run-time statistics off (--no-program-time) the windows cannot time the return
+// probe's program: the estimate keeps the calibrated cost, and the DB and the text say so.
+TEST(CallSampling, WithoutProgramTimeTheCalibratedCostStandsAndTheRunSaysSo) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  TraceOptions opts = explicit_library();
+  opts.program_time = false;
+  auto run = trace_records(dir, opts, 60'000, 20);
+  ASSERT_RUN(run);
+  ASSERT_EQ(sampled_rows(*run), 1);
+  EXPECT_EQ(setting(*run, contract::kProbeReturnProgramNsSetting), "");
+  ASSERT_EQ(run->totals.sampled.size(), 1u);
+  EXPECT_FALSE(run->totals.sampled.front().estimate.trap_cost_scale);
+  EXPECT_EQ(run->query_int("SELECT trap_cost_scale IS NULL FROM call_sampling WHERE" + run->where()), 1);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM call_sampling_windows WHERE return_program_runs IS NOT NULL AND" +
+                           run->where()),
+            0);
+  const auto lines = reports::tracing_cost_lines(explain(dir.file("trace.db"), run->run_id).tracing_cost);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("the windows' traps taken at the calibrated cost"), std::string::npos) << lines[1];
+}
+
 // --cuda-detail exact traps every call at any rate: exact counts, nothing sampled, and the run
 // says why.
 TEST(CallSampling, ExactDetailCountsEveryCallAtAHighRate) {
