@@ -208,7 +208,8 @@ std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid
   return tids;
 }
 
-// What an open reads once its probes are in: the threads' on-CPU time, then the counters.
+// What an open reads once its probes are in: the return program's time, the threads' on-CPU time,
+// then the counters.
 CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& tids) const {
   EdgeReading edge;
   edge.return_program = read_program_run_time(bpf_program__fd(programs_.exit));

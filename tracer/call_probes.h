@@ -90,7 +90,8 @@ class CallProbes {
   };
   using Counters = std::map<std::pair<uint32_t, uint32_t>, ThreadCalls>;  // (tid, op)
   // The callers' on-CPU time and the call counters read at an edge of a window: at an open the
-  // time, then the counters; at a close the counters on both sides of the time. The calls a
+  // time, then the counters; at a close the counters on both sides of the time. The return probe's
+  // program time is read at both edges too, as the window's gauge of what its traps cost. The calls a
   // reader sees between its lookups (held off its CPU, say) fall to the gap at an open and to the
   // window at a close, so that neither the window's rate nor the gaps' share leans either way.
   struct EdgeReading {
