@@ -56,15 +56,22 @@ def main():
     run = a.run or db.execute("SELECT max(run_id) FROM call_sampling").fetchone()[0]
     if run is None:
         sys.exit(f"{a.db}: no duty-cycled function in any run")
+    # Files before schema 8 have no trap cost scale or program time: read as NULL.
+    def column(table, name, prefix=""):
+        known = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        return prefix + name if name in known else "NULL"
+
     query = ("SELECT s.pid, s.op, o.name, s.since_ns, s.until_ns, s.estimated_calls, s.estimated_low, "
-             "s.estimated_high, s.trap_cost_scale FROM call_sampling s JOIN ops o ON o.op = s.op WHERE s.run_id = ?")
+             f"s.estimated_high, {column('call_sampling', 'trap_cost_scale', 's.')} FROM call_sampling s "
+             "JOIN ops o ON o.op = s.op WHERE s.run_id = ?")
     rows = [r for r in db.execute(query, (run,)) if not a.function or r[2] == a.function]
     if not rows:
         sys.exit(f"{a.db}: run {run} sampled no {a.function or 'function'}")
     pid, op, name, since, until, estimate, low, high, trap_cost_scale = max(rows, key=lambda r: r[5])
     windows = db.execute(
         "SELECT start_ns, end_ns, calls, callers_gap_before_ns, callers_window_ns, callers_calls, "
-        "callers_trapped_ns, return_program_runs, return_program_ns FROM call_sampling_windows "
+        f"callers_trapped_ns, {column('call_sampling_windows', 'return_program_runs')}, "
+        f"{column('call_sampling_windows', 'return_program_ns')} FROM call_sampling_windows "
         "WHERE run_id = ? AND pid = ? AND op = ? "
         "ORDER BY seq",
         (run, pid, op)).fetchall()
@@ -106,7 +113,8 @@ def main():
         untrapped = est_time - est_trapped * trap_scale
         return round(est_calls / (untrapped * 1e-9) / rate_gaps - 1, 4) if untrapped > 0 else None
 
-    estimator_rate = est_calls / ((est_time - est_trapped * scale) * 1e-9) if est_time else None
+    untrapped = est_time - est_trapped * scale
+    estimator_rate = est_calls / (untrapped * 1e-9) if untrapped > 0 else None
     probe_call_ns = float(settings["probe_call_ns"]) if "probe_call_ns" in settings else None
     in_job_trap_ns = (1 / rate_windows - 1 / rate_gaps) * 1e9
     truth = a.truth if a.truth is not None else len(times)
@@ -123,7 +131,7 @@ def main():
         if "probe_return_program_ns" in settings else None,
         "estimator_rate": round(estimator_rate) if estimator_rate else None,
         "rate_error": round(estimator_rate / rate_gaps - 1, 4) if estimator_rate else None,
-        "calibrated_rate_error": rate_error(1.0) if est_time else None,
+        "calibrated_rate_error": rate_error(1.0),
         "gap_oncpu_over_wall": round(gap_oncpu / gap_wall, 4),
         "counted_over_true": round(win_counted / win_true, 4) if win_true else None,
         "estimate": estimate, "low": low, "high": high, "truth": truth,

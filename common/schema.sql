@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
--- ingero-bench trace database, schema version 3 (PRAGMA user_version = 3).
+-- ingero-bench trace database, schema version 8 (PRAGMA user_version = 8).
 -- One file holds many runs (a sweep, a CI suite, traces of several jobs). Every timestamp
 -- is CLOCK_MONOTONIC nanoseconds of the node that recorded it (bpf_ktime_get_ns in the
 -- kernel, the same clock in the workload), so kernel events and the workload's own batch
@@ -207,8 +207,9 @@ CREATE TABLE IF NOT EXISTS call_sampling (
 -- the calls the probes counted outside those readings (as they went in or came out), which the gaps'
 -- time holds. The callers' columns are NULL where their on-CPU time could not be read.
 -- return_program_runs and return_program_ns (schema version 8): the return probe's program while the
--- window's probes were in, its runs and their time on every CPU (NULL: not timed, or no return
--- probe); call_sampling.trap_cost_scale is pooled from them. These are what the estimate was
+-- window's probes were in, its runs and their time on every CPU, for every probed function (NULL: not
+-- timed, or no return probe); call_sampling.trap_cost_scale is pooled from the windows where they are
+-- nearly all this function's own returns. These are what the estimate was
 -- computed from: where the function was watched, and where it was not.
 CREATE TABLE IF NOT EXISTS call_sampling_windows (
   run_id                 INTEGER NOT NULL,

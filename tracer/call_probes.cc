@@ -212,7 +212,7 @@ std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid
 // then the counters.
 CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& tids) const {
   EdgeReading edge;
-  edge.return_program = read_program_run_time(bpf_program__fd(programs_.exit));
+  if (programs_.program_time) edge.return_program = read_program_run_time(bpf_program__fd(programs_.exit));
   edge.oncpu = programs_.oncpu.read(tids);
   edge.counters = read_counters();
   return edge;
@@ -222,8 +222,8 @@ CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& 
 std::function<void()> CallProbes::read_close_edge_into(const std::vector<uint32_t>& tids,
                                                        std::shared_ptr<EdgeReading>& into) const {
   into = std::make_shared<EdgeReading>();
-  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, exit_fd = bpf_program__fd(programs_.exit), tids,
-          edge = into] {
+  const int exit_fd = programs_.program_time ? bpf_program__fd(programs_.exit) : -1;
+  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, exit_fd, tids, edge = into] {
     edge->before = read_counters(fd);
     edge->oncpu = reader.read(tids);
     edge->counters = read_counters(fd);

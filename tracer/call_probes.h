@@ -47,6 +47,9 @@ struct CallProbePrograms {
   int call_stats_fd = -1;   // call_stats: the exact counters the rates and windows are read from
   bool multi = false;       // the programs were loaded as uprobe_multi (uprobe_link.h)
   OnCpuReader oncpu;        // the callers' on-CPU time (none: windows are timed on the wall clock)
+  // This run holds the kernel's BPF run-time statistics on: the windows time the return program
+  // (trap_cost_scale). Off (--no-program-time), others' counting is not read.
+  bool program_time = false;
 };
 
 class CallProbes {

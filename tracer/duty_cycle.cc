@@ -36,6 +36,8 @@ std::optional<double> trap_cost_scale(const SampledCalls& sampled) {
   if (sampled.calibrated_return_program_ns <= 0) return std::nullopt;
   ProgramRunTime windows;
   for (const SampleWindow& w : sampled.windows) {
+    const double own = static_cast<double>(w.calls) + 1.0;
+    if (static_cast<double>(w.return_program.runs) > own * (1.0 + kMaxForeignReturnShare)) continue;
     windows.runs += w.return_program.runs;
     windows.ns += w.return_program.ns;
   }

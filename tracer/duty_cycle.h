@@ -98,13 +98,18 @@ struct SampledCalls {
 };
 
 // What a trap cost the job against the calibration: the return probe's program time per hit in the
-// function's windows over its time per hit in the calibration. That program runs inside the trap,
+// function's windows (those where its own returns were nearly all the program's runs) over its
+// time per hit in the calibration. That program runs inside the trap,
 // on the calling thread's CPU, amid the job's own use of the caches, so it slows with the trap: on
 // the H200 the two ratios moved together over 14 runs (results/gpu-h200-launch-sampling.md, call
 // 17), where the calibration alone, run earlier and on another CPU, missed by -10 to +2 %. Empty
 // (the calibrated cost stands) when either was not timed or the windows' return hits are too few.
 std::optional<double> trap_cost_scale(const SampledCalls& sampled);
 inline constexpr uint64_t kMinTimedReturnHits = 1000;
+// The return program is shared by every probed function and process: a window whose program runs
+// exceed its own calls by more than this share (other functions' returns, some of them written
+// out, which costs more) is left out of the gauge.
+inline constexpr double kMaxForeignReturnShare = 0.1;
 inline constexpr double kMinTrapCostScale = 0.5;
 inline constexpr double kMaxTrapCostScale = 3.0;
 

@@ -277,7 +277,7 @@ Status BpfTracer::init(const std::string& db_path) {
   const CallProbePrograms programs{
       skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return, bpf_map__fd(skel_->maps.scoped_ops),
       bpf_map__fd(skel_->maps.call_stats), multi_,
-      OnCpuReader(bpf_map__fd(skel_->maps.thread_stats), bpf_map__fd(skel_->maps.task_clocks))};
+      OnCpuReader(bpf_map__fd(skel_->maps.thread_stats), bpf_map__fd(skel_->maps.task_clocks)), bool(stats_)};
   call_probes_ = std::make_unique<CallProbes>(programs, opts_.cuda_detail, tracing_cost_.policy,
                                               tracing_cost_.measured.value_or(kFallbackProbeCost),
                                               opts_.system_wide && !opts_.cuda_processes_only);
@@ -392,7 +392,8 @@ TracingCost BpfTracer::calibrate() {
     return cost;
   }
   std::optional<Result<ProbeCost>> measured;
-  const int return_program = bpf_program__fd(skel_->progs.cuda_call_return);
+  // Only while this run holds the statistics on (--no-program-time: not read, whoever else counts).
+  const int return_program = stats_ ? bpf_program__fd(skel_->progs.cuda_call_return) : -1;
   const ProgramRunTime before = read_program_run_time(return_program);
   {
     SelfProbes probes(skel_.get(), *where, multi_);

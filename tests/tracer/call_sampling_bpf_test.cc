@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -141,17 +142,21 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
     // Its calls while it was timed, and those the probes caught just outside that span, are all
     // the window counted (it is the only caller).
     EXPECT_EQ(w.callers->calls + w.callers->counted_in_gaps, w.calls);
-    // Its return probe's program was timed while its probes were in: once a return.
-    if (w.calls > 0) EXPECT_GT(w.return_program.runs, 0u);
   }
-  // The calibrated cost was scaled by what that program took per hit in the windows, against its
-  // time in the calibration; both are stored.
-  EXPECT_GT(std::stod(setting(*run, contract::kProbeReturnProgramNsSetting)), 0);
-  ASSERT_TRUE(sampled.estimate.trap_cost_scale);
-  EXPECT_EQ(run->query_int("SELECT trap_cost_scale IS NOT NULL" + row), 1);
-  EXPECT_EQ(run->query_int("SELECT count(*) FROM call_sampling_windows WHERE return_program_runs > 0 AND" +
-                           run->where()),
-            run->query_int("SELECT count(*) FROM call_sampling_windows WHERE calls > 0 AND" + run->where()));
+  // The calibrated cost was scaled by what the return probe's program took per hit in the windows,
+  // against its time in the calibration; both are stored. (A kernel that refuses the run-time
+  // statistics leaves both unmeasured: the next test's case.)
+  const bool timed = !setting(*run, contract::kProbeReturnProgramNsSetting).empty();
+  if (!timed) std::cerr << "this kernel refused BPF run-time statistics: the trap cost scale is not checked\n";
+  if (timed) {
+    EXPECT_GT(std::stod(setting(*run, contract::kProbeReturnProgramNsSetting)), 0);
+    ASSERT_TRUE(sampled.estimate.trap_cost_scale);
+    EXPECT_EQ(run->query_int("SELECT trap_cost_scale IS NOT NULL" + row), 1);
+    // Every window that counted calls timed their returns.
+    EXPECT_EQ(run->query_int("SELECT count(*) FROM call_sampling_windows WHERE calls > 0 AND "
+                             "return_program_runs > 0 AND" + run->where()),
+              run->query_int("SELECT count(*) FROM call_sampling_windows WHERE calls > 0 AND" + run->where()));
+  }
 
   const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
   const reports::CallLatencyRow* records = nullptr;
@@ -166,11 +171,12 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("its rate per second its calling threads ran"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[1].find("x the calibrated cost, as measured in the job"), std::string::npos) << lines[1];
+  if (timed) EXPECT_NE(lines[1].find("x the calibrated cost, as measured in the job"), std::string::npos) << lines[1];
   const auto json = reports::to_json(report);
   EXPECT_EQ(json["tracing_cost"]["sampled"][0]["rate_clock"], "on_cpu");
-  EXPECT_NEAR(json["tracing_cost"]["sampled"][0]["trap_cost_scale"].get<double>(), *sampled.estimate.trap_cost_scale,
-              1e-9);
+  if (timed)
+    EXPECT_NEAR(json["tracing_cost"]["sampled"][0]["trap_cost_scale"].get<double>(),
+                *sampled.estimate.trap_cost_scale, 1e-9);
   bool estimated = false;
   for (const auto& c : json["call_latency"])
     if (c["function"] == "cudaEventRecord") estimated = c["estimated"].get<bool>();

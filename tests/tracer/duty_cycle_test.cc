@@ -81,7 +81,7 @@ TEST(EstimateCalls, TrapsDearerInTheJobThanCalibratedAreScaledByTheReturnProgram
   EXPECT_FALSE(calibrated.trap_cost_scale);
   EXPECT_LT(calibrated.calls, 0.95 * truth);  // the lean the calibration alone leaves
   s.calibrated_return_program_ns = 100;
-  for (auto& w : s.windows) w.return_program = {600, 600 * 130};
+  for (auto& w : s.windows) w.return_program = {w.calls, w.calls * 130};
   const CallEstimate measured = estimate_calls(s);
   ASSERT_TRUE(measured.trap_cost_scale);
   EXPECT_NEAR(*measured.trap_cost_scale, 1.3, 1e-9);
@@ -92,15 +92,18 @@ TEST(EstimateCalls, TrapsDearerInTheJobThanCalibratedAreScaledByTheReturnProgram
 
 TEST(TrapCostScale, IsMeasuredOnlyFromEnoughTimedHitsAgainstATimedCalibration) {
   SampledCalls s;
-  s.windows.push_back({0, 5, 100, 0.1, std::nullopt, {400, 400 * 150}});
-  s.windows.push_back({10, 15, 100, 0.1, std::nullopt, {500, 500 * 150}});
+  s.windows.push_back({0, 5, 400, 0.1, std::nullopt, {400, 400 * 150}});
+  s.windows.push_back({10, 15, 500, 0.1, std::nullopt, {500, 500 * 150}});
   EXPECT_FALSE(trap_cost_scale(s)) << "the calibration's program time is unknown";
   s.calibrated_return_program_ns = 100;
   EXPECT_FALSE(trap_cost_scale(s)) << "900 hits are too few";
-  s.windows.push_back({20, 25, 100, 0.1, std::nullopt, {200, 200 * 150}});
+  // Other functions' returns (written out, dearer) made up most of this window's program runs.
+  s.windows.push_back({20, 25, 100, 0.1, std::nullopt, {800, 800 * 900}});
+  EXPECT_FALSE(trap_cost_scale(s)) << "a window of mostly others' returns is left out";
+  s.windows.push_back({30, 35, 200, 0.1, std::nullopt, {200, 200 * 150}});
   ASSERT_TRUE(trap_cost_scale(s));
   EXPECT_NEAR(*trap_cost_scale(s), 1.5, 1e-9);
-  s.windows.push_back({30, 35, 100, 0.1, std::nullopt, {100'000, 100'000 * 2'000}});  // an outlandish gauge
+  s.windows.push_back({40, 45, 100'000, 0.1, std::nullopt, {100'000, 100'000 * 2'000}});  // an outlandish gauge
   EXPECT_EQ(*trap_cost_scale(s), kMaxTrapCostScale);
   EXPECT_EQ((ProgramRunTime{5, 50} - ProgramRunTime{7, 10}).runs, 0u) << "not one program's statistics";
 }
