@@ -159,7 +159,7 @@ Extrapolation extrapolate(const Spans& spans, double cost_scale) {
 
 CallEstimate estimate_calls(const SampledCalls& sampled) {
   const double probed = static_cast<double>(sampled.probed_calls());
-  if (sampled.windows.empty()) return {probed, probed, probed, false};
+  if (sampled.windows.empty()) return {probed, probed, probed, false, std::nullopt};
   const Spans spans = on_cpu_spans(sampled).value_or(wall_spans(sampled));
   const std::optional<double> measured = trap_cost_scale(sampled);
   const double scale = measured.value_or(1.0);

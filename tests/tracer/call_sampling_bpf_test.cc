@@ -171,12 +171,15 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("its rate per second its calling threads ran"), std::string::npos) << lines[1];
-  if (timed) EXPECT_NE(lines[1].find("x the calibrated cost, as measured in the job"), std::string::npos) << lines[1];
+  if (timed) {
+    EXPECT_NE(lines[1].find("x the calibrated cost, as measured in the job"), std::string::npos) << lines[1];
+  }
   const auto json = reports::to_json(report);
   EXPECT_EQ(json["tracing_cost"]["sampled"][0]["rate_clock"], "on_cpu");
-  if (timed)
+  if (timed) {
     EXPECT_NEAR(json["tracing_cost"]["sampled"][0]["trap_cost_scale"].get<double>(),
                 *sampled.estimate.trap_cost_scale, 1e-9);
+  }
   bool estimated = false;
   for (const auto& c : json["call_latency"])
     if (c["function"] == "cudaEventRecord") estimated = c["estimated"].get<bool>();

@@ -42,7 +42,7 @@ SampledCalls sample(const std::function<double(double)>& rate, double seconds, d
     double calls = 0;
     const uint64_t end = start + policy.window_ns;
     for (uint64_t t = start; t < end; t += 100'000) calls += rate(t * 1e-9) * 1e-4 * (1 - trapped);
-    s.windows.push_back({start, end, static_cast<uint64_t>(std::llround(calls)), trapped, std::nullopt});
+    s.windows.push_back({start, end, static_cast<uint64_t>(std::llround(calls)), trapped, std::nullopt, {}});
     *truth -= calls * trapped / (1 - trapped);  // the calls the traps cost
   }
   return s;
@@ -142,7 +142,7 @@ TEST(EstimateCalls, FewWindowsGiveAnIntervalAsWideAsTheEstimate) {
   s.since_ns = 0;
   s.until_ns = 100'000'000;
   s.calls_before = 10;
-  s.windows = {{0, 5'000'000, 500, 0, std::nullopt}, {50'000'000, 55'000'000, 500, 0, std::nullopt}};
+  s.windows = {{0, 5'000'000, 500, 0, std::nullopt, {}}, {50'000'000, 55'000'000, 500, 0, std::nullopt, {}}};
   const CallEstimate e = estimate_calls(s);
   EXPECT_NEAR(e.calls, 10 + 100'000 * 0.1, 1);  // 100 K/s over the 100 ms
   EXPECT_EQ(e.low, 1010);                       // what was counted
@@ -168,7 +168,7 @@ SampledCalls preempted_in_windows(double calls_per_running_s, double* truth) {
     const double trapped_ns = kTrapped * static_cast<double>(window_oncpu);
     const auto counted = static_cast<uint64_t>(std::llround(calls));
     s.windows.push_back({start, start + kWindow, counted, trapped_ns / kWindow,
-                         CallerTime{gap_oncpu, window_oncpu, counted, trapped_ns}});
+                         CallerTime{gap_oncpu, window_oncpu, counted, trapped_ns}, {}});
     *truth += calls + calls_per_running_s * gap_oncpu * 1e-9;
   }
   const uint64_t tail_oncpu = (kPeriod - kWindow) * 9 / 10;

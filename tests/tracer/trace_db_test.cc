@@ -145,7 +145,7 @@ TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 42 AND estimated_calls = 50 AND "
                          "rate_clock IS NULL"),
             1);
-  ASSERT_TRUE(write_sampled_run(*db, 7, IB_OP_CUDA_EVENT_RECORD, {}, {100, 90, 110, true}).ok());
+  ASSERT_TRUE(write_sampled_run(*db, 7, IB_OP_CUDA_EVENT_RECORD, {}, {100, 90, 110, true, std::nullopt}).ok());
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling WHERE pid = 7 AND rate_clock = 'on_cpu'"), 1);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows"), 0);
 }
@@ -184,9 +184,9 @@ TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
   auto db = TraceDb::open(dir.file("t.db"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   ASSERT_TRUE(write_sampled_run(*db, 9, IB_OP_CU_LAUNCH_KERNEL,
-                                {{1'000, 6'000, 40, 0.25, CallerTime{45'000, 4'800, 38, 1'200.5, 2}},
-                                 {51'000, 56'000, 30, 0.2, std::nullopt}},
-                                {700, 600, 800, false})
+                                {{1'000, 6'000, 40, 0.25, CallerTime{45'000, 4'800, 38, 1'200.5, 2}, {}},
+                                 {51'000, 56'000, 30, 0.2, std::nullopt, {}}},
+                                {700, 600, 800, false, std::nullopt})
                   .ok());
   sqlite3* h = db->connection().get();
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE seq = 0 AND pid = 9 AND start_ns = 1000 "
