@@ -176,14 +176,20 @@ uint64_t CallProbes::calls_of(const Counters& counters, pid_t pid, uint16_t op) 
 
 // What a call of op costs its thread when probed; 0 for what this does not probe.
 double CallProbes::cost_ns(uint32_t op) const {
-  auto it = functions_.find(static_cast<uint16_t>(op));
-  if (it == functions_.end() || it->second.targets.empty()) return 0;
-  return cost_.per_call_ns(it->second.targets.front().return_probe);
+  const Target* target = first_target(static_cast<uint16_t>(op));
+  return target ? cost_.per_call_ns(target->return_probe) : 0;
 }
 
 bool CallProbes::return_probed(uint16_t op) const {
+  const Target* target = first_target(op);
+  return target && target->return_probe;
+}
+
+// A probed function's first target, whose probe kind its cost and gauge are taken from; none for what
+// this does not probe.
+const CallProbes::Target* CallProbes::first_target(uint16_t op) const {
   auto it = functions_.find(op);
-  return it != functions_.end() && !it->second.targets.empty() && it->second.targets.front().return_probe;
+  return it == functions_.end() || it->second.targets.empty() ? nullptr : &it->second.targets.front();
 }
 
 // Every traced process mapping the function's libraries gets exact probes of its own, then
@@ -212,7 +218,7 @@ std::vector<uint32_t> CallProbes::callers_of(const Counters& counters, pid_t pid
 // then the counters.
 CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& tids) const {
   EdgeReading edge;
-  if (programs_.program_time) edge.return_program = read_program_run_time(bpf_program__fd(programs_.exit));
+  edge.return_program = read_program_run_time(programs_.timed_return_program_fd).value_or(ProgramRunTime{});
   edge.oncpu = programs_.oncpu.read(tids);
   edge.counters = read_counters();
   return edge;
@@ -222,12 +228,12 @@ CallProbes::EdgeReading CallProbes::read_open_edge(const std::vector<uint32_t>& 
 std::function<void()> CallProbes::read_close_edge_into(const std::vector<uint32_t>& tids,
                                                        std::shared_ptr<EdgeReading>& into) const {
   into = std::make_shared<EdgeReading>();
-  const int exit_fd = programs_.program_time ? bpf_program__fd(programs_.exit) : -1;
-  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, exit_fd, tids, edge = into] {
+  return [reader = programs_.oncpu, fd = programs_.call_stats_fd, timed_fd = programs_.timed_return_program_fd, tids,
+          edge = into] {
     edge->before = read_counters(fd);
     edge->oncpu = reader.read(tids);
     edge->counters = read_counters(fd);
-    edge->return_program = read_program_run_time(exit_fd);
+    edge->return_program = read_program_run_time(timed_fd).value_or(ProgramRunTime{});
   };
 }
 

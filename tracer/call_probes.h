@@ -47,9 +47,9 @@ struct CallProbePrograms {
   int call_stats_fd = -1;   // call_stats: the exact counters the rates and windows are read from
   bool multi = false;       // the programs were loaded as uprobe_multi (uprobe_link.h)
   OnCpuReader oncpu;        // the callers' on-CPU time (none: windows are timed on the wall clock)
-  // This run holds the kernel's BPF run-time statistics on: the windows time the return program
-  // (trap_cost_scale). Off (--no-program-time), others' counting is not read.
-  bool program_time = false;
+  // The return program's fd while this run holds the kernel's BPF run-time statistics on: the
+  // windows time it (trap_cost_scale). -1 (--no-program-time): others' counting is not read.
+  int timed_return_program_fd = -1;
 };
 
 class CallProbes {
@@ -127,6 +127,7 @@ class CallProbes {
   static Counters read_counters(int call_stats_fd);
   double cost_ns(uint32_t op) const;
   bool return_probed(uint16_t op) const;
+  const Target* first_target(uint16_t op) const;
   Links attach_in(const Function& function, pid_t pid, bool scoped, Status& status) const;
   void count_window(Sampling& s);
   std::vector<uint32_t> callers_of(const Counters& counters, pid_t pid, uint16_t op) const;

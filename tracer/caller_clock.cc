@@ -8,11 +8,12 @@
 
 namespace ingero::tracer {
 
-ProgramRunTime read_program_run_time(int program_fd) {
+std::optional<ProgramRunTime> read_program_run_time(int program_fd) {
+  if (program_fd < 0) return std::nullopt;
   bpf_prog_info info{};
   uint32_t size = sizeof(info);
-  if (program_fd < 0 || bpf_obj_get_info_by_fd(program_fd, &info, &size) != 0) return {};
-  return {info.run_cnt, info.run_time_ns};
+  if (bpf_obj_get_info_by_fd(program_fd, &info, &size) != 0) return std::nullopt;
+  return ProgramRunTime{info.run_cnt, info.run_time_ns};
 }
 
 std::optional<uint64_t> OnCpuReader::oncpu_ns(uint32_t tid) const {

@@ -13,10 +13,10 @@
 
 namespace ingero::tracer {
 
-// A loaded BPF program's run time so far (BPF_STATS_RUN_TIME): read at a window's edges, it
-// times the return probe's program inside the job's traps (trap_cost_scale). No runs when the
-// statistics are off or the program cannot be read.
-ProgramRunTime read_program_run_time(int program_fd);
+// A loaded BPF program's run time so far (BPF_STATS_RUN_TIME; no runs while the statistics are
+// off): read at a window's edges, it times the return probe's program inside the job's traps
+// (trap_cost_scale). Empty when there is no program (fd -1) or it cannot be read (errno says why).
+std::optional<ProgramRunTime> read_program_run_time(int program_fd);
 
 // A thread's on-CPU time so far, from its task clock in one lookup: its slices up to its last
 // switch plus the slice it is running; once it has exited, thread_stats' total. Copyable: it

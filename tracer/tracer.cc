@@ -183,12 +183,11 @@ Result<std::string> program_time_json(ingero_bpf* s) {
   for (const auto& entry : attach_order(s)) {
     bpf_program* program = entry.first;
     if (!bpf_program__autoload(program)) continue;  // switched off: never loaded
-    bpf_prog_info info{};
-    uint32_t size = sizeof(info);
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(program), &info, &size) != 0)
+    const auto time = read_program_run_time(bpf_program__fd(program));
+    if (!time)
       return Error::failure(fmt::format("reading program {}'s statistics: {}", bpf_program__name(program),
                                         strerror(errno)));
-    programs[bpf_program__name(program)] = {{"runs", info.run_cnt}, {"ns", info.run_time_ns}};
+    programs[bpf_program__name(program)] = {{"runs", time->runs}, {"ns", time->ns}};
   }
   return programs.dump();
 }
@@ -216,6 +215,9 @@ class BpfTracer final : public Tracer {
  private:
   Status load();
   TracingCost calibrate();
+  // The return probe's program fd while this run holds the kernel's statistics on, else -1
+  // (--no-program-time: whoever else counts is not read).
+  int timed_return_program() const { return stats_ ? bpf_program__fd(skel_->progs.cuda_call_return) : -1; }
   void time_programs();
   std::pair<std::string, std::string> program_time_setting();
   Status attach_programs();
@@ -277,7 +279,8 @@ Status BpfTracer::init(const std::string& db_path) {
   const CallProbePrograms programs{
       skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return, bpf_map__fd(skel_->maps.scoped_ops),
       bpf_map__fd(skel_->maps.call_stats), multi_,
-      OnCpuReader(bpf_map__fd(skel_->maps.thread_stats), bpf_map__fd(skel_->maps.task_clocks)), bool(stats_)};
+      OnCpuReader(bpf_map__fd(skel_->maps.thread_stats), bpf_map__fd(skel_->maps.task_clocks)),
+      timed_return_program()};
   call_probes_ = std::make_unique<CallProbes>(programs, opts_.cuda_detail, tracing_cost_.policy,
                                               tracing_cost_.measured.value_or(kFallbackProbeCost),
                                               opts_.system_wide && !opts_.cuda_processes_only);
@@ -392,9 +395,8 @@ TracingCost BpfTracer::calibrate() {
     return cost;
   }
   std::optional<Result<ProbeCost>> measured;
-  // Only while this run holds the statistics on (--no-program-time: not read, whoever else counts).
-  const int return_program = stats_ ? bpf_program__fd(skel_->progs.cuda_call_return) : -1;
-  const ProgramRunTime before = read_program_run_time(return_program);
+  const int return_program = timed_return_program();
+  const ProgramRunTime before = read_program_run_time(return_program).value_or(ProgramRunTime{});
   {
     SelfProbes probes(skel_.get(), *where, multi_);
     measured.emplace(calibrate_probe_cost(probes));
@@ -408,7 +410,7 @@ TracingCost BpfTracer::calibrate() {
   cost.measured = **measured;
   // The return probe's program, timed by the kernel's statistics (when they are on) over the
   // calibration's entry + return loops: what the windows' own time of it is compared with.
-  const ProgramRunTime timed = read_program_run_time(return_program) - before;
+  const ProgramRunTime timed = read_program_run_time(return_program).value_or(ProgramRunTime{}) - before;
   if (timed.runs > 0)
     cost.measured->return_program_ns = static_cast<double>(timed.ns) / static_cast<double>(timed.runs);
   return cost;
