@@ -21,6 +21,32 @@
 
 const volatile __u64 call_stream_min_ns = 1000000;
 
+/* Per op: how many times user space began changing that function's probes (high 32 bits) and how
+ * many of those changes have ended (low 32 bits): a duty cycle's window edges, which attach and
+ * detach its probes one link at a time and hold up the calling process meanwhile. A call is timed
+ * only if no change was under way at its entry and none began or ended before its return: otherwise
+ * an entry of one window would pair with a return of the next and time the gap, or the call would be
+ * timed with the edge's own stall in it. Written by user space through the mmapped .bss, read here. */
+__u64 call_edges[IB_OP_COUNT];
+
+static __always_inline __u64 edges_of(__u32 op)
+{
+  return op < IB_OP_COUNT ? *(volatile __u64 *)&call_edges[op] : 0;
+}
+
+static __always_inline bool edge_under_way(__u64 edges)
+{
+  return (edges >> 32) != (edges & 0xffffffffu);
+}
+
+/* A call's stack pointer as its return probe fires, against its entry: x86-64's `ret` has popped
+ * the return address; arm64 returns through the link register. */
+#if defined(__TARGET_ARCH_x86)
+#define IB_RETURN_SP_DELTA 8
+#else
+#define IB_RETURN_SP_DELTA 0
+#endif
+
 /* Per (thread, function): totals and the call in progress (events.h). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -137,8 +163,13 @@ int cuda_call_entry(struct pt_regs *ctx)
   read_call(ctx, cookie, slot);
   slot->stats.calls += 1;
   slot->stats.bytes += slot->bytes;
+  /* The last call's return never came (its return probe went with its window): it is not timed. */
+  if (slot->start_ns != 0)
+    slot->stats.cut += 1;
   /* An entry-only call is never timed; a call without a return probe leaves start_ns 0. */
   slot->start_ns = (IB_COOKIE_FLAGS(cookie) & IB_CALL_ENTRY_ONLY) ? 0 : bpf_ktime_get_ns();
+  slot->entry_sp = PT_REGS_SP(ctx);
+  slot->edges = edges_of(op);
   return 0;
 }
 
@@ -182,8 +213,17 @@ int cuda_call_return(struct pt_regs *ctx)
   __u64 cookie = bpf_get_attach_cookie(ctx);
   struct ib_call_key key = {.tid = (__u32)id, .op = IB_COOKIE_OP(cookie)};
   struct ib_call_slot *slot = bpf_map_lookup_elem(&call_stats, &key);
-  if (!slot || slot->start_ns == 0)
+  if (!slot)
     return 0;
+  /* Only the return of the call whose entry is open, with the stack back where that entry had it
+   * (not a nested or an earlier call of the same function), and no edge of the probes between. */
+  bool own = slot->start_ns != 0 && PT_REGS_SP(ctx) == slot->entry_sp + IB_RETURN_SP_DELTA;
+  if (!own || slot->edges != edges_of(key.op) || edge_under_way(slot->edges)) {
+    slot->stats.cut += 1;
+    if (own)
+      slot->start_ns = 0; /* its entry is answered: the next entry must not count it again */
+    return 0;
+  }
   __u64 dur = now - slot->start_ns;
   __s64 ret = (__s32)PT_REGS_RC(ctx);
   add_to_histogram(slot->stats.pid, key.op, dur);

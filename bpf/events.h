@@ -211,6 +211,11 @@ struct ib_call_stats {
   __u64 max_ns;
   __u64 bytes;
   __u64 streamed;  /* also delivered as individual events */
+  /* Probed calls that could not be timed: an entry whose return was not seen (the next entry
+   * found it still open), a return without its entry (none, or another call's: another stack
+   * depth), or a call that a duty cycle's edge overlapped (call_edges). Left out of returns,
+   * total_ns, the histogram and the events. */
+  __u64 cut;
 };
 /* A thread's totals for one function and the call it is inside now, in one map entry
  * so that a probed call's entry and return each touch a single entry (a separate
@@ -218,11 +223,13 @@ struct ib_call_stats {
 struct ib_call_slot {
   struct ib_call_stats stats;
   __u64 start_ns; /* entry time of the call in progress; 0 when none */
+  __u64 entry_sp; /* its stack pointer at entry: its return is the one whose stack is back there */
   __u64 bytes;
   __s64 arg;
   __u64 stream;
   __u32 flags;
   __u32 pad;
+  __u64 edges; /* call_edges[op] at entry (cuda.bpf.c) */
 };
 /* log2 nanosecond latency histograms per (pid, op) (call_histograms table). */
 #define IB_CALL_HIST_SLOTS 40

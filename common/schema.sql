@@ -153,6 +153,10 @@ CREATE TABLE IF NOT EXISTS thread_stats (
 -- return was probed (none at --cuda-detail count). streamed: how many are also in events
 -- (all of them unless the op is a hot one, a kernel launch, and was faster than the
 -- run's call_stream_min_ns setting); streamed = returns means the events hold every call.
+-- cut_calls (schema version 9): probed calls that could not be timed, because their entry and their
+-- return were not both seen in one window of a duty cycle (a window's probes come and go one at a
+-- time), or a return came with no open entry of its own; they are in none of returns, total_ns,
+-- max_ns, the histogram and the events. NULL in a file before version 9.
 CREATE TABLE IF NOT EXISTS call_stats (
   run_id    INTEGER NOT NULL,
   tid       INTEGER NOT NULL,
@@ -165,6 +169,7 @@ CREATE TABLE IF NOT EXISTS call_stats (
   max_ns    INTEGER NOT NULL,
   bytes     INTEGER NOT NULL,
   streamed  INTEGER NOT NULL,
+  cut_calls INTEGER,
   PRIMARY KEY (run_id, tid, op)
 );
 

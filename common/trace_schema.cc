@@ -47,6 +47,10 @@ ALTER TABLE call_sampling_windows ADD COLUMN return_program_runs INTEGER;
 ALTER TABLE call_sampling_windows ADD COLUMN return_program_ns INTEGER;
 )";
 
+// ... and the calls a duty cycle's window edges kept from being timed, from version 9 (call_stats
+// exists from version 2; a version-1 file gets it from the schema).
+constexpr const char* kCallStatsColumnAddedInV9 = "ALTER TABLE call_stats ADD COLUMN cut_calls INTEGER;";
+
 // Version 1 stored every probed call as an event: its totals are those events.
 constexpr const char* kCallStatsFromV1Events = R"(
 INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed)
@@ -128,7 +132,8 @@ Result<int> version_of(const sql::Connection& db) {
 
 // Versions 2 -> 3, 3 -> 4 and 6 -> 7 only added tables (loaders, gpus, gpu_samples; call_sampling;
 // call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
-// to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows.
+// to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows, 8 -> 9 one to
+// call_stats.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
@@ -140,10 +145,12 @@ Status upgrade(const sql::Connection& db, int from_version) {
     if (Status s = db.exec(kColumnsAddedInV5); !s) return s;
   if (from_version >= 4 && from_version < 6)
     if (Status s = db.exec(kColumnsAddedInV6); !s) return s;
-  if (from_version >= 4)
+  if (from_version >= 4 && from_version < 8)
     if (Status s = db.exec(kSamplingColumnAddedInV8); !s) return s;
   if (from_version == 7)
     if (Status s = db.exec(kWindowColumnsAddedInV8); !s) return s;
+  if (from_version >= 2 && from_version < 9)
+    if (Status s = db.exec(kCallStatsColumnAddedInV9); !s) return s;
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
   if (from_version == 1)

@@ -48,6 +48,13 @@ uint64_t now_ns() { return static_cast<uint64_t>(monotonic_ns()); }
 
 constexpr uint64_t kScopedCookie = uint64_t{IB_CALL_SCOPED} << 40;
 
+// A change of op's probes begins or ends: the kernel times no call across one (cuda.bpf.c,
+// call_edges: begun in the high 32 bits, ended in the low).
+enum class Edge : uint64_t { begins = uint64_t{1} << 32, ends = 1 };
+void count_edge(uint64_t* edges, uint16_t op, Edge edge) {
+  if (edges && op < IB_OP_COUNT) __atomic_fetch_add(&edges[op], static_cast<uint64_t>(edge), __ATOMIC_SEQ_CST);
+}
+
 }  // namespace
 
 CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPolicy policy, ProbeCost cost,
@@ -56,12 +63,22 @@ CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPo
 
 CallProbes::~CallProbes() { (void)stop(now_ns()); }
 
+
 Status CallProbes::attach(const Target& target, pid_t pid, bool scoped, Links& into) const {
   const UprobeSpec spec{target.path, target.offset, target.cookie | (scoped ? kScopedCookie : 0), false, pid};
+  const auto op = static_cast<uint16_t>(IB_COOKIE_OP(target.cookie));
+  count_edge(programs_.call_edges, op, Edge::begins);
   auto links = attach_call_probes(programs_.entry, programs_.exit, spec, target.return_probe, programs_.multi);
+  count_edge(programs_.call_edges, op, Edge::ends);
   if (!links) return links.error();
   for (UprobeLink& link : *links) into.push_back(std::move(link));
   return {};
+}
+
+std::shared_ptr<std::atomic<uint64_t>> CallProbes::close(uint16_t op, Links links, std::function<void()> at_begin) {
+  count_edge(programs_.call_edges, op, Edge::begins);
+  return closer_.close(std::move(links), std::move(at_begin),
+                       [edges = programs_.call_edges, op] { count_edge(edges, op, Edge::ends); });
 }
 
 // The function's probes in one process (pid 0: every process): one pair per target it maps.
@@ -145,7 +162,7 @@ void CallProbes::track_processes(const std::map<pid_t, std::vector<std::string>>
         ++it;
         continue;
       }
-      closer_.close(std::move(it->second));
+      close(op, std::move(it->second));
       it = function.processes.erase(it);
     }
     for (const auto& [pid, paths] : mapped) {
@@ -202,7 +219,7 @@ void CallProbes::make_per_process(uint16_t op, Function& function) {
   const uint32_t key = op;
   const uint8_t one = 1;
   bpf_map_update_elem(programs_.scoped_ops_fd, &key, &one, BPF_ANY);
-  closer_.close(std::move(function.every_process));
+  close(op, std::move(function.every_process));
   function.per_process = true;
 }
 
@@ -245,11 +262,11 @@ void CallProbes::begin_sampling(pid_t pid, uint16_t op, uint64_t now) {
   std::shared_ptr<EdgeReading> stop_edge;
   std::shared_ptr<std::atomic<uint64_t>> stopped;  // when this process's calls stopped being counted
   if (pid == 0) {
-    stopped = closer_.close(std::move(function.every_process), read_close_edge_into(callers, stop_edge));
+    stopped = close(op, std::move(function.every_process), read_close_edge_into(callers, stop_edge));
   } else {
     if (!process_libraries_.count(pid)) read_libraries(pid);
     if (!function.per_process) make_per_process(op, function);
-    stopped = closer_.close(std::move(function.processes[pid]), read_close_edge_into(callers, stop_edge));
+    stopped = close(op, std::move(function.processes[pid]), read_close_edge_into(callers, stop_edge));
   }
   closer_.wait();  // the counters stand still from here until the first window
   Sampling s{pid, op, {}, WindowSchedule(policy_, now, now ^ (uint64_t{static_cast<uint32_t>(pid)} << 32 | op)),
@@ -284,8 +301,8 @@ void CallProbes::decide(uint64_t now) {
 // Hands the window's probes to the closer; its calls are counted before the next window.
 void CallProbes::end_window(Sampling& s) {
   Function& function = functions_[s.op];
-  s.closing = closer_.close(std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]),
-                            read_close_edge_into(s.callers.tids(), s.at_close));
+  s.closing = close(s.op, std::move(s.pid == 0 ? function.every_process : function.processes[s.pid]),
+                    read_close_edge_into(s.callers.tids(), s.at_close));
   s.attached = false;
 }
 
@@ -389,7 +406,7 @@ void CallProbes::step(Sampling& s, uint64_t now) {
     links = attach_in(function, s.pid, true, status);
   }
   if (!status || links.empty()) {  // the process is gone (or its library): no more windows
-    closer_.close(std::move(links));
+    close(s.op, std::move(links));
     s.ended = true;
     end_sampling(s, now);
     return;

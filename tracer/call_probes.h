@@ -50,6 +50,10 @@ struct CallProbePrograms {
   // The return program's fd while this run holds the kernel's BPF run-time statistics on: the
   // windows time it (trap_cost_scale). -1 (--no-program-time): others' counting is not read.
   int timed_return_program_fd = -1;
+  // call_edges (cuda.bpf.c) in the skeleton's mmapped .bss, IB_OP_COUNT of them: every attach and
+  // close of a function's probes is counted there as it begins and as it ends, so that the kernel
+  // times no call across one. None: calls are timed across edges (tests without the BPF object).
+  uint64_t* call_edges = nullptr;
 };
 
 class CallProbes {
@@ -123,6 +127,9 @@ class CallProbes {
 
 
   Status attach(const Target& target, pid_t pid, bool scoped, Links& into) const;
+  // Hands `links` of op to the closer, the edge counted as it begins and once they are all gone.
+  std::shared_ptr<std::atomic<uint64_t>> close(uint16_t op, Links links, std::function<void()> at_begin = nullptr);
+
   Counters read_counters() const;
   static Counters read_counters(int call_stats_fd);
   double cost_ns(uint32_t op) const;

@@ -159,8 +159,14 @@ Extrapolation extrapolate(const Spans& spans, double cost_scale) {
 
 CallEstimate estimate_calls(const SampledCalls& sampled) {
   const double probed = static_cast<double>(sampled.probed_calls());
-  if (sampled.windows.empty()) return {probed, probed, probed, false, std::nullopt};
+  const double unbounded = std::numeric_limits<double>::infinity();
+  // Sampling began, so the probes were out for a while: with no window to give that time a rate, what
+  // they counted is all that is known, a lower bound (a burst that ends before the first window).
+  if (sampled.windows.empty()) return {probed, probed, unbounded, false, std::nullopt};
   const Spans spans = on_cpu_spans(sampled).value_or(wall_spans(sampled));
+  const auto rated = std::count_if(spans.windows.begin(), spans.windows.end(),
+                                   [](const Spans::Window& w) { return w.length > 0; });
+  if (rated < kMinRatedWindows) return {probed, probed, unbounded, spans.on_cpu, std::nullopt};
   const std::optional<double> measured = trap_cost_scale(sampled);
   const double scale = measured.value_or(1.0);
   const Extrapolation mid = extrapolate(spans, scale);
@@ -173,9 +179,10 @@ CallEstimate estimate_calls(const SampledCalls& sampled) {
     calls += w.calls;
   }
   const double dear_share = calls > 0 ? 2.0 * scale * weighted / calls : 0.0;
-  const double high = dear_share >= kMaxTrappedShare ? std::numeric_limits<double>::infinity()
-                                                     : probed + dear.calls + dear.half;
-  return {probed + mid.calls, std::max(probed, probed + cheap.calls - cheap.half), high, spans.on_cpu, measured};
+  const double low = std::max(probed, probed + cheap.calls - cheap.half);
+  // Traps that took most of the windows leave their rate a floor only: no point estimate either.
+  if (dear_share >= kMaxTrappedShare) return {low, low, unbounded, spans.on_cpu, measured};
+  return {probed + mid.calls, low, probed + dear.calls + dear.half, spans.on_cpu, measured};
 }
 
 WindowSchedule::WindowSchedule(const SamplingPolicy& policy, uint64_t start_ns, uint64_t seed)

@@ -80,6 +80,8 @@ struct SampleWindow {
 };
 // Past this share a window says little about the unprobed rate: the share is capped here.
 inline constexpr double kMaxTrappedShare = 0.9;
+// Fewer windows with a rate than this give the detached time no rate: the count is a lower bound.
+inline constexpr long kMinRatedWindows = 2;
 
 // One function in one process (or every process, system-wide) since it became hot.
 struct SampledCalls {
@@ -121,11 +123,13 @@ inline constexpr double kMaxTrapCostScale = 3.0;
 // at least their counting noise, and the cost of a hit from half to twice the calibrated one
 // (what a hit costs inside a real loop was measured up to twice the calibration's); with fewer
 // than three windows it is as wide as the estimate. "Calibrated" is scaled by trap_cost_scale
-// first, where that was measured.
+// first, where that was measured. Never an interval of no width: where the detached time cannot be
+// given a rate (fewer than kMinRatedWindows windows in which the callers ran, or windows trapped
+// past kMaxTrappedShare at twice the cost) only a lower bound is known, and calls is that bound.
 struct CallEstimate {
   double calls = 0;
   double low = 0;
-  double high = 0;  // infinite when a window was trapped past kMaxTrappedShare (at twice the cost)
+  double high = 0;  // infinite: a lower bound only (calls == low)
   bool on_cpu_clock = false;
   std::optional<double> trap_cost_scale;  // what the calibrated cost was scaled by (none: it stood)
 };

@@ -391,11 +391,11 @@ Status insert_histograms(sql::Statement& insert, int64_t run_id, const std::vect
 Status insert_call_stats(const sql::Connection& db, int64_t run_id, const TraceTotals& totals) {
   auto insert = db.prepare(
       "INSERT OR REPLACE INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, "
-      "streamed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "streamed, cut_calls) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
   for (const auto& [key, s] : totals.call_stats) {
     insert->bind(1, run_id).bind(2, int64_t{key.tid}).bind(3, int64_t{s.pid}).bind(4, int64_t{key.op});
-    const uint64_t values[] = {s.calls, s.returns, s.errors, s.total_ns, s.max_ns, s.bytes, s.streamed};
+    const uint64_t values[] = {s.calls, s.returns, s.errors, s.total_ns, s.max_ns, s.bytes, s.streamed, s.cut};
     for (size_t i = 0; i < std::size(values); ++i) insert->bind(5 + static_cast<int>(i), int64_t(values[i]));
     if (Status st = insert->run(); !st) return st;
   }

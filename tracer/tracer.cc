@@ -280,7 +280,7 @@ Status BpfTracer::init(const std::string& db_path) {
       skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return, bpf_map__fd(skel_->maps.scoped_ops),
       bpf_map__fd(skel_->maps.call_stats), multi_,
       OnCpuReader(bpf_map__fd(skel_->maps.thread_stats), bpf_map__fd(skel_->maps.task_clocks)),
-      timed_return_program()};
+      timed_return_program(), skel_->bss ? reinterpret_cast<uint64_t*>(skel_->bss->call_edges) : nullptr};
   call_probes_ = std::make_unique<CallProbes>(programs, opts_.cuda_detail, tracing_cost_.policy,
                                               tracing_cost_.measured.value_or(kFallbackProbeCost),
                                               opts_.system_wide && !opts_.cuda_processes_only);

@@ -126,10 +126,13 @@ LinkCloser::~LinkCloser() { wait(); }
 // runs `at_begin` and takes the time while every link of the close is still in (the entry probe is
 // what counts calls, and it may be any of them); the others wait for it before closing theirs.
 std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink> links,
-                                                         std::function<void()> at_begin) {
+                                                         std::function<void()> at_begin,
+                                                         std::function<void()> at_end) {
   struct Beginning {
     std::once_flag once;
     std::function<void()> at_begin;
+    std::function<void()> at_end;
+    std::atomic<size_t> open_links{0};
     std::shared_ptr<std::atomic<uint64_t>> began = std::make_shared<std::atomic<uint64_t>>(0);
     void run() {
       std::call_once(once, [this] {
@@ -137,15 +140,24 @@ std::shared_ptr<std::atomic<uint64_t>> LinkCloser::close(std::vector<UprobeLink>
         began->store(static_cast<uint64_t>(monotonic_ns()));
       });
     }
+    void closed_one() {
+      if (open_links.fetch_sub(1) == 1 && at_end) at_end();
+    }
   };
   auto beginning = std::make_shared<Beginning>();
   beginning->at_begin = std::move(at_begin);
-  if (links.empty()) beginning->run();
+  beginning->at_end = std::move(at_end);
+  beginning->open_links = links.size();
+  if (links.empty()) {
+    beginning->run();
+    if (beginning->at_end) beginning->at_end();
+  }
   std::lock_guard lock(mutex_);
   for (UprobeLink& link : links)
     threads_.emplace_back([owned = std::move(link), beginning]() mutable {
       beginning->run();
       owned = UprobeLink();
+      beginning->closed_one();
     });
   // Closes started long ago have returned: keep the list short.
   while (threads_.size() > 32) {

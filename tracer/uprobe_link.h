@@ -73,9 +73,10 @@ class LinkCloser {
   ~LinkCloser();
   // The returned time (CLOCK_MONOTONIC ns) is set when the close begins, before any of its links
   // goes: calls up to it are counted; 0 until then. `at_begin` runs just before it is set, once,
-  // on a closing thread, with every link still in.
+  // on a closing thread, with every link still in; `at_end` once every link of the close is gone.
   std::shared_ptr<std::atomic<uint64_t>> close(std::vector<UprobeLink> links,
-                                               std::function<void()> at_begin = nullptr);
+                                               std::function<void()> at_begin = nullptr,
+                                               std::function<void()> at_end = nullptr);
   void wait();  // every close handed over so far has returned
 
  private:

@@ -350,7 +350,8 @@ std::vector<CallLatencyRow> call_latency_table(const RunContext& context,
                                                bool window_is_whole_run) {
   std::vector<CallLatencyRow> rows;
   for (const CallTotals& call : context.calls) {
-    CallLatencyRow row{call.op, call.category, call.calls, call.errors, call.bytes, {}, true, true, call.estimate};
+    CallLatencyRow row{call.op,  call.category, call.calls,    call.errors, call.bytes, {},
+                       true,     true,          call.estimate, call.cut};
     auto stored = durations.find(call.op);
     if (call.every_call_stored() && stored != durations.end()) {
       std::vector<int64_t> values = stored->second;

@@ -165,6 +165,7 @@ struct CallLatencyRow {
   bool exact = true;     // false: p50/p90/p99 are log2 bucket upper bounds
   bool whole_run = true; // the numbers cover the whole run (not only the window)
   std::optional<CountEstimate> estimate;  // duty-cycled: calls are the probed ones, this the whole count
+  std::optional<int64_t> cut;             // probed calls not timed (CallTotals::cut)
   int64_t count() const { return estimate ? estimate->calls : calls; }
 };
 // durations[op] = every stored duration of op in the window (asked only for ops stored in full).

@@ -119,7 +119,8 @@ TracingCost tracing_cost(const RunContext& context) {
       }
   for (const SampledCallRecord& r : context.sampled)
     cost.sampled.push_back({r.op, r.pid, r.windows, r.duty_share(),
-                            {r.estimated_calls, r.estimated_low, r.estimated_high, r.duty_share()}, r.rate_clock,
+                            count_estimate(r.estimated_calls, r.estimated_low, r.estimated_high, r.duty_share()),
+                            r.rate_clock,
                             r.trap_cost_scale});
   const auto user = setting_number(context, contract::kJobUserNsSetting);
   const auto system = setting_number(context, contract::kJobSystemNsSetting);

@@ -118,14 +118,16 @@ RunRecord read_run_row(const sql::Statement& row) {
 // from column `first` on.
 constexpr const char* kCallSums =
     "o.name, o.category, sum(c.calls), sum(c.returns), sum(c.errors), sum(c.total_ns), max(c.max_ns), "
-    "sum(c.bytes), sum(c.streamed)";
+    "sum(c.bytes), sum(c.streamed), sum(c.cut_calls)";
+constexpr int kCallSumColumns = 10;
 
 CallTotals read_call_sums(const sql::Statement& row, int first) {
   return {row.column_text(first),         row.column_text(first + 1),     row.column_int(first + 2),
           row.column_int(first + 3),      row.column_int(first + 4),      row.column_int(first + 5),
           row.column_int(first + 6),      row.column_int(first + 7),      row.column_int(first + 8),
-          {},                             std::nullopt};
+          row.column_optional_int(first + 9), {},                         std::nullopt};
 }
+
 
 // A plain read-only open, or, where that fails (a WAL file whose directory this user
 // cannot write), the file read as it is on disk.
@@ -323,8 +325,8 @@ Status read_sampling_rows(const sql::Connection& db, int64_t run_id, RunContext&
       span += r.until_ns - r.since_ns;
     }
     if (!sampled) continue;
-    e.duty_share = span > 0 ? static_cast<double>(attached) / static_cast<double>(span) : 1.0;
-    call.estimate = e;
+    call.estimate = count_estimate(e.calls, e.low, e.high,
+                                   span > 0 ? static_cast<double>(attached) / static_cast<double>(span) : 1.0);
   }
   return read_run_rows(db, "call_stats",
                        "SELECT tid, pid, sum(calls), sum(returns) FROM call_stats WHERE run_id = ? GROUP BY tid, pid "
@@ -339,7 +341,8 @@ Status read_sampling_rows(const sql::Connection& db, int64_t run_id, RunContext&
 double sampled_scale(const RunContext& context, int64_t pid, const std::string& op) {
   for (const SampledCallRecord& r : context.sampled)
     if ((r.pid == pid || r.pid == 0) && r.op == op && r.probed_calls > 0)
-      return static_cast<double>(r.estimated_calls) / static_cast<double>(r.probed_calls);
+      return static_cast<double>(count_estimate(r.estimated_calls, r.estimated_low, r.estimated_high, 1).calls) /
+             static_cast<double>(r.probed_calls);
   return 1.0;
 }
 
@@ -494,10 +497,11 @@ Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, 
   std::vector<ProcessCallTotals> rows;
   Status read = stmt->for_each_row([&](const sql::Statement& row) {
     ProcessCallTotals p{row.column_int(0), read_call_sums(row, 1)};
-    if (row.column_int(15) > 0) {
-      const int64_t span = row.column_int(14);
-      p.totals.estimate = CountEstimate{row.column_int(10), row.column_int(11), row.column_optional_int(12),
-                                        span > 0 ? static_cast<double>(row.column_int(13)) / span : 1.0};
+    const int s = 1 + kCallSumColumns;  // the call_sampling columns
+    if (row.column_int(s + 5) > 0) {
+      const int64_t span = row.column_int(s + 4);
+      p.totals.estimate = count_estimate(row.column_int(s), row.column_int(s + 1), row.column_optional_int(s + 2),
+                                         span > 0 ? static_cast<double>(row.column_int(s + 3)) / span : 1.0);
     }
     rows.push_back(std::move(p));
   });

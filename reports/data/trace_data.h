@@ -135,6 +135,9 @@ struct CallTotals {
   int64_t max_ns = 0;
   int64_t bytes = 0;
   int64_t streamed = 0;
+  // Probed calls not timed because a duty cycle's window cut them (call_stats.cut_calls); none: a
+  // file before schema version 9.
+  std::optional<int64_t> cut;
   std::vector<int64_t> histogram;
   std::optional<CountEstimate> estimate;
   // Every timed call is also an event: percentiles can be exact.

@@ -30,6 +30,7 @@ std::string format_count(int64_t count) {
 
 std::string format_calls(int64_t calls, const std::optional<CountEstimate>& estimate, bool with_interval) {
   if (!estimate) return format_count(calls);
+  if (estimate->lower_bound_only()) return (with_interval ? "at least " : "≥ ") + format_count(estimate->low);
   if (!with_interval) return "≈ " + format_count(estimate->calls);
   return "≈ " + format_count(estimate->calls) + " [" + format_count(estimate->low) + ", " +
          (estimate->high ? format_count(*estimate->high) : std::string("—")) + "]";

@@ -7,6 +7,7 @@
 
 #include "common/trace_contract.h"
 #include "reports/text/format.h"
+#include "reports/text/tracing_cost_text.h"
 
 namespace ingero::reports {
 namespace {
@@ -48,13 +49,18 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   for (const CallLatencyRow& row : a.calls) {
     if (row.estimate) {
       notes.push_back(fmt::format(
-          "{}: {} calls, estimated: {} (a duty cycle, because probing every call would cost its thread more than "
+          "{}: {} calls, {}: {} (a duty cycle, because probing every call would cost its thread more than "
           "the run's hot share); the kernel counted the {} calls it probed, and its percentiles are log2 bucket "
           "upper bounds over them",
-          row.function, format_calls(row.calls, row.estimate), sampled_share_text(row.estimate),
-          format_count(row.calls)));
+          row.function, format_calls(row.calls, row.estimate),
+          row.estimate->lower_bound_only() ? "a lower bound only (too few windows to give the detached time a "
+                                             "rate, or its traps took most of them)"
+                                           : "estimated",
+          sampled_share_text(row.estimate), format_count(row.calls)));
+      if (row.cut.value_or(0) > 0) notes.push_back(cut_calls_text(row.function, *row.cut));
       continue;
     }
+    if (row.cut.value_or(0) > 0) notes.push_back(cut_calls_text(row.function, *row.cut));
     if (row.exact) continue;
     notes.push_back(fmt::format("{}: {} calls counted exactly in the kernel; its percentiles are log2 bucket upper "
                                 "bounds over the whole run (only calls of at least {} ns were stored one by one)",

@@ -90,6 +90,13 @@ std::vector<std::string> probe_lines(const TracingCost& cost) {
 
 }  // namespace
 
+std::string cut_calls_text(const std::string& function, int64_t cut) {
+  return fmt::format("{}: {} probed calls could not be timed (their entry and their return were not both seen in "
+                     "one probing window, or a return came without its entry): they are counted, and left out of "
+                     "its latencies, slow calls and chains",
+                     function, format_count(cut));
+}
+
 std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
   std::vector<std::string> lines = probe_lines(cost);
   if (cost.programs) lines.push_back(programs_line(*cost.programs));

@@ -16,4 +16,8 @@ namespace ingero::reports {
 // and what the other kernel programs ran for, where they were timed, also without CUDA probes.
 std::vector<std::string> tracing_cost_lines(const TracingCost& cost);
 
+// "cudaEventRecord: 124 probed calls could not be timed ...": calls a probing window's edge cut
+// (call_stats.cut_calls), counted but left out of every latency.
+std::string cut_calls_text(const std::string& function, int64_t cut);
+
 }  // namespace ingero::reports

@@ -194,6 +194,103 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_NE(text.str().find("estimated: sampled"), std::string::npos) << text.str();
 }
 
+// A launch-like loop at the default (cudaEventRecord every 10 us, a call of well under 2 us): its
+// windows' edges once paired an entry seen in one window with a later call's return in the next,
+// and about one "slow call" of up to 80 ms per window (3.98 s in a 5.4 s loop) ranked a HIGH chain.
+// An entry pairs only with its own return, with no edge of the probes between: the calls an edge
+// cuts are counted as such and timed as nothing. (A call the scheduler preempted is slow for real:
+// on a busy 2-core machine a few are, each as long as the preemption, and they may make a LOW chain
+// that says so; none spans an edge.)
+TEST(CallSampling, WindowEdgesInventNoSlowCallsAndNoChain) {
+  REQUIRE_ROOT_AND_CUDART();
+  TempDir dir;
+  constexpr long kRecords = 300'000;
+  auto run = trace_records(dir, explicit_library(), kRecords, 10);
+  ASSERT_RUN(run);
+  EXPECT_EQ(run->wait_status, 0);
+  ASSERT_EQ(sampled_rows(*run), 1);
+  const std::string op = " AND op = (SELECT op FROM ops WHERE name = 'cudaEventRecord')";
+  const int64_t windows = run->query_int("SELECT windows FROM call_sampling WHERE" + run->where());
+  ASSERT_GE(windows, 20);
+  // No timed call spans an edge: the start of sampling, or a window's attach or close.
+  const std::string slow_calls = " FROM events e WHERE e.dur_ns >= 1000000 AND e.run_id = " +
+                                 std::to_string(run->run_id) + " AND e.op = (SELECT op FROM ops WHERE name = "
+                                 "'cudaEventRecord')";
+  EXPECT_EQ(run->query_int("SELECT count(*)" + slow_calls +
+                           " AND (EXISTS (SELECT 1 FROM call_sampling s WHERE s.run_id = e.run_id AND s.since_ns "
+                           "BETWEEN e.ts_ns AND e.ts_ns + e.dur_ns) OR EXISTS (SELECT 1 FROM call_sampling_windows w "
+                           "WHERE w.run_id = e.run_id AND (w.start_ns BETWEEN e.ts_ns AND e.ts_ns + e.dur_ns OR "
+                           "w.end_ns BETWEEN e.ts_ns AND e.ts_ns + e.dur_ns)))"),
+            0);
+  // What is slow is a preemption's worth, not a window gap's: a phantom per window would be seconds.
+  const int64_t slow_ns = run->query_int("SELECT coalesce(sum(e.dur_ns), 0)" + slow_calls);
+  const int64_t span_ns = run->query_int("SELECT until_ns - since_ns FROM call_sampling WHERE" + run->where());
+  EXPECT_LT(slow_ns, span_ns / 50) << run->query_int("SELECT count(*)" + slow_calls) << " slow calls, of " << windows
+                                   << " windows";
+  // The edges did cut calls (the probes come and go one link at a time), and they are counted.
+  const int64_t cut = run->query_int("SELECT coalesce(sum(cut_calls), 0) FROM call_stats WHERE" + run->where() + op);
+  EXPECT_GT(cut, 0);
+  // Every probed call was timed or cut (but the last, whose return the end of tracing may have taken).
+  EXPECT_EQ(run->query_int("SELECT sum(returns) + sum(cut_calls) >= sum(calls) - 1 FROM call_stats WHERE" +
+                           run->where() + op),
+            1);
+
+  const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
+  for (const auto& chain : report.chains.chains) {
+    if (chain.victim != "cudaEventRecord") continue;
+    EXPECT_EQ(chain.severity, reports::Severity::low) << chain.cause.code();
+    EXPECT_NE(chain.cause.kind, reports::CauseKind::on_cpu) << chain.cause.code();
+  }
+  const reports::CallLatencyRow* records = nullptr;
+  for (const auto& r : report.calls)
+    if (r.function == "cudaEventRecord") records = &r;
+  ASSERT_NE(records, nullptr);
+  ASSERT_TRUE(records->cut);
+  EXPECT_EQ(*records->cut, cut);
+  const auto json = reports::to_json(report);
+  for (const auto& c : json["call_latency"]) {
+    if (c["function"] == "cudaEventRecord") EXPECT_EQ(c["cut_calls"].get<int64_t>(), cut);
+  }
+  std::ostringstream text;
+  reports::ExplainOptions options;
+  options.db = dir.file("trace.db");
+  options.run = run->run_id;
+  ASSERT_TRUE(reports::explain(options, text).ok());
+  EXPECT_NE(text.str().find("probed calls could not be timed"), std::string::npos) << text.str();
+}
+
+// Bursts of failing calls with no work between them: 1 M calls that end within ~0.1 s, before the
+// first window (once "≈ 9,838 [9,838, 9,838]"), and 20 M in about 0.4 s, whose windows are mostly
+// traps (once "≈ 291,937 [64,847, —]"). Neither may claim what it does not know: the interval holds
+// the truth and has width, and where no upper bound is known the count is a lower bound only.
+TEST(CallSampling, BurstsGiveAnIntervalThatHoldsTheTruthOrALowerBoundOnly) {
+  REQUIRE_ROOT_AND_CUDART();
+  for (long records : {1'000'000L, 20'000'000L}) {
+    TempDir dir;
+    auto run = trace_records(dir, explicit_library(), records, 0);
+    ASSERT_RUN(run);
+    EXPECT_EQ(run->wait_status, 0);
+    if (sampled_rows(*run) == 0) {  // the burst ended before it was found hot: every call trapped
+      EXPECT_EQ(records_counted(*run), records);
+      continue;
+    }
+    const std::string row = " FROM call_sampling WHERE" + run->where();
+    const int64_t low = run->query_int("SELECT estimated_low" + row);
+    EXPECT_LE(low, records);
+    EXPECT_EQ(run->query_int("SELECT estimated_high IS NULL OR (estimated_high >= " + std::to_string(records) +
+                             " AND estimated_high > estimated_low)" + row),
+              1)
+        << records << " calls";
+    if (run->query_int("SELECT estimated_high IS NULL" + row)) {
+      EXPECT_EQ(run->query_int("SELECT estimated_calls" + row), low);
+      const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
+      const auto lines = reports::tracing_cost_lines(report.tracing_cost);
+      ASSERT_GE(lines.size(), 2u);
+      EXPECT_NE(lines[1].find("count at least "), std::string::npos) << lines[1];
+    }
+  }
+}
+
 // With the kernel's run-time statistics off (--no-program-time) the windows cannot time the return
 // probe's program: the estimate keeps the calibrated cost, and the DB and the text say so.
 TEST(CallSampling, WithoutProgramTimeTheCalibratedCostStandsAndTheRunSaysSo) {

@@ -129,12 +129,46 @@ TEST(EstimateCalls, StepsThatRepeatAtThePeriodAreNotSeenAtOnePhaseOnly) {
   EXPECT_GE(e.high, truth);
 }
 
-TEST(EstimateCalls, WindowsMostlyTrappedGiveNoUpperBound) {
+// 20 M calls in 0.4 s once gave "≈ 291,937 [64,847, —]": with no upper bound the point is no
+// estimate either; only the lower bound stands.
+TEST(EstimateCalls, WindowsMostlyTrappedGiveOnlyALowerBound) {
   double truth = 0;
   const SampledCalls s = sample([](double) { return 100'000.0; }, 1.0, 0.6, 5, &truth);
   const CallEstimate e = estimate_calls(s);
   EXPECT_TRUE(std::isinf(e.high));
   EXPECT_LE(e.low, truth);
+  EXPECT_EQ(e.calls, e.low);
+}
+
+// A burst of 1,000,000 calls that ended within ~0.1 s, before the first window, once gave "≈ 9,838
+// [9,838, 9,838]": a certainty 100x below the truth. The probes were out after sampling began, so
+// what they counted is a lower bound, with no upper one.
+TEST(EstimateCalls, ABurstThatEndsBeforeTheFirstWindowIsALowerBoundNotACertainty) {
+  SampledCalls s;
+  s.since_ns = 100'000'000;
+  s.until_ns = 130'000'000;
+  s.calls_before = 9'838;
+  const CallEstimate e = estimate_calls(s);
+  EXPECT_EQ(e.low, 9'838);
+  EXPECT_EQ(e.calls, 9'838);
+  EXPECT_TRUE(std::isinf(e.high));
+  // One window gives the gaps no rate to trust either.
+  s.until_ns = 200'000'000;
+  s.windows = {{150'000'000, 155'000'000, 400, 0, std::nullopt, {}}};
+  const CallEstimate one = estimate_calls(s);
+  EXPECT_EQ(one.low, 10'238);
+  EXPECT_TRUE(std::isinf(one.high));
+}
+
+// No estimate has an interval of no width, whatever its windows held.
+TEST(EstimateCalls, NoEstimateClaimsAnIntervalOfNoWidth) {
+  for (double rate : {0.0, 10.0, 1e5, 1e7})
+    for (double trapped : {0.0, 0.3, 0.6, 0.95})
+      for (double seconds : {0.02, 0.12, 0.5, 2.0}) {
+        double truth = 0;
+        const CallEstimate e = estimate_calls(sample([&](double) { return rate; }, seconds, trapped, 3, &truth));
+        EXPECT_GT(e.high, e.low) << rate << "/s, trapped " << trapped << ", " << seconds << " s";
+      }
 }
 
 TEST(EstimateCalls, FewWindowsGiveAnIntervalAsWideAsTheEstimate) {
@@ -147,7 +181,9 @@ TEST(EstimateCalls, FewWindowsGiveAnIntervalAsWideAsTheEstimate) {
   EXPECT_NEAR(e.calls, 10 + 100'000 * 0.1, 1);  // 100 K/s over the 100 ms
   EXPECT_EQ(e.low, 1010);                       // what was counted
   EXPECT_NEAR(e.high, 1010 + 2 * (e.calls - 1010), 1);
-  EXPECT_EQ(estimate_calls(SampledCalls{0, 10, 7, {}, std::nullopt}).calls, 7);  // no window: the exact count
+  // No window: what was counted, as a lower bound.
+  EXPECT_EQ(estimate_calls(SampledCalls{0, 10, 7, {}, std::nullopt}).calls, 7);
+  EXPECT_TRUE(std::isinf(estimate_calls(SampledCalls{0, 10, 7, {}, std::nullopt}).high));
 }
 
 // A caller that runs 90 % of the time in the gaps but only half of each window (a busy machine

@@ -114,10 +114,17 @@ Result<TraceDb> reopened_after(const std::string& path, const char* older_sql) {
   return TraceDb::open(path);
 }
 
-// A run whose totals hold one duty-cycled function, written to `db`.
+// A run whose totals hold one duty-cycled function, written to `db`: its probed calls on one thread,
+// 3 of them cut by the windows' edges.
 Status write_sampled_run(TraceDb& db, uint32_t pid, uint16_t op, std::vector<SampleWindow> windows,
                          CallEstimate estimate) {
   TraceTotals totals;
+  ib_call_stats probed{};
+  probed.pid = pid;
+  probed.calls = static_cast<uint64_t>(estimate.low);
+  probed.returns = probed.calls - 3;
+  probed.cut = 3;
+  totals.call_stats.push_back({ib_call_key{pid, op}, probed});
   SampledFunction sampled;
   sampled.pid = pid;
   sampled.op = op;
@@ -137,6 +144,7 @@ TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
                            "ALTER TABLE call_sampling DROP COLUMN rate_clock;"
                            "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
                            "DROP TABLE call_sampling_windows;"
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
                            "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
                            "PRAGMA user_version = 5");
   ASSERT_TRUE(db.ok()) << db.error().message;
@@ -158,6 +166,7 @@ TEST(TraceDb, AVersion7FileGainsTheTrapCostScaleAndKeepsItsWindows) {
                            "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
                            "ALTER TABLE call_sampling_windows DROP COLUMN return_program_runs;"
                            "ALTER TABLE call_sampling_windows DROP COLUMN return_program_ns;"
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
                            "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60, 'on_cpu');"
                            "INSERT INTO call_sampling_windows VALUES(1, 42, 1, 0, 1, 2, 3, 0.1, 4, 5, 3, 6.5, 0);"
                            "PRAGMA user_version = 7");
@@ -175,6 +184,22 @@ TEST(TraceDb, AVersion7FileGainsTheTrapCostScaleAndKeepsItsWindows) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_sampling_windows WHERE pid = 7 AND return_program_runs = 41 "
                          "AND return_program_ns = 5330"),
             1);
+}
+
+// A version-8 file (call_stats without cut_calls) is upgraded in place: its rows keep an unknown (NULL)
+// cut count, and new rows say theirs.
+TEST(TraceDb, AVersion8FileGainsTheCutCallsAndKeepsItsTotals) {
+  TempDir dir;
+  auto db = reopened_after(dir.file("v8.db"),
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
+                           "INSERT INTO call_stats VALUES(1, 42, 42, 1, 10, 9, 0, 900, 200, 0, 9);"
+                           "PRAGMA user_version = 8");
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE tid = 42 AND calls = 10 AND cut_calls IS NULL"), 1);
+  ASSERT_TRUE(write_sampled_run(*db, 7, IB_OP_CUDA_EVENT_RECORD, {}, {100, 90, 110, true, std::nullopt}).ok());
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE pid = 7 AND cut_calls = 3"), 1);
 }
 
 // Every window an estimate was computed from is stored in order, with its callers' on-CPU time
