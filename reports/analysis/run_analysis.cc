@@ -91,9 +91,16 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   const std::vector<int64_t> mains = main_thread_ids(a.context);
   auto wakers = a.context.settings.find(std::string(contract::kWakersSetting));
   if (mains.empty() || (wakers != a.context.settings.end() && wakers->second == "0")) return std::optional<EventList>();
-  auto blocked = trace.events(run.run_id, {{"offcpu_blocked"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
-  if (!blocked) return blocked.error();
-  auto estimate = estimate_waits_from_wakeups(a.context, blocked->of("offcpu_blocked"), a.window);
+  auto main_events = trace.events(run.run_id, {{"offcpu_blocked", "offcpu_preempted"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
+  if (!main_events) return main_events.error();
+  WakeupTrace kernel{main_events->of("offcpu_blocked"), main_events->of("offcpu_preempted"), {}, {}};
+  if (const std::vector<int64_t> others = handoff_thread_ids(a.context); !others.empty()) {
+    auto handoffs = trace.events(run.run_id, {{"offcpu_blocked", "runq_wait"}, a.window.start_ns, a.window.end_ns, others, std::nullopt});
+    if (!handoffs) return handoffs.error();
+    kernel.handoff_blocked = handoffs->of("offcpu_blocked");
+    kernel.handoff_runq = handoffs->of("runq_wait");
+  }
+  auto estimate = estimate_waits_from_wakeups(a.context, kernel, a.window);
   if (!estimate) return std::optional<EventList>();
   std::vector<int64_t> durations;
   for (const Event& e : estimate->waits) durations.push_back(e.dur_ns);

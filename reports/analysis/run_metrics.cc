@@ -131,14 +131,20 @@ const char* batch_source_name(BatchSource source) {
 }
 
 double WakeupWaits::share() const {
-  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns) / static_cast<double>(denominator_ns)
-                            : 0.0;
+  return denominator_ns > 0
+             ? static_cast<double>(by_workers_ns + by_pin_ns + receive_ns) / static_cast<double>(denominator_ns)
+             : 0.0;
 }
 
 double WakeupWaits::share_without_short_pin() const {
-  return denominator_ns > 0
-             ? static_cast<double>(by_workers_ns + by_pin_ns - pin_short_ns) / static_cast<double>(denominator_ns)
-             : 0.0;
+  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns - pin_short_ns + receive_ns) /
+                                  static_cast<double>(denominator_ns)
+                            : 0.0;
+}
+
+double WakeupWaits::blocked_share() const {
+  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns) / static_cast<double>(denominator_ns)
+                            : 0.0;
 }
 
 TimeWindow analysis_window(const RunRecord& run, std::optional<int64_t> last_event_end,

@@ -48,8 +48,19 @@ struct WakeupWaits {
   int64_t by_others_ns = 0;    // ended by anything else (not counted as waiting for data)
   int64_t main_threads = 0;
   int64_t denominator_ns = 0;  // the main threads' time in the window
-  double share() const;        // (by_workers + by_pin) / denominator
+  // An estimate of next()'s time around each batch's arrival beyond those blocked intervals (the
+  // blocked intervals already hold the run-queue wait from the wake-up to running again):
+  // receiving the batch on the CPU up to the next index hand-off, and the time the main thread
+  // was runnable but not running (or briefly blocked on another thread) while it was getting
+  // ready to block for the batch, receiving it, or handing off the next index
+  // (reports/analysis/job_evidence.h says how). Zero when no hand-off was seen.
+  int64_t receive_ns = 0;
+  int64_t receive_runq_ns = 0;  // of receive_ns, off the CPU (preempted, or blocked on another thread)
+  int64_t handoffs = 0;         // the main threads' wake-ups of a thread of their own process (index hand-offs)
+  std::optional<int64_t> receive_cpu_ns;  // median CPU from a producer's wake-up to the next hand-off
+  double share() const;        // (by_workers + by_pin + receive) / denominator
   double share_without_short_pin() const;
+  double blocked_share() const;  // (by_workers + by_pin) / denominator: without the receive estimate
 };
 
 // The part of the run being analysed: all of it, or its last N seconds.

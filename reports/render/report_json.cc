@@ -50,6 +50,15 @@ const JsonShape<WakeupWaits>& wakeups_shape() {
            {"by_others_ns", integer(), member(&W::by_others_ns)},
            {"main_threads", integer(), member(&W::main_threads)},
            {"denominator_ns", integer(), member(&W::denominator_ns)},
+           {"receive_ns", integer("estimated: next()'s time around the batches' arrival beyond the blocked intervals"),
+            member(&W::receive_ns)},
+           {"receive_runq_ns", integer("of receive_ns, off the CPU (runnable, or blocked on another thread)"),
+            member(&W::receive_runq_ns)},
+           {"receive_cpu_ns", nullable(integer("estimated: median CPU from a producer's wake-up to the next hand-off")),
+            optional_member(&W::receive_cpu_ns)},
+           {"handoffs", integer("the main threads' wake-ups of another thread of their process"), member(&W::handoffs)},
+           {"blocked_share", number("the share without the receive estimate"),
+            [](const W& w) { return json(w.blocked_share()); }},
            {"share_without_short_pin", number(), [](const W& w) { return json(w.share_without_short_pin()); }}});
   return shape;
 }

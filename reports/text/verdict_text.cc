@@ -21,6 +21,15 @@ std::string wait_basis_text(const RunMetrics& m) {
           "estimated from wake-ups: the main thread blocked until a loader worker ({}) or the pin-memory thread ({}) "
           "woke it",
           format_duration_ns(static_cast<double>(w.by_workers_ns)), format_duration_ns(static_cast<double>(w.by_pin_ns)));
+      if (w.receive_cpu_ns)
+        text += fmt::format(
+            ", plus {} estimated around the batches' arrival ({} of it runnable but waiting for a CPU; receiving a "
+            "batch takes about {} of CPU, from the wake-up to the next index hand-off; {} without this estimate)",
+            format_duration_ns(static_cast<double>(w.receive_ns)),
+            format_duration_ns(static_cast<double>(w.receive_runq_ns)),
+            format_duration_ns(static_cast<double>(*w.receive_cpu_ns)), format_percent(w.blocked_share()));
+      else
+        text += "; the time next() spends receiving a batch is not estimated (no index hand-off was seen)";
       if (w.pin_short_ns > 0)
         text += fmt::format("; {} if the pin thread's waits under {} were GIL hand-offs, not batches",
                             format_percent(w.share_without_short_pin()),
