@@ -152,6 +152,16 @@ void demote_loader_chains(std::vector<CausalChain>& chains) {
   }
 }
 
+// A chain found apart from the slow intervals, in its place by lost time; the ranks follow.
+void insert_by_lost_time(std::vector<CausalChain>& chains, CausalChain chain) {
+  auto at = std::find_if(chains.begin(), chains.end(), [&](const CausalChain& c) {
+    return c.victim != kMainBusyVictim && c.lost_ns < chain.lost_ns;
+  });
+  chains.insert(at, std::move(chain));
+  int rank = 0;
+  for (CausalChain& c : chains) c.rank = ++rank;
+}
+
 }  // namespace
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
@@ -176,7 +186,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   a.event_counts = *counts;
   int64_t in_window = 0;
   for (const OpCount& c : *counts) in_window += c.count;
-  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait), std::string(contract::op::kBatchCompute)}, from, until, {}, std::nullopt});
+  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait), std::string(contract::op::kBatchCompute), "worker_start"}, from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
   auto estimated = estimated_waits(trace, a);
@@ -203,6 +213,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
     for (CausalChain& c : a.chains.chains) ++c.rank;
     a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));
   }
+  if (auto startup = epoch_startup_chain(a.metrics)) insert_by_lost_time(a.chains.chains, std::move(*startup));
   if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains);
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();

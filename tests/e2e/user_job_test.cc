@@ -225,6 +225,50 @@ TEST_F(UserJob, AttachedOnABusyMachineTheWakeupEstimateIsWithinTenPointsOfTheJob
   }
 }
 
+// num_workers=0 and a shuffled dataset of 5 M samples: the first batch waits for the sampler's
+// permutation, which is the iterator's set-up, not workers starting (there are none). An epoch of
+// 625,000 batches pays it once: no cause of its own.
+TEST_F(UserJob, WithoutWorkersTheFirstBatchWaitedForTheIteratorsSetUp) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- " +
+                       job("--workers 0 --sample-ms 0 --batch 8 --step-ms 1 --seconds 3 --samples 5000000 --shuffle"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(knobs_json, '$.batches_per_epoch') FROM loaders"), "625000");
+  auto doc = explain_json(db(), 1);
+  ASSERT_TRUE(doc.is_object());
+  const auto& startup = doc["metrics"]["startup"];
+  ASSERT_TRUE(startup.is_object()) << doc["metrics"].dump();
+  EXPECT_EQ(startup["waited_for"], "iterator_setup");
+  EXPECT_LT(startup["share_of_epoch"].get<double>(), 0.05) << startup.dump();
+  for (const auto& chain : doc["causal_chains"]) EXPECT_NE(chain["victim"], "epoch_start") << chain.dump();
+  Output text = capture(kBinary + " explain --db " + db() + " --run 1");
+  EXPECT_EQ(text.text.find("workers starting"), std::string::npos) << text.text;
+  EXPECT_NE(text.text.find("the iterator's set-up"), std::string::npos) << text.text;
+}
+
+// Epochs of 8 batches with 2 workers started anew each epoch: each epoch waits for its workers
+// (fork to ready, measured), a large share of so short an epoch, and persistent workers are the change.
+TEST_F(UserJob, ShortEpochsPayTheWorkersStartUpEveryTimeAndItIsACause) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- " +
+                       job("--workers 2 --sample-ms 0.2 --batch 8 --step-ms 2 --seconds 4 --samples 64 --no-persistent"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  auto doc = explain_json(db(), 1);
+  ASSERT_TRUE(doc.is_object());
+  const auto& startup = doc["metrics"]["startup"];
+  ASSERT_TRUE(startup.is_object()) << doc["metrics"].dump();
+  EXPECT_EQ(startup["waited_for"], "worker_startup");
+  EXPECT_EQ(startup["batches_per_epoch"], 8);
+  EXPECT_GT(startup["worker_ready_ns"].get<int64_t>(), 0) << startup.dump();
+  EXPECT_GT(startup["share_of_epoch"].get<double>(), 0.10) << startup.dump();
+  const nlohmann::json* chain = nullptr;
+  for (const auto& c : doc["causal_chains"])
+    if (c["victim"] == "epoch_start") chain = &c;
+  ASSERT_NE(chain, nullptr) << doc["causal_chains"].dump();
+  EXPECT_EQ((*chain)["cause"], "worker.startup");
+  ASSERT_FALSE((*chain)["changes"].empty());
+  EXPECT_EQ((*chain)["changes"][0]["knob"], "persistent_workers");
+  EXPECT_EQ((*chain)["changes"][0]["value"], "on");
+}
+
 TEST_F(UserJob, AScriptThatNeverImportsTorchRunsUnchanged) {
   const std::string script = python_ + " -c 'import sys; print(sum(range(10)), \"torch\" in sys.modules)'";
   Output plain = capture(script);
