@@ -9,7 +9,8 @@ tests can hold ingero-bench's verdict against it.
 
 --sample-wait-ms makes each sample wait instead (sleep, as a read from storage does) rather than spin.
 --shuffle draws each epoch's order (RandomSampler: a permutation of every index when the epoch starts);
---no-persistent starts the workers again every epoch.
+--no-persistent starts the workers again every epoch. --steady-after S leaves the first S seconds out of
+the meter (the workers' start-up), as a steady meter does.
 """
 import argparse
 import os
@@ -50,6 +51,7 @@ def main():
     p.add_argument("--samples", type=int, default=4096)
     p.add_argument("--shuffle", action="store_true")
     p.add_argument("--no-persistent", action="store_true")
+    p.add_argument("--steady-after", type=float, default=0.0)
     p.add_argument("--pid-file")
     args = p.parse_args()
     if args.pid_file:
@@ -62,14 +64,18 @@ def main():
     data_s = step_s = 0.0
     steps, checksum = 0, 0.0
     deadline = time.monotonic() + args.seconds
+    steady_from = time.monotonic() + args.steady_after
     while time.monotonic() < deadline:
         end = time.perf_counter()
         for batch in loader:
-            data_s += time.perf_counter() - end
+            metered = time.monotonic() >= steady_from
+            if metered:
+                data_s += time.perf_counter() - end
             spin(args.step_ms / 1e3)
             checksum += float(batch.sum())
             steps += 1
-            step_s += time.perf_counter() - end
+            if metered:
+                step_s += time.perf_counter() - end
             end = time.perf_counter()
             if time.monotonic() >= deadline:
                 break
