@@ -91,11 +91,13 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   const std::vector<int64_t> mains = main_thread_ids(a.context);
   auto wakers = a.context.settings.find(std::string(contract::kWakersSetting));
   if (mains.empty() || (wakers != a.context.settings.end() && wakers->second == "0")) return std::optional<EventList>();
-  auto main_events = trace.events(run.run_id, {{"offcpu_blocked", "offcpu_preempted"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
+  auto main_events = trace.events(
+      run.run_id, {{"offcpu_blocked", "offcpu_preempted"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
   if (!main_events) return main_events.error();
   WakeupTrace kernel{main_events->of("offcpu_blocked"), main_events->of("offcpu_preempted"), {}, {}};
   if (const std::vector<int64_t> others = handoff_thread_ids(a.context); !others.empty()) {
-    auto handoffs = trace.events(run.run_id, {{"offcpu_blocked", "runq_wait"}, a.window.start_ns, a.window.end_ns, others, std::nullopt});
+    auto handoffs = trace.events(
+        run.run_id, {{"offcpu_blocked", "runq_wait"}, a.window.start_ns, a.window.end_ns, others, std::nullopt});
     if (!handoffs) return handoffs.error();
     kernel.handoff_blocked = handoffs->of("offcpu_blocked");
     kernel.handoff_runq = handoffs->of("runq_wait");
@@ -186,7 +188,10 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   a.event_counts = *counts;
   int64_t in_window = 0;
   for (const OpCount& c : *counts) in_window += c.count;
-  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait), std::string(contract::op::kBatchCompute), "worker_start"}, from, until, {}, std::nullopt});
+  // worker_start: what the epochs' first batches waited for (EpochStartup).
+  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait),
+                                            std::string(contract::op::kBatchCompute), "worker_start"},
+                                           from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
   auto estimated = estimated_waits(trace, a);

@@ -291,9 +291,11 @@ EpochStartup epoch_startup(const RunContext& context, const EventSet& batches, c
         batches_per_epoch->get<int64_t>() > 0)
       s.batches_per_epoch = batches_per_epoch->get<int64_t>();
   } else {
-    s.num_workers = static_cast<int>(std::count_if(context.threads.begin(), context.threads.end(), [](const ThreadRecord& t) {
-      return t.role == contract::kRoleWorker && t.tid == t.pid;
-    }));
+    // No observed loader: the worker processes the trace saw.
+    s.num_workers = static_cast<int>(std::count_if(context.threads.begin(), context.threads.end(),
+                                                   [](const ThreadRecord& t) {
+                                                     return t.role == contract::kRoleWorker && t.tid == t.pid;
+                                                   }));
   }
   s.waited_for = s.num_workers > 0 ? StartupWait::worker_startup : StartupWait::iterator_setup;
   int64_t ready_total = 0;
