@@ -70,7 +70,7 @@ namespace {
 
 // The receive estimate's bounds (job_evidence.h).
 constexpr int64_t kHandoffPreemptAfterNs = 50'000;  // a preemption this soon after a hand-off is next()'s
-constexpr int64_t kHandoffClockSlackNs = 5'000;     // the hand-off's instant is its switch in, at worst late
+constexpr int64_t kHandoffClockSlackNs = 5'000;     // ... or this much before it (two CPUs' clocks)
 constexpr int64_t kReceiveCpuCap = 3;               // a receive holds at most this many r of CPU
 
 struct Span {
