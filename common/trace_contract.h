@@ -163,6 +163,9 @@ inline constexpr std::string_view kObserverSetting = "observer";
 inline constexpr std::string_view kObserverOn = "on";
 inline constexpr std::string_view kObserverOff = "off";
 inline constexpr std::string_view kObserverUnused = "unused";
+// In a loader's knobs (loaders.knobs_json), added by the observer's reader: len(loader) at its last
+// epoch, the batches an epoch takes, where the observer could tell.
+inline constexpr std::string_view kBatchesPerEpochKnob = "batches_per_epoch";
 // How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";

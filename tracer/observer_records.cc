@@ -40,6 +40,7 @@ struct Reading {
     uint64_t ready_ns;
   };
   std::vector<Ready> ready;
+  std::map<std::pair<pid_t, int>, int64_t> batches_per_epoch;  // len(loader) at its last epoch
   int64_t errors = 0;
   std::string error_sample;
 };
@@ -84,6 +85,8 @@ void read_epoch(const json& j, Reading& r, ObservedJob& job) {
   l.workers = field<std::vector<pid_t>>(j, "workers", {});
   job.roles.workers.insert(l.workers.begin(), l.workers.end());
   if (auto pin = field<pid_t>(j, "pin_tid", 0); pin > 0) job.roles.pin_threads.insert(pin);
+  if (auto batches = field<int64_t>(j, "batches", 0); batches > 0)
+    r.batches_per_epoch[{pid, field<int>(j, "loader", 0)}] = batches;
 }
 
 void read_batches(const json& j, Reading& r) {
@@ -175,6 +178,15 @@ void add_worker_starts(const Reading& r, const std::vector<ThreadInfo>& threads,
   }
 }
 
+// The loader's knobs with len(loader) as batches_per_epoch (a loader whose construction failed has
+// no knobs object, and keeps none).
+std::string with_batches_per_epoch(const std::string& knobs_json, int64_t batches) {
+  json knobs = parse_json_or_discarded(knobs_json);
+  if (!knobs.is_object()) return knobs_json;
+  knobs[std::string(contract::kBatchesPerEpochKnob)] = batches;
+  return knobs.dump();
+}
+
 }  // namespace
 
 ObservedJob read_observed_job(const std::string& dir, const std::vector<ThreadInfo>& threads) {
@@ -198,6 +210,8 @@ ObservedJob read_observed_job(const std::string& dir, const std::vector<ThreadIn
   add_worker_starts(r, threads, job);
   for (auto& [key, loader] : r.loaders) {
     if (loader.knobs_json.empty()) loader.knobs_json = "{}";
+    if (auto batches = r.batches_per_epoch.find(key); batches != r.batches_per_epoch.end())
+      loader.knobs_json = with_batches_per_epoch(loader.knobs_json, batches->second);
     job.loaders.push_back(std::move(loader));
   }
   if (job.dropped > 0)

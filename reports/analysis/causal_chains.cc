@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 
+#include "common/knobs.h"
 #include "common/trace_contract.h"
 #include "reports/analysis/chain_changes.h"
 #include "reports/analysis/thread_activity.h"
@@ -549,6 +550,27 @@ std::optional<CausalChain> host_bound_chain(const RunContext& context, const Run
   chain.severity = severity_of(chain.share_of_window, limits);
   chain.rank = 1;
   chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, run_producers(context)});
+  return chain;
+}
+
+std::optional<CausalChain> epoch_startup_chain(const RunMetrics& metrics) {
+  if (!metrics.startup || !metrics.startup->matters()) return std::nullopt;
+  const EpochStartup& s = *metrics.startup;
+  const bool workers = s.waited_for == StartupWait::worker_startup;
+  CausalChain chain;
+  chain.victim = kEpochStartVictim;
+  chain.victim_role = std::string(contract::kRoleMain);
+  chain.cause = Cause{CauseKind::startup, std::string(workers ? contract::kRoleWorker : contract::kRoleMain), workers};
+  chain.victim_calls = chain.calls_explained = s.epochs;
+  chain.victim_ns = chain.lost_ns = s.wait_ns;
+  chain.share_of_victim = 1.0;
+  chain.share_of_window = *s.share_of_epoch;
+  chain.evidence.forks = s.workers_started;
+  chain.severity = severity_of(chain.share_of_window, ChainThresholds{});
+  if (workers && !s.persistent_workers)
+    chain.changes.push_back({std::string(knob::kPersistentWorkers), "on"});
+  else
+    chain.changes.push_back({std::string(kSamplerKnob), kCheaperSampler});
   return chain;
 }
 

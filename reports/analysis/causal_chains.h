@@ -67,6 +67,11 @@ struct Change {
   std::string value;  // "loader-batched", "4", "on", ...
 };
 
+// A change no DataLoader argument makes, so the job's code must: a sampler that does not build a
+// whole epoch's order up front (RandomSampler permutes every index when the epoch starts).
+inline constexpr const char* kSamplerKnob = "sampler";
+inline constexpr const char* kCheaperSampler = "cheaper";
+
 // Whether the trace DB holds a run that differs from the analysed one by that change alone.
 struct ChangeCheck {
   Change change;
@@ -166,10 +171,17 @@ Severity severity_of(double share_of_window, const ChainThresholds& limits);
 // calls): its victim is the main loop itself, its cause the main thread on CPU, its time the
 // main threads' CPU time outside CUDA calls. Empty unless the verdict is host-bound.
 inline constexpr const char* kMainBusyVictim = "main_on_cpu";
+// The victim of a chain on what every epoch's first batch waits for (EpochStartup).
+inline constexpr const char* kEpochStartVictim = "epoch_start";
 // The run's producer threads by role (workers, pin threads), whether or not any fed a wait: what
 // a host-bound job's chain, its changes and its words say ran beside the main thread.
 std::map<std::string, int> run_producers(const RunContext& context);
 std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
                                             const TimeWindow& window, const std::vector<CallLatencyRow>& calls);
+// Every epoch's start-up (its first batch's wait) when it is a share of the whole epoch that matters
+// (EpochStartup::matters): its cause the workers starting or the iterator's set-up, its time the
+// first batches' waits, its share the estimated share of an epoch; its change persistent_workers
+// (workers started each epoch) or a cheaper sampler (the set-up that is left).
+std::optional<CausalChain> epoch_startup_chain(const RunMetrics& metrics);
 
 }  // namespace ingero::reports

@@ -61,6 +61,8 @@ std::string change_in_code(const Change& change) {
   if (change.knob == "sampling" && change.value == "batched")
     return "one gather per batch: sampler=BatchSampler(RandomSampler(dataset), batch_size, drop_last), "
            "batch_size=None, or a dataset with __getitems__";
+  if (change.knob == kSamplerKnob && change.value == kCheaperSampler)
+    return "a sampler that does not build the whole epoch's order up front, or one order computed once and reused";
   return change.knob + "=" + change.value;
 }
 

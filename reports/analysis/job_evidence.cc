@@ -55,23 +55,188 @@ std::vector<int64_t> main_thread_ids(const RunContext& context) {
   return tids;
 }
 
-std::optional<WakeupEstimate> estimate_waits_from_wakeups(const RunContext& context, const EventList& blocked,
+std::vector<int64_t> handoff_thread_ids(const RunContext& context) {
+  std::set<int64_t> main_processes;
+  for (const ThreadRecord& t : context.threads)
+    if (t.role == contract::kRoleMain) main_processes.insert(t.pid);
+  std::vector<int64_t> tids;
+  for (const ThreadRecord& t : context.threads)
+    if (main_processes.count(t.pid) && t.role != contract::kRoleMain && !is_producer_role(t.role))
+      tids.push_back(t.tid);
+  return tids;
+}
+
+namespace {
+
+// The receive estimate's bounds (job_evidence.h).
+constexpr int64_t kHandoffPreemptAfterNs = 50'000;  // a preemption this soon after a hand-off is next()'s
+constexpr int64_t kHandoffClockSlackNs = 5'000;     // ... or this much before it (two CPUs' clocks)
+constexpr int64_t kReceiveCpuCap = 3;               // a receive holds at most this many r of CPU
+
+struct Span {
+  int64_t start = 0, end = 0;
+};
+
+// A main thread's off-CPU intervals, in time order, and the instants it handed work to a thread of
+// its own process.
+struct MainTimeline {
+  enum class Off { producer, preempted, other };
+  struct Interval {
+    int64_t start, end;
+    Off kind;
+  };
+  std::vector<Interval> off;
+  std::vector<int64_t> handoffs;
+
+  // Its time on the CPU between two instants: the time not covered by an off-CPU interval.
+  int64_t cpu_between(int64_t from, int64_t until) const {
+    int64_t cpu = until - from;
+    auto it = std::lower_bound(off.begin(), off.end(), from, [](const Interval& i, int64_t t) { return i.end <= t; });
+    for (; it != off.end() && it->start < until; ++it) cpu -= std::min(until, it->end) - std::max(from, it->start);
+    return std::max<int64_t>(cpu, 0);
+  }
+  std::optional<int64_t> handoff_at_or_after(int64_t t) const {
+    auto it = std::lower_bound(handoffs.begin(), handoffs.end(), t);
+    if (it == handoffs.end()) return std::nullopt;
+    return *it;
+  }
+};
+
+// The wake-ups a main thread gave the other threads of its process: each blocked interval it ended,
+// at the wake-up (the start of the run-queue wait that ended with it, when one was recorded) else at
+// the switch in.
+std::map<int64_t, std::vector<int64_t>> handoffs_by_main(const WakeupTrace& trace, const std::set<int64_t>& mains) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> runq_start;  // (tid, end) -> start
+  for (const Event& e : trace.handoff_runq) runq_start[{e.tid, e.end_ns()}] = e.ts_ns;
+  std::map<int64_t, std::vector<int64_t>> by_main;
+  for (const Event& e : trace.handoff_blocked) {
+    const auto waker = static_cast<int64_t>(IB_WAKER_TID(e.arg));
+    if (e.arg == 0 || !mains.count(waker)) continue;
+    auto runq = runq_start.find({e.tid, e.end_ns()});
+    by_main[waker].push_back(runq == runq_start.end() ? e.end_ns() : runq->second);
+  }
+  for (auto& [tid, instants] : by_main) std::sort(instants.begin(), instants.end());
+  return by_main;
+}
+
+std::optional<int64_t> median(std::vector<int64_t> values) {
+  if (values.empty()) return std::nullopt;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
+
+// r: per hand-off that follows a producer's wake-up (since the previous hand-off), the CPU between.
+std::vector<int64_t> receive_cpu_samples(const MainTimeline& m) {
+  std::vector<int64_t> ends;
+  for (const auto& i : m.off)
+    if (i.kind == MainTimeline::Off::producer) ends.push_back(i.end);
+  std::vector<int64_t> samples;
+  int64_t previous = INT64_MIN;
+  for (int64_t h : m.handoffs) {
+    auto it = std::upper_bound(ends.begin(), ends.end(), h);
+    if (it != ends.begin() && *std::prev(it) > previous) samples.push_back(m.cpu_between(*std::prev(it), h));
+    previous = h;
+  }
+  return samples;
+}
+
+// The stretches of next() around the batches' arrivals that the estimate counts (job_evidence.h).
+std::vector<Span> receive_spans(const MainTimeline& m, int64_t r) {
+  using Off = MainTimeline::Off;
+  std::vector<Span> spans;
+  for (size_t k = 0; k < m.off.size(); ++k) {
+    const auto& w = m.off[k];
+    if (w.kind != Off::producer) continue;
+    // From the wake-up to the hand-off, or to the next producer-ended block when that comes first.
+    if (auto handoff = m.handoff_at_or_after(w.end)) {
+      int64_t until = *handoff;
+      for (size_t j = k + 1; j < m.off.size() && m.off[j].start < until; ++j)
+        if (m.off[j].kind == Off::producer) until = m.off[j].start;
+      if (m.cpu_between(w.end, until) <= kReceiveCpuCap * r) spans.push_back({w.end, until});
+    }
+    // Before the block: the time off the CPU within its last r/2 of CPU.
+    int64_t need = r / 2, at = w.start;
+    for (size_t j = k; j-- > 0;) {
+      const auto& before = m.off[j];
+      const int64_t gap = std::max<int64_t>(0, at - before.end);
+      if (gap >= need || before.kind == Off::producer) break;
+      need -= gap;
+      spans.push_back({before.start, before.end});
+      at = before.start;
+    }
+  }
+  for (int64_t h : m.handoffs) {
+    auto it = std::lower_bound(m.off.begin(), m.off.end(), h - kHandoffClockSlackNs,
+                               [](const MainTimeline::Interval& i, int64_t t) { return i.start < t; });
+    for (; it != m.off.end() && it->start <= h + kHandoffPreemptAfterNs; ++it)
+      if (it->kind == Off::preempted) {
+        spans.push_back({it->start, it->end});
+        break;
+      }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::vector<Span> merged;
+  for (const Span& s : spans) {
+    if (!merged.empty() && s.start <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  }
+  return merged;
+}
+
+int64_t overlap(const Span& a, int64_t from, int64_t until) {
+  return std::max<int64_t>(0, std::min(a.end, until) - std::max(a.start, from));
+}
+
+// Adds the receive estimate of every main thread to w.
+void add_receive_estimate(std::map<int64_t, MainTimeline>& mains, const TimeWindow& window, WakeupWaits& w) {
+  std::vector<int64_t> samples;
+  for (auto& [tid, m] : mains) {
+    std::sort(m.off.begin(), m.off.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    auto own = receive_cpu_samples(m);
+    samples.insert(samples.end(), own.begin(), own.end());
+    w.handoffs += static_cast<int64_t>(m.handoffs.size());
+  }
+  w.receive_cpu_ns = median(samples);
+  if (!w.receive_cpu_ns) return;
+  for (const auto& [tid, m] : mains) {
+    for (const Span& s : receive_spans(m, *w.receive_cpu_ns)) {
+      const int64_t from = std::max(s.start, window.start_ns), until = std::min(s.end, window.end_ns);
+      if (until <= from) continue;
+      w.receive_ns += until - from;
+      auto it = std::lower_bound(m.off.begin(), m.off.end(), from,
+                                 [](const MainTimeline::Interval& i, int64_t t) { return i.end <= t; });
+      for (; it != m.off.end() && it->start < until; ++it)
+        w.receive_runq_ns += overlap({it->start, it->end}, from, until);
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<WakeupEstimate> estimate_waits_from_wakeups(const RunContext& context, const WakeupTrace& trace,
                                                           const TimeWindow& window) {
   const bool has_producers = std::any_of(context.threads.begin(), context.threads.end(),
                                          [](const ThreadRecord& t) { return is_producer_role(t.role); });
   WakeupEstimate estimate;
   WakeupWaits& w = estimate.parts;
+  std::set<int64_t> main_tids;
   for (const ThreadRecord& t : context.threads) {
     if (t.role != contract::kRoleMain) continue;
     ++w.main_threads;
+    main_tids.insert(t.tid);
     w.denominator_ns += time_in_window(t, window);
   }
   if (!has_producers || w.main_threads == 0 || w.denominator_ns == 0) return std::nullopt;
   const WakerRoles roles = waker_roles(context);
+  std::map<int64_t, MainTimeline> mains;
+  using Off = MainTimeline::Off;
   int64_t index = 0;
-  for (const Event& e : blocked) {
-    if (!window.contains_start(e)) continue;
+  for (const Event& e : trace.blocked) {
     const Waker waker = e.arg == 0 ? Waker::other : roles.of(e.arg);
+    mains[e.tid].off.push_back({e.ts_ns, e.end_ns(), waker == Waker::other ? Off::other : Off::producer});
+    if (!window.contains_start(e)) continue;
     if (waker == Waker::other) {
       w.by_others_ns += e.dur_ns;
       continue;
@@ -84,6 +249,9 @@ std::optional<WakeupEstimate> estimate_waits_from_wakeups(const RunContext& cont
     }
     estimate.waits.push_back({e.ts_ns, e.dur_ns, e.tid, index++});
   }
+  for (const Event& e : trace.preempted) mains[e.tid].off.push_back({e.ts_ns, e.end_ns(), Off::preempted});
+  for (auto& [tid, instants] : handoffs_by_main(trace, main_tids)) mains[tid].handoffs = std::move(instants);
+  add_receive_estimate(mains, window, w);
   return estimate;
 }
 

@@ -91,9 +91,18 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   const std::vector<int64_t> mains = main_thread_ids(a.context);
   auto wakers = a.context.settings.find(std::string(contract::kWakersSetting));
   if (mains.empty() || (wakers != a.context.settings.end() && wakers->second == "0")) return std::optional<EventList>();
-  auto blocked = trace.events(run.run_id, {{"offcpu_blocked"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
-  if (!blocked) return blocked.error();
-  auto estimate = estimate_waits_from_wakeups(a.context, blocked->of("offcpu_blocked"), a.window);
+  auto main_events = trace.events(
+      run.run_id, {{"offcpu_blocked", "offcpu_preempted"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
+  if (!main_events) return main_events.error();
+  WakeupTrace kernel{main_events->of("offcpu_blocked"), main_events->of("offcpu_preempted"), {}, {}};
+  if (const std::vector<int64_t> others = handoff_thread_ids(a.context); !others.empty()) {
+    auto handoffs = trace.events(
+        run.run_id, {{"offcpu_blocked", "runq_wait"}, a.window.start_ns, a.window.end_ns, others, std::nullopt});
+    if (!handoffs) return handoffs.error();
+    kernel.handoff_blocked = handoffs->of("offcpu_blocked");
+    kernel.handoff_runq = handoffs->of("runq_wait");
+  }
+  auto estimate = estimate_waits_from_wakeups(a.context, kernel, a.window);
   if (!estimate) return std::optional<EventList>();
   std::vector<int64_t> durations;
   for (const Event& e : estimate->waits) durations.push_back(e.dur_ns);
@@ -145,6 +154,16 @@ void demote_loader_chains(std::vector<CausalChain>& chains) {
   }
 }
 
+// A chain found apart from the slow intervals, in its place by lost time; the ranks follow.
+void insert_by_lost_time(std::vector<CausalChain>& chains, CausalChain chain) {
+  auto at = std::find_if(chains.begin(), chains.end(), [&](const CausalChain& c) {
+    return c.victim != kMainBusyVictim && c.lost_ns < chain.lost_ns;
+  });
+  chains.insert(at, std::move(chain));
+  int rank = 0;
+  for (CausalChain& c : chains) c.rank = ++rank;
+}
+
 }  // namespace
 
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
@@ -169,7 +188,10 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   a.event_counts = *counts;
   int64_t in_window = 0;
   for (const OpCount& c : *counts) in_window += c.count;
-  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait), std::string(contract::op::kBatchCompute)}, from, until, {}, std::nullopt});
+  // worker_start: what the epochs' first batches waited for (EpochStartup).
+  auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait),
+                                            std::string(contract::op::kBatchCompute), "worker_start"},
+                                           from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);
   auto estimated = estimated_waits(trace, a);
@@ -196,6 +218,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
     for (CausalChain& c : a.chains.chains) ++c.rank;
     a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));
   }
+  if (auto startup = epoch_startup_chain(a.metrics)) insert_by_lost_time(a.chains.chains, std::move(*startup));
   if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains);
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();

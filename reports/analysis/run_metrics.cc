@@ -131,14 +131,20 @@ const char* batch_source_name(BatchSource source) {
 }
 
 double WakeupWaits::share() const {
-  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns) / static_cast<double>(denominator_ns)
-                            : 0.0;
+  return denominator_ns > 0
+             ? static_cast<double>(by_workers_ns + by_pin_ns + receive_ns) / static_cast<double>(denominator_ns)
+             : 0.0;
 }
 
 double WakeupWaits::share_without_short_pin() const {
-  return denominator_ns > 0
-             ? static_cast<double>(by_workers_ns + by_pin_ns - pin_short_ns) / static_cast<double>(denominator_ns)
-             : 0.0;
+  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns - pin_short_ns + receive_ns) /
+                                  static_cast<double>(denominator_ns)
+                            : 0.0;
+}
+
+double WakeupWaits::blocked_share() const {
+  return denominator_ns > 0 ? static_cast<double>(by_workers_ns + by_pin_ns) / static_cast<double>(denominator_ns)
+                            : 0.0;
 }
 
 TimeWindow analysis_window(const RunRecord& run, std::optional<int64_t> last_event_end,
@@ -265,6 +271,53 @@ std::vector<double> whole_epoch_seconds(const nlohmann::json& config, const nloh
 
 std::vector<double> whole_epoch_seconds(const RunRecord& run) { return whole_epoch_seconds(run.config, run.result); }
 
+namespace {
+
+// What the epochs' first batches waited for: the workers starting where the loader has workers, else
+// the iterator's own set-up; and, when len(loader) is known, their share of an epoch.
+EpochStartup epoch_startup(const RunContext& context, const EventSet& batches, const TimeWindow& window,
+                           const RunMetrics& m) {
+  EpochStartup s;
+  s.epochs = m.startup_batches;
+  s.wait_ns = m.startup_wait_ns;
+  if (!context.loaders.empty()) {
+    const nlohmann::json& knobs = context.loaders.front().knobs;
+    auto workers = knobs.find("num_workers");
+    if (workers != knobs.end() && workers->is_number_integer()) s.num_workers = workers->get<int>();
+    auto persistent = knobs.find("persistent_workers");
+    s.persistent_workers = persistent != knobs.end() && persistent->is_boolean() && persistent->get<bool>();
+    auto batches_per_epoch = knobs.find(contract::kBatchesPerEpochKnob);
+    if (batches_per_epoch != knobs.end() && batches_per_epoch->is_number_integer() &&
+        batches_per_epoch->get<int64_t>() > 0)
+      s.batches_per_epoch = batches_per_epoch->get<int64_t>();
+  } else {
+    // No observed loader: the worker processes the trace saw.
+    s.num_workers = static_cast<int>(std::count_if(context.threads.begin(), context.threads.end(),
+                                                   [](const ThreadRecord& t) {
+                                                     return t.role == contract::kRoleWorker && t.tid == t.pid;
+                                                   }));
+  }
+  s.waited_for = s.num_workers > 0 ? StartupWait::worker_startup : StartupWait::iterator_setup;
+  int64_t ready_total = 0;
+  for (const Event& e : batches.of("worker_start")) {
+    if (!window.contains_start(e)) continue;
+    ++s.workers_started;
+    ready_total += e.dur_ns;
+  }
+  if (s.workers_started > 0) s.worker_ready_ns = ready_total / s.workers_started;
+  const int64_t steps = m.batch_wait.count;
+  if (steps > s.epochs && m.batch_compute.count > 0)
+    s.steady_step_ns = (m.batch_wait.total_ns - s.wait_ns + m.batch_compute.total_ns) / steps;
+  if (s.batches_per_epoch && s.steady_step_ns) {
+    const double first = static_cast<double>(s.per_epoch_ns());
+    const double epoch = first + static_cast<double>(*s.batches_per_epoch) * static_cast<double>(*s.steady_step_ns);
+    if (epoch > 0) s.share_of_epoch = first / epoch;
+  }
+  return s;
+}
+
+}  // namespace
+
 RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batches, const TimeWindow& window,
                                int64_t events_in_window) {
   const RunRecord& run = context.run;
@@ -314,6 +367,7 @@ RunMetrics compute_run_metrics(const RunContext& context, const EventSet& batche
   }
   m.wait_fraction_source = batch_source_name(m.batch_source);
   m.verdict = classify_wait_share(m.wait_fraction);
+  if (m.startup_batches > 0) m.startup = epoch_startup(context, batches, window, m);
 
   m.cores = usable_cores(run);
   const ThreadCounters totals = total_counters(context.thread_stats);

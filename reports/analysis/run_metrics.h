@@ -48,8 +48,19 @@ struct WakeupWaits {
   int64_t by_others_ns = 0;    // ended by anything else (not counted as waiting for data)
   int64_t main_threads = 0;
   int64_t denominator_ns = 0;  // the main threads' time in the window
-  double share() const;        // (by_workers + by_pin) / denominator
+  // An estimate of next()'s time around each batch's arrival beyond those blocked intervals (the
+  // blocked intervals already hold the run-queue wait from the wake-up to running again):
+  // receiving the batch on the CPU up to the next index hand-off, and the time the main thread
+  // was runnable but not running (or briefly blocked on another thread) while it was getting
+  // ready to block for the batch, receiving it, or handing off the next index
+  // (reports/analysis/job_evidence.h says how). Zero when no hand-off was seen.
+  int64_t receive_ns = 0;
+  int64_t receive_runq_ns = 0;  // of receive_ns, off the CPU (preempted, or blocked on another thread)
+  int64_t handoffs = 0;         // the main threads' wake-ups of a thread of their own process (index hand-offs)
+  std::optional<int64_t> receive_cpu_ns;  // median CPU from a producer's wake-up to the next hand-off
+  double share() const;        // (by_workers + by_pin + receive) / denominator
   double share_without_short_pin() const;
+  double blocked_share() const;  // (by_workers + by_pin) / denominator: without the receive estimate
 };
 
 // The part of the run being analysed: all of it, or its last N seconds.
@@ -117,6 +128,31 @@ struct IoSummary {
 };
 
 
+// What each epoch's first batch waited for, beyond the steady loop (observer batches).
+enum class StartupWait {
+  worker_startup,  // the loader's workers starting (fork to ready)
+  iterator_setup,  // no workers: the iterator's set-up (the sampler's order, the dataset's first fetch)
+};
+// An epoch's start-up this share of the whole epoch or more is a cause of its own (short epochs pay
+// it every time).
+inline constexpr double kStartupMattersShare = 0.05;
+struct EpochStartup {
+  StartupWait waited_for = StartupWait::iterator_setup;
+  int64_t epochs = 0;   // first batches counted apart
+  int64_t wait_ns = 0;  // their waits, in all
+  int num_workers = 0;
+  bool persistent_workers = false;
+  int64_t workers_started = 0;              // worker_start events: workers measured from fork to ready
+  std::optional<int64_t> worker_ready_ns;   // their mean fork-to-ready time
+  std::optional<int64_t> batches_per_epoch; // len(loader), as the observer saw it
+  std::optional<int64_t> steady_step_ns;    // a batch's mean wait + compute, start-up waits left out
+  // An estimate: one epoch's first-batch wait over the epoch it starts, taken as that wait plus
+  // batches_per_epoch steady steps.
+  std::optional<double> share_of_epoch;
+  int64_t per_epoch_ns() const { return epochs > 0 ? wait_ns / epochs : 0; }
+  bool matters() const { return share_of_epoch && *share_of_epoch >= kStartupMattersShare; }
+};
+
 struct RunMetrics {
   double window_s = 0;
   std::optional<double> epoch_median_s, epoch_min_s, epoch_max_s;
@@ -132,6 +168,7 @@ struct RunMetrics {
   int64_t startup_batches = 0;
   int64_t startup_wait_ns = 0;
   std::optional<double> wait_fraction_with_startup;  // the share those batches included
+  std::optional<EpochStartup> startup;               // what those batches waited for, when there were any
   BatchSource batch_source = BatchSource::none;
   std::optional<WakeupWaits> wakeups;      // attach / system-wide: the estimate's parts
   std::optional<double> main_host_share;   // main threads on CPU outside CUDA calls / their time

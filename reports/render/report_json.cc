@@ -50,7 +50,37 @@ const JsonShape<WakeupWaits>& wakeups_shape() {
            {"by_others_ns", integer(), member(&W::by_others_ns)},
            {"main_threads", integer(), member(&W::main_threads)},
            {"denominator_ns", integer(), member(&W::denominator_ns)},
+           {"receive_ns", integer("estimated: next()'s time around the batches' arrival beyond the blocked intervals"),
+            member(&W::receive_ns)},
+           {"receive_runq_ns", integer("of receive_ns, off the CPU (runnable, or blocked on another thread)"),
+            member(&W::receive_runq_ns)},
+           {"receive_cpu_ns", nullable(integer("estimated: median CPU from a producer's wake-up to the next hand-off")),
+            optional_member(&W::receive_cpu_ns)},
+           {"handoffs", integer("the main threads' wake-ups of another thread of their process"), member(&W::handoffs)},
+           {"blocked_share", number("the share without the receive estimate"),
+            [](const W& w) { return json(w.blocked_share()); }},
            {"share_without_short_pin", number(), [](const W& w) { return json(w.share_without_short_pin()); }}});
+  return shape;
+}
+
+const JsonShape<EpochStartup>& startup_shape() {
+  using namespace json_schema;
+  using S = EpochStartup;
+  static const JsonShape<S> shape(
+      "", {{"waited_for", string("worker_startup (fork to ready) | iterator_setup (no workers: sampler, dataset)"),
+            [](const S& s) {
+              return json(s.waited_for == StartupWait::worker_startup ? "worker_startup" : "iterator_setup");
+            }},
+           {"epochs", integer(), member(&S::epochs)},
+           {"wait_ns", integer("the epochs' first batches' waits, in all"), member(&S::wait_ns)},
+           {"workers_started", integer("workers measured from fork to ready"), member(&S::workers_started)},
+           {"worker_ready_ns", nullable(integer("their mean fork-to-ready time")), optional_member(&S::worker_ready_ns)},
+           {"batches_per_epoch", nullable(integer("len(loader), as the observer saw it")),
+            optional_member(&S::batches_per_epoch)},
+           {"steady_step_ns", nullable(integer("a batch's mean wait + compute, start-up waits left out")),
+            optional_member(&S::steady_step_ns)},
+           {"share_of_epoch", nullable(number("estimated: one epoch's first-batch wait over that epoch")),
+            optional_member(&S::share_of_epoch)}});
   return shape;
 }
 
@@ -105,9 +135,11 @@ const JsonShape<RunMetrics>& metrics_shape() {
         member(&M::wait_fraction_source)},
        {"startup_batches", integer("observer: epochs' first batches, counted apart from wait_fraction"),
         member(&M::startup_batches)},
-       {"startup_wait_ns", integer("their waits (the workers starting)"), member(&M::startup_wait_ns)},
+       {"startup_wait_ns", integer("their waits (what for: startup)"), member(&M::startup_wait_ns)},
        {"wait_fraction_with_startup", nullable(number("wait_fraction with those batches")),
         optional_member(&M::wait_fraction_with_startup)},
+       {"startup", nullable(startup_shape().schema()),
+        [](const M& m) { return m.startup ? startup_shape().write(*m.startup) : json(); }},
        {"gpu_over_loop", boolean("gpu_util covers the training loop rather than the whole window"),
         member(&M::gpu_over_loop)},
        {"wakeups", nullable(wakeups_shape().schema()),

@@ -12,6 +12,7 @@
 #include "common/trace_contract.h"
 #include "reports/analysis/chain_changes.h"
 #include "reports/analysis/job_evidence.h"
+#include "reports/text/verdict_text.h"
 
 namespace ingero::reports {
 namespace {
@@ -391,10 +392,42 @@ ChainWords host_bound_words(const CausalChain& chain, const ChainContext& text) 
   return words;
 }
 
+// Every epoch's start-up as a share of the epoch (epoch_startup_chain).
+ChainWords epoch_start_words(const CausalChain& chain, const ChainContext& text) {
+  ChainWords words;
+  if (!text.metrics.startup) return words;
+  const EpochStartup& s = *text.metrics.startup;
+  const bool workers = s.waited_for == StartupWait::worker_startup;
+  words.cause_label = workers ? "the workers starting each epoch" : "the iterator's set-up each epoch";
+  words.timeline = {system_line(text),
+                    fmt::format("[LOADER] the first batch of {} epoch{} waited {} in all, {} each", s.epochs,
+                                s.epochs == 1 ? "" : "s", format_duration_ns(static_cast<double>(s.wait_ns)),
+                                format_duration_ns(static_cast<double>(s.per_epoch_ns()))),
+                    fmt::format("[CAUSE] {}", startup_wait_text(s)),
+                    fmt::format("[EPOCH] {}", startup_share_text(s))};
+  words.summary = fmt::format("{} ← {}: {} of an epoch of {} batches (estimated)", chain.victim, words.cause_label,
+                              format_percent(chain.share_of_window),
+                              s.batches_per_epoch ? format_count(*s.batches_per_epoch) : "?");
+  words.root_cause = fmt::format(
+      "Every epoch starts by waiting for {}: {} before its first batch, {} of an epoch this short, which pays it "
+      "every time.",
+      workers ? "its workers to start" : "the iterator's set-up (the sampler's order, the first fetch)",
+      format_duration_ns(static_cast<double>(s.per_epoch_ns())), format_percent(chain.share_of_window));
+  if (workers && !s.persistent_workers)
+    words.recommendation = "Keep the workers across epochs: persistent_workers=True.";
+  else
+    words.recommendation = "Make the epoch's set-up cheaper: a sampler that does not build the whole epoch's order "
+                           "up front (RandomSampler permutes every index when an epoch starts), or one order "
+                           "computed once and reused; or longer epochs.";
+  return words;
+}
+
 }  // namespace
 
 ChainWords describe_chain(const CausalChain& chain, const ChainContext& text) {
-  return chain.victim == kMainBusyVictim ? host_bound_words(chain, text) : slow_interval_words(chain, text);
+  if (chain.victim == kMainBusyVictim) return host_bound_words(chain, text);
+  if (chain.victim == kEpochStartVictim) return epoch_start_words(chain, text);
+  return slow_interval_words(chain, text);
 }
 
 std::vector<ChainWords> describe_chains(const ChainAnalysis& analysis, const RunContext& context,

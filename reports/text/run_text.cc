@@ -80,8 +80,11 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   if (a.metrics.batch_source == BatchSource::wakeups)
     notes.push_back(fmt::format(
         "batch waits estimated from wake-ups (nothing was injected into the job): a main-thread blocked interval "
-        "of at least offcpu_min_ns that a loader worker or the pin-memory thread ended counts as waiting for data; "
-        "shorter ones, and waits another thread ended, do not ({} ended by other threads)",
+        "of at least offcpu_min_ns that a loader worker or the pin-memory thread ended counts as waiting for data, "
+        "with the run-queue wait after the wake-up; shorter ones, and waits another thread ended, do not ({} ended "
+        "by other threads). next()'s time around each batch's arrival is an estimate: from the wake-up to the "
+        "main thread's next hand-off to a thread of its own (the index sent to a worker), the preemption at that "
+        "hand-off, and the time off the CPU just before it blocked for the batch",
         format_duration_ns(static_cast<double>(a.metrics.wakeups->by_others_ns))));
   if (!a.window.whole_run)
     notes.push_back(fmt::format("window: last {} of the run; the process table, CPU share and call counts cover the "

@@ -15,5 +15,11 @@ std::string wait_basis_text(const RunMetrics& m);
 // The host's and the GPU's side: "GPU busy 31 % of the run (NVML, 1 GPU)", "main thread on CPU
 // outside CUDA calls 97 % of its time"; "GPU busy share unknown: ..." where NVML said why.
 std::vector<std::string> evidence_lines(const RunMetrics& m, const std::string& gpu_sampler_setting);
+// What an epoch's first batch waited for: "the workers starting (fork to ready 310 ms per worker,
+// measured)", "the iterator's set-up (no workers: the sampler's order and the first batch's fetch)".
+std::string startup_wait_text(const EpochStartup& s);
+// "an epoch of 40 batches pays it once: ≈ 31 % of the epoch (estimated at the steady pace)"; empty
+// when the batches per epoch are unknown.
+std::string startup_share_text(const EpochStartup& s);
 
 }  // namespace ingero::reports

@@ -4,7 +4,9 @@
 // from wake-ups, held against the observer's figure for the same job). The job is a real torch
 // DataLoader loop (tests/e2e/jobs/train_loop.py) whose own meter prints its data-time share.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -132,7 +134,7 @@ TEST_F(UserJob, ABashWrapperIsNotMainEither) {
 // threads would leave the main thread preempted inside next(), time that only the observer sees.
 constexpr const char* kWaitingLoop = "--workers 1 --sample-ms 0 --sample-wait-ms 1 --batch 8 --step-ms 2";
 
-TEST_F(UserJob, AttachedTheWaitsComeFromWakeupsCloseBelowTheObservers) {
+TEST_F(UserJob, AttachedTheWaitsComeFromWakeupsWithinTenPointsOfTheObservers) {
   const std::string pid_file = (dir_ / "job.pid").string();
   // The same job, launched with the observer in the background; then attached to for 4 s.
   const std::string launched = kBinary + " trace --db " + db("observed.db") + " -- " +
@@ -154,16 +156,119 @@ TEST_F(UserJob, AttachedTheWaitsComeFromWakeupsCloseBelowTheObservers) {
   ASSERT_TRUE(observed.is_object() && estimated.is_object());
   EXPECT_EQ(observed["metrics"]["wait_fraction_source"], "observer");
   EXPECT_EQ(estimated["metrics"]["wait_fraction_source"], "wake-ups") << estimated["metrics"].dump();
-  // The tolerance here: the wake-ups see the main thread's blocked time, not the CPU it spends inside
-  // next() once a batch has arrived (unpickling it), nor its preemptions there; on this 2-core machine
-  // that is 10-15 points of a 78 % waiting share, so the estimate sits below the observer's, within 20.
+  // The wake-ups see the main thread's blocked time; the CPU it spends inside next() once a batch has
+  // arrived (unpickling it) and its preemptions there are estimated from its hand-offs.
   const double estimate = estimated["metrics"]["wait_fraction"].get<double>();
   const double observer = observed["metrics"]["wait_fraction"].get<double>();
-  EXPECT_GT(estimate, observer - 0.20) << estimated["metrics"].dump() << "\n" << observed["metrics"].dump();
-  EXPECT_LT(estimate, observer + 0.05) << estimated["metrics"].dump() << "\n" << observed["metrics"].dump();
+  EXPECT_NEAR(estimate, observer, 0.10) << estimated["metrics"].dump() << "\n" << observed["metrics"].dump();
+  EXPECT_GT(estimated["metrics"]["wakeups"]["receive_cpu_ns"].get<int64_t>(), 0) << estimated["metrics"].dump();
   EXPECT_EQ(estimated["metrics"]["verdict"].get<std::string>().rfind("HIGHLY", 0), 0u);
   // The workers torch 1.13 leaves unnamed are still workers: forks of the trainer that never exec'd.
   EXPECT_NE(query_text(db(), "SELECT count(DISTINCT pid) FROM threads WHERE role = 'worker'"), "0");
+}
+
+// A process that keeps one core busy for as long as it lives.
+class BusyCore {
+ public:
+  BusyCore() : pid_(fork()) {
+    if (pid_ == 0)
+      for (volatile uint64_t n = 0;; n = n + 1) {
+      }
+  }
+  ~BusyCore() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  BusyCore(const BusyCore&) = delete;
+  BusyCore& operator=(const BusyCore&) = delete;
+
+ private:
+  pid_t pid_;
+};
+
+// Attached to the job on a busy machine (its workers spin on per-sample work while another process
+// keeps a core busy): the main thread is often runnable but not running inside next(), and spends
+// CPU receiving each batch. The estimate, with both counted, holds within 10 points of the job's
+// own steady meter (from 2 s on, when the attach begins); the blocked intervals alone read about half
+// of it.
+TEST_F(UserJob, AttachedOnABusyMachineTheWakeupEstimateIsWithinTenPointsOfTheJobsMeter) {
+  for (int workers : {2, 4}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
+    const std::string pid_file = (dir_ / ("job" + std::to_string(workers) + ".pid")).string();
+    const std::string log = (dir_ / ("job" + std::to_string(workers) + ".log")).string();
+    const std::string trace_db = db("busy" + std::to_string(workers) + ".db");
+    BusyCore busy;
+    const std::string launched = job("--workers " + std::to_string(workers) +
+                                     " --sample-ms 1 --batch 8 --step-ms 4 --seconds 10 --steady-after 2 --pid-file " +
+                                     pid_file) +
+                                 " > " + log + " 2>&1";
+    FILE* background = popen(launched.c_str(), "r");
+    ASSERT_NE(background, nullptr);
+    for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(fs::exists(pid_file)) << "the job did not start";
+    std::string pid;
+    std::ifstream(pid_file) >> pid;
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // past the workers' start-up
+    Output attached = capture(kBinary + " trace --db " + trace_db + " --pid " + pid + " --duration 6s");
+    pclose(background);
+    ASSERT_EQ(attached.exit_code, 0) << attached.text;
+    std::ifstream in(log);
+    const std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const double own_share = data_share_of(printed);
+    ASSERT_GT(own_share, 0.0) << printed;
+
+    auto estimated = explain_json(trace_db, 1);
+    ASSERT_TRUE(estimated.is_object());
+    const auto& metrics = estimated["metrics"];
+    EXPECT_EQ(metrics["wait_fraction_source"], "wake-ups") << metrics.dump();
+    EXPECT_NEAR(metrics["wait_fraction"].get<double>(), own_share, 0.10) << metrics.dump() << "\n" << printed;
+    EXPECT_GT(metrics["wakeups"]["receive_ns"].get<int64_t>(), 0) << metrics.dump();
+  }
+}
+
+// num_workers=0 and a shuffled dataset of 5 M samples: the first batch waits for the sampler's
+// permutation, which is the iterator's set-up, not workers starting (there are none). An epoch of
+// 625,000 batches pays it once: no cause of its own.
+TEST_F(UserJob, WithoutWorkersTheFirstBatchWaitedForTheIteratorsSetUp) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- " +
+                       job("--workers 0 --sample-ms 0 --batch 8 --step-ms 1 --seconds 3 --samples 5000000 --shuffle"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(knobs_json, '$.batches_per_epoch') FROM loaders"), "625000");
+  auto doc = explain_json(db(), 1);
+  ASSERT_TRUE(doc.is_object());
+  const auto& startup = doc["metrics"]["startup"];
+  ASSERT_TRUE(startup.is_object()) << doc["metrics"].dump();
+  EXPECT_EQ(startup["waited_for"], "iterator_setup");
+  EXPECT_LT(startup["share_of_epoch"].get<double>(), 0.05) << startup.dump();
+  for (const auto& chain : doc["causal_chains"]) EXPECT_NE(chain["victim"], "epoch_start") << chain.dump();
+  Output text = capture(kBinary + " explain --db " + db() + " --run 1");
+  EXPECT_EQ(text.text.find("workers starting"), std::string::npos) << text.text;
+  EXPECT_NE(text.text.find("the iterator's set-up"), std::string::npos) << text.text;
+}
+
+// Epochs of 8 batches with 2 workers started anew each epoch: each epoch waits for its workers
+// (fork to ready, measured), a large share of so short an epoch, and persistent workers are the change.
+TEST_F(UserJob, ShortEpochsPayTheWorkersStartUpEveryTimeAndItIsACause) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- " +
+                       job("--workers 2 --sample-ms 0.2 --batch 8 --step-ms 2 --seconds 4 --samples 64 --no-persistent"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  auto doc = explain_json(db(), 1);
+  ASSERT_TRUE(doc.is_object());
+  const auto& startup = doc["metrics"]["startup"];
+  ASSERT_TRUE(startup.is_object()) << doc["metrics"].dump();
+  EXPECT_EQ(startup["waited_for"], "worker_startup");
+  EXPECT_EQ(startup["batches_per_epoch"], 8);
+  EXPECT_GT(startup["worker_ready_ns"].get<int64_t>(), 0) << startup.dump();
+  EXPECT_GT(startup["share_of_epoch"].get<double>(), 0.10) << startup.dump();
+  const nlohmann::json* chain = nullptr;
+  for (const auto& c : doc["causal_chains"])
+    if (c["victim"] == "epoch_start") chain = &c;
+  ASSERT_NE(chain, nullptr) << doc["causal_chains"].dump();
+  EXPECT_EQ((*chain)["cause"], "worker.startup");
+  ASSERT_FALSE((*chain)["changes"].empty());
+  EXPECT_EQ((*chain)["changes"][0]["knob"], "persistent_workers");
+  EXPECT_EQ((*chain)["changes"][0]["value"], "on");
 }
 
 TEST_F(UserJob, AScriptThatNeverImportsTorchRunsUnchanged) {

@@ -292,6 +292,11 @@ class LoaderRecordsTest(TempDirTest):
         self.assertEqual(len(real), 2 * 2 + 2)  # two epochs of new workers, one persistent pair
         self.assertEqual(set(seen), real)
 
+    def test_epochs_carry_len_of_the_loader(self):
+        for loader, spec in enumerate(self.specs):
+            epochs = of_type(self.main, "epoch", loader=loader)
+            self.assertEqual([e["batches"] for e in epochs], [batches_per_epoch(spec)] * spec["epochs"], epochs)
+
     def test_pin_thread(self):
         epochs = [e for loader in range(3) for e in of_type(self.main, "epoch", loader=loader)]
         self.assertEqual([e["pin_tid"] for e in epochs], self.facts["pin_tids"])

@@ -38,7 +38,7 @@ TEST(WakeupWaits, OnlyWaitsAProducerEndedCountAndShortPinWaitsAreBoundedSeparate
       {700 * kMs, 50 * kMs, 100, waker(100, 102)},   // another thread of the trainer: not data
       {800 * kMs, 20 * kMs, 100, 0},                 // woken from an interrupt: unknown, not data
   };
-  auto estimate = estimate_waits_from_wakeups(c, blocked, whole(c));
+  auto estimate = estimate_waits_from_wakeups(c, {blocked, {}, {}, {}}, whole(c));
   ASSERT_TRUE(estimate);
   const WakeupWaits& w = estimate->parts;
   EXPECT_EQ(w.by_workers_ns, 300 * kMs);
@@ -49,11 +49,45 @@ TEST(WakeupWaits, OnlyWaitsAProducerEndedCountAndShortPinWaitsAreBoundedSeparate
   EXPECT_EQ(estimate->waits.size(), 3u);
   EXPECT_NEAR(w.share(), 0.403, 1e-6);
   EXPECT_NEAR(w.share_without_short_pin(), 0.400, 1e-6);
+  EXPECT_FALSE(w.receive_cpu_ns) << "no hand-off: the receive is not estimated";
+  EXPECT_EQ(w.receive_ns, 0);
+}
+
+constexpr int64_t kUs = 1'000;
+
+// Two batches on a busy machine. Each time a worker wakes the main thread (100), it receives the batch
+// for 400 us of CPU and hands the next index to its queue's feeder thread (102, "other"). After the
+// first hand-off the feeder takes the CPU and the main thread waits 2.59 ms for it before next()
+// returns; before the second batch's block it was preempted for 100 us within r/2 of CPU of
+// blocking; a preemption in the middle of its step is not next()'s.
+TEST(WakeupWaits, NextsTimeAroundTheArrivalIsEstimatedFromTheHandOffs) {
+  const RunContext c = trainer_with_worker();
+  WakeupTrace kernel;
+  kernel.blocked = {{0, 10 * kMs, 100, waker(200, 201)}, {20100 * kUs, 4900 * kUs, 100, waker(200, 201)}};
+  kernel.preempted = {{10410 * kUs, 2590 * kUs, 100, 0},   // at the first hand-off
+                      {16 * kMs, 2 * kMs, 100, 0},         // in the step
+                      {19900 * kUs, 100 * kUs, 100, 0}};   // getting ready to block for the second batch
+  kernel.handoff_blocked = {{5 * kMs, 5400 * kUs, 102, waker(100, 100)},   // woken at the switch in, 10.4 ms
+                            {11 * kMs, 14600 * kUs, 102, waker(100, 100)},  // switched in at 25.6 ms ...
+                            {30 * kMs, 5 * kMs, 102, waker(100, 102)}};     // not the main thread's hand-off
+  kernel.handoff_runq = {{25400 * kUs, 200 * kUs, 102, 0}};                 // ... woken at 25.4 ms
+  auto estimate = estimate_waits_from_wakeups(c, kernel, whole(c));
+  ASSERT_TRUE(estimate);
+  const WakeupWaits& w = estimate->parts;
+  EXPECT_EQ(w.by_workers_ns, 14900 * kUs);
+  EXPECT_EQ(w.handoffs, 2);
+  ASSERT_TRUE(w.receive_cpu_ns);
+  EXPECT_EQ(*w.receive_cpu_ns, 400 * kUs);
+  // [10, 10.4] and [25, 25.4] receiving, [10.41, 13] at the hand-off, [19.9, 20.0] before the block.
+  EXPECT_EQ(w.receive_ns, (400 + 2590 + 100 + 400) * kUs);
+  EXPECT_EQ(w.receive_runq_ns, (2590 + 100) * kUs);
+  EXPECT_NEAR(w.share(), (14.9 + 3.49) / 1000, 1e-9);
+  EXPECT_NEAR(w.blocked_share(), 14.9 / 1000, 1e-9);
 }
 
 TEST(WakeupWaits, AWorkerProcessWhoseThreadIsUnknownStillCountsByItsProcess) {
   const RunContext c = trainer_with_worker();
-  auto estimate = estimate_waits_from_wakeups(c, {{0, 10 * kMs, 100, waker(200, 299)}}, whole(c));
+  auto estimate = estimate_waits_from_wakeups(c, {{{0, 10 * kMs, 100, waker(200, 299)}}, {}, {}, {}}, whole(c));
   ASSERT_TRUE(estimate);
   EXPECT_EQ(estimate->parts.by_workers_ns, 10 * kMs);
 }
@@ -61,7 +95,7 @@ TEST(WakeupWaits, AWorkerProcessWhoseThreadIsUnknownStillCountsByItsProcess) {
 TEST(WakeupWaits, WithoutProducersWakeupsSayNothingAboutData) {
   RunContext c = trainer_with_worker();
   c.threads.resize(1);  // the main thread alone: num_workers=0
-  EXPECT_FALSE(estimate_waits_from_wakeups(c, {{0, 10 * kMs, 100, waker(100, 100)}}, whole(c)));
+  EXPECT_FALSE(estimate_waits_from_wakeups(c, {{{0, 10 * kMs, 100, waker(100, 100)}}, {}, {}, {}}, whole(c)));
 }
 
 TEST(HostShare, TheMainThreadsOnCpuTimeOutsideCudaCallsOverItsLifetime) {

@@ -10,9 +10,11 @@
 #include "reports/text/compare_text.h"
 #include "reports/text/format.h"
 #include "reports/render/report_json.h"
+#include "reports/analysis/causal_chains.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/analysis/stats.h"
 #include "reports/text/tracing_cost_text.h"
+#include "reports/text/verdict_text.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -262,4 +264,87 @@ TEST(WholeEpochs, BoundedEpochsAreExtendedAtTheirSteadyPace) {
 }
 
 }  // namespace
+// A user's job seen by the observer: 3 epochs of 4 batches, each batch 10 ms of compute and 2 ms of
+// wait, each epoch's first batch 60 ms; `knobs` the loader's.
+struct ObservedEpochs {
+  RunContext context;
+  EventSet batches;
+  TimeWindow window;
+};
+ObservedEpochs observed_epochs(const nlohmann::json& knobs, int workers_started) {
+  constexpr int64_t kMs = 1'000'000;
+  ObservedEpochs o;
+  o.context.run.kind = std::string(contract::kind::kCommand);
+  o.context.run.start_ns = 0;
+  o.context.run.end_ns = 1000 * kMs;
+  o.context.settings[std::string(contract::kBatchSourceSetting)] = std::string(contract::kBatchSourceObserver);
+  LoaderRecord loader;
+  loader.knobs = knobs;
+  o.context.loaders = {loader};
+  int64_t t = 0;
+  for (int epoch = 0; epoch < 3; ++epoch)
+    for (int64_t index = 0; index < 4; ++index) {
+      const int64_t wait = index == 0 ? 60 * kMs : 2 * kMs;
+      o.batches.by_op[std::string(contract::op::kBatchWait)].push_back({t, wait, 100, index});
+      o.batches.by_op[std::string(contract::op::kBatchCompute)].push_back({t + wait, 10 * kMs, 100, index});
+      t += wait + 10 * kMs;
+    }
+  for (int w = 0; w < workers_started; ++w) o.batches.by_op["worker_start"].push_back({0, 40 * kMs, 200 + w, w});
+  o.window = analysis_window(o.context.run, std::nullopt, std::nullopt);
+  return o;
+}
+
+TEST(EpochStartup, WithoutWorkersTheFirstBatchWaitedForTheIteratorsSetUp) {
+  auto o = observed_epochs({{"num_workers", 0}, {"batches_per_epoch", 4}}, 0);
+  const RunMetrics m = compute_run_metrics(o.context, o.batches, o.window, 0);
+  ASSERT_TRUE(m.startup);
+  EXPECT_EQ(m.startup->waited_for, StartupWait::iterator_setup);
+  EXPECT_EQ(m.startup->epochs, 3);
+  EXPECT_EQ(m.startup->per_epoch_ns(), 60'000'000);
+  // The steady step: (9 waits of 2 ms + 12 computes of 10 ms) / 12 batches = 11.5 ms; an epoch of 4
+  // batches = 60 + 4 × 11.5 = 106 ms, 60 of them start-up.
+  ASSERT_TRUE(m.startup->share_of_epoch);
+  EXPECT_NEAR(*m.startup->share_of_epoch, 60.0 / 106.0, 1e-9);
+  const std::string line = evidence_lines(m, "")[0];
+  EXPECT_EQ(line.find("workers starting"), std::string::npos) << line;
+  EXPECT_NE(line.find("the iterator's set-up"), std::string::npos) << line;
+  EXPECT_NE(line.find("an epoch of 4 batches"), std::string::npos) << line;
+  auto chain = epoch_startup_chain(m);
+  ASSERT_TRUE(chain);
+  EXPECT_EQ(chain->victim, kEpochStartVictim);
+  EXPECT_EQ(chain->cause.code(), "main.startup");
+  ASSERT_EQ(chain->changes.size(), 1u);
+  EXPECT_EQ(chain->changes[0].knob, kSamplerKnob);
+}
+
+TEST(EpochStartup, WithWorkersItIsTheirStartUpAndPersistentWorkersTheChange) {
+  auto o = observed_epochs({{"num_workers", 2}, {"persistent_workers", false}, {"batches_per_epoch", 4}}, 6);
+  const RunMetrics m = compute_run_metrics(o.context, o.batches, o.window, 0);
+  ASSERT_TRUE(m.startup);
+  EXPECT_EQ(m.startup->waited_for, StartupWait::worker_startup);
+  EXPECT_EQ(m.startup->workers_started, 6);
+  EXPECT_EQ(m.startup->worker_ready_ns, 40'000'000);
+  const std::string line = evidence_lines(m, "")[0];
+  EXPECT_NE(line.find("the workers starting: fork to ready 40"), std::string::npos) << line;
+  auto chain = epoch_startup_chain(m);
+  ASSERT_TRUE(chain);
+  EXPECT_EQ(chain->cause.code(), "worker.startup");
+  ASSERT_EQ(chain->changes.size(), 1u);
+  EXPECT_EQ(chain->changes[0].knob, "persistent_workers");
+  EXPECT_EQ(chain->changes[0].value, "on");
+}
+
+TEST(EpochStartup, LongEpochsOrAnUnknownLengthMakeNoCause) {
+  auto unknown = observed_epochs({{"num_workers", 0}}, 0);
+  const RunMetrics m = compute_run_metrics(unknown.context, unknown.batches, unknown.window, 0);
+  ASSERT_TRUE(m.startup);
+  EXPECT_FALSE(m.startup->share_of_epoch);
+  EXPECT_FALSE(epoch_startup_chain(m));
+  auto long_epochs = observed_epochs({{"num_workers", 0}, {"batches_per_epoch", 100000}}, 0);
+  const RunMetrics l = compute_run_metrics(long_epochs.context, long_epochs.batches, long_epochs.window, 0);
+  ASSERT_TRUE(l.startup && l.startup->share_of_epoch);
+  EXPECT_LT(*l.startup->share_of_epoch, kStartupMattersShare);
+  EXPECT_FALSE(epoch_startup_chain(l));
+}
+
 }  // namespace ingero::reports::testing

@@ -39,11 +39,12 @@ kernel thread id (threading.get_native_id()). Lines, in the order written:
       that cannot be read is null (and counted in summary.errors). knobs is null and init_error says why when DataLoader.__init__ raised (the job got that
       exception unchanged). The overrides fields are described below.
   {"type":"epoch","pid":P,"loader":L,"epoch":E,"start_ns":N,"workers":[pids],"pin_tid":T|null,
-   "reused":false}
+   "reused":false,"batches":N|null}
       an iterator created (DataLoader._get_iterator) or, with persistent workers, reset (reused:
       true). E counts the loader's epochs from 0. start_ns: when creating/resetting began (worker
       start-up lies between it and the first batch). workers: the worker processes' pids ([] with
-      num_workers=0); pin_tid: the pin-memory thread. L is -1 for an iterator not made by
+      num_workers=0); pin_tid: the pin-memory thread. batches: len(loader), the batches the epoch
+      will take (a map-style dataset's index sampler length), or null where unknown. L is -1 for an iterator not made by
       DataLoader._get_iterator (a subclass building its own) or of a loader the observer could not
       record; it has no loader line, and E counts such iterators.
   {"type":"batches","pid":P,"loader":L,"epoch":E,"tid":T,"rows":[[index,wait_start_ns,wait_ns],...]}
@@ -321,6 +322,19 @@ def _wrap_worker_loop(obs, original):
 
 
 # ---------------------------------------------------------------------------------------------
+def _batches_per_epoch(iterator):
+    """len(loader) as the iterator sees it (its index sampler's length), for a map-style dataset;
+    None where unknown. An iterable dataset is left alone: asking its length changes what its
+    DataLoader warns about later."""
+    if getattr(iterator, "_dataset_kind", None) != 0:  # torch's _DatasetKind.Map
+        return None
+    try:
+        n = len(iterator._index_sampler)
+    except Exception:  # noqa: BLE001 - a sampler without a length
+        return None
+    return n if isinstance(n, int) else None
+
+
 # Per-loader and per-epoch state.
 
 class _Loader:
@@ -499,7 +513,8 @@ class _Observer:
         workers = [w.pid for w in (getattr(iterator, "_workers", None) or ())]
         pin = getattr(getattr(iterator, "_pin_memory_thread", None), "native_id", None)
         self.event({"type": "epoch", "pid": self.pid, "loader": epoch.loader, "epoch": epoch.epoch,
-                    "start_ns": start, "workers": workers, "pin_tid": pin, "reused": reused},
+                    "start_ns": start, "workers": workers, "pin_tid": pin, "reused": reused,
+                    "batches": _batches_per_epoch(iterator)},
                    loader_line=epoch.line)
 
     def epoch_end(self, epoch, ts):

@@ -8,6 +8,9 @@ tests can hold ingero-bench's verdict against it.
   python3 train_loop.py --workers 1 --sample-ms 1 --batch 8 --step-ms 2 --seconds 6 [--pid-file F]
 
 --sample-wait-ms makes each sample wait instead (sleep, as a read from storage does) rather than spin.
+--shuffle draws each epoch's order (RandomSampler: a permutation of every index when the epoch starts);
+--no-persistent starts the workers again every epoch. --steady-after S leaves the first S seconds out of
+the meter (the workers' start-up), as a steady meter does.
 """
 import argparse
 import os
@@ -46,6 +49,9 @@ def main():
     p.add_argument("--step-ms", type=float, default=2.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--samples", type=int, default=4096)
+    p.add_argument("--shuffle", action="store_true")
+    p.add_argument("--no-persistent", action="store_true")
+    p.add_argument("--steady-after", type=float, default=0.0)
     p.add_argument("--pid-file")
     args = p.parse_args()
     if args.pid_file:
@@ -53,18 +59,23 @@ def main():
             f.write(str(os.getpid()))
         os.rename(args.pid_file + ".tmp", args.pid_file)
     loader = DataLoader(CostlySamples(args.samples, args.sample_ms / 1e3, args.sample_wait_ms / 1e3), batch_size=args.batch,
-                        num_workers=args.workers, persistent_workers=args.workers > 0)
+                        num_workers=args.workers, persistent_workers=args.workers > 0 and not args.no_persistent,
+                        shuffle=args.shuffle)
     data_s = step_s = 0.0
     steps, checksum = 0, 0.0
     deadline = time.monotonic() + args.seconds
+    steady_from = time.monotonic() + args.steady_after
     while time.monotonic() < deadline:
         end = time.perf_counter()
         for batch in loader:
-            data_s += time.perf_counter() - end
+            metered = time.monotonic() >= steady_from
+            if metered:
+                data_s += time.perf_counter() - end
             spin(args.step_ms / 1e3)
             checksum += float(batch.sum())
             steps += 1
-            step_s += time.perf_counter() - end
+            if metered:
+                step_s += time.perf_counter() - end
             end = time.perf_counter()
             if time.monotonic() >= deadline:
                 break
