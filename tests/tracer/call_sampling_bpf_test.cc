@@ -249,7 +249,9 @@ TEST(CallSampling, WindowEdgesInventNoSlowCallsAndNoChain) {
   EXPECT_EQ(*records->cut, cut);
   const auto json = reports::to_json(report);
   for (const auto& c : json["call_latency"]) {
-    if (c["function"] == "cudaEventRecord") EXPECT_EQ(c["cut_calls"].get<int64_t>(), cut);
+    if (c["function"] == "cudaEventRecord") {
+      EXPECT_EQ(c["cut_calls"].get<int64_t>(), cut);
+    }
   }
   std::ostringstream text;
   reports::ExplainOptions options;
