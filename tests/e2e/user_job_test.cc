@@ -81,6 +81,25 @@ class UserJob : public ::testing::Test {
   }
   std::string db(const std::string& name = "trace.db") const { return (dir_ / name).string(); }
   std::string job(const std::string& args) const { return python_ + " " + kJob + " " + args; }
+  // Starts `launched` (a shell command whose job writes its pid to pid_file) in the background,
+  // attaches to that job for `seconds` once it is 2 s in (past its workers' start-up), and waits for
+  // it to end.
+  Output attach_to_started(const std::string& launched, const std::string& pid_file, const std::string& trace_db,
+                           int seconds) const {
+    FILE* background = popen(launched.c_str(), "r");
+    if (background == nullptr) return {-1, "could not start: " + launched};
+    for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::string pid;
+    std::ifstream(pid_file) >> pid;
+    Output attached{-1, "the job did not start: " + launched};
+    if (!pid.empty()) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      attached = capture(kBinary + " trace --db " + trace_db + " --pid " + pid + " --duration " +
+                         std::to_string(seconds) + "s");
+    }
+    pclose(background);
+    return attached;
+  }
 
   std::string python_;
   fs::path dir_;
@@ -140,15 +159,7 @@ TEST_F(UserJob, AttachedTheWaitsComeFromWakeupsWithinTenPointsOfTheObservers) {
   const std::string launched = kBinary + " trace --db " + db("observed.db") + " -- " +
                                job(std::string(kWaitingLoop) + " --seconds 9 --pid-file " + pid_file) + " > " +
                                (dir_ / "launched.log").string() + " 2>&1";
-  FILE* background = popen(launched.c_str(), "r");
-  ASSERT_NE(background, nullptr);
-  for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_TRUE(fs::exists(pid_file)) << "the job did not start";
-  std::string pid;
-  std::ifstream(pid_file) >> pid;
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // past the workers' start-up
-  Output attached = capture(kBinary + " trace --db " + db() + " --pid " + pid + " --duration 4s");
-  pclose(background);
+  Output attached = attach_to_started(launched, pid_file, db(), 4);
   ASSERT_EQ(attached.exit_code, 0) << attached.text;
 
   auto observed = explain_json(db("observed.db"), 1);
@@ -203,15 +214,7 @@ TEST_F(UserJob, AttachedOnABusyMachineTheWakeupEstimateIsWithinTenPointsOfTheJob
                                      " --sample-ms 1 --batch 8 --step-ms 4 --seconds 10 --steady-after 2 --pid-file " +
                                      pid_file) +
                                  " > " + log + " 2>&1";
-    FILE* background = popen(launched.c_str(), "r");
-    ASSERT_NE(background, nullptr);
-    for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_TRUE(fs::exists(pid_file)) << "the job did not start";
-    std::string pid;
-    std::ifstream(pid_file) >> pid;
-    std::this_thread::sleep_for(std::chrono::seconds(2));  // past the workers' start-up
-    Output attached = capture(kBinary + " trace --db " + trace_db + " --pid " + pid + " --duration 6s");
-    pclose(background);
+    Output attached = attach_to_started(launched, pid_file, trace_db, 6);
     ASSERT_EQ(attached.exit_code, 0) << attached.text;
     std::ifstream in(log);
     const std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
