@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -15,6 +16,7 @@
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "harness/sweep_rules.h"
+#include "reports/analysis/change_checks.h"
 #include "reports/render/commands.h"
 #include "reports/text/format.h"
 #include "reports/render/report_text.h"
@@ -157,13 +159,16 @@ Result<BudgetFit> WorkloadRunner::fit_budget(tracer::TraceDb& db, std::vector<Sw
 class Sweep {
  public:
   Sweep(tracer::TraceDb& db, int64_t id, std::vector<SweepPoint> points, SweepRules rules, std::string baseline,
-        PointRunner& runner, const SweepFlags& flags)
+        nlohmann::json request, PointRunner& runner, const SweepFlags& flags)
       : db_(db), id_(id), points_(std::move(points)), rules_(std::move(rules)), baseline_(std::move(baseline)),
-        runner_(runner), flags_(flags), progress_(stdout) {}
+        request_(std::move(request)), runner_(runner), flags_(flags), progress_(stdout) {}
 
   // The search; an Error only for what stops the whole sweep (the DB, the tracer, a job whose
   // loader cannot be changed).
   Result<int> search();
+  // Before verifying: repeats the fastest points until their intervals lie apart, so that a point
+  // is not recommended over a faster one only because it was measured too little to tell.
+  Result<int> separate();
   // Re-runs baseline and recommendation, interleaved; returns the recommended point.
   Result<int> verify(std::optional<std::string>* recommended);
   void set_verify_runs_done(int baseline_runs, int recommended_runs) {
@@ -199,7 +204,16 @@ class Sweep {
       if (p.label == label) return &p;
     return nullptr;
   }
+  const SweepPoint* find(const std::string& label) const { return const_cast<Sweep*>(this)->find(label); }
   bool breadth_first() const { return flags_.budget_s > 0 && !rules_.exhaustive; }
+  // The recommendation the report would make now, and the points it chooses among.
+  struct Choice {
+    std::string recommended;
+    std::vector<std::pair<std::string, const PointProgress*>> measured;
+  };
+  Result<Choice> current_choice();
+  void say_not_apart(const Separation& s, const std::string& recommended, const std::string& why);
+  std::string settle_command(const std::vector<std::string>& contenders) const;
   Status fit_budget();
 
   tracer::TraceDb& db_;
@@ -207,6 +221,7 @@ class Sweep {
   std::vector<SweepPoint> points_;
   const SweepRules rules_;
   const std::string baseline_;
+  const nlohmann::json request_;  // as stored with the sweep
   PointRunner& runner_;
   const SweepFlags& flags_;
   Progress progress_;
@@ -500,6 +515,119 @@ Result<int> Sweep::repeat_undecided() {
   }
 }
 
+Result<Sweep::Choice> Sweep::current_choice() {
+  auto trace = reports::TraceFile::open(db_.path());
+  if (!trace) return trace.error();
+  auto report = reports::make_recommend_report(**trace, {db_.path(), id_, std::nullopt, false});
+  if (!report) return report.error();
+  Choice choice{report->configs[report->recommended].label, {}};
+  // The points the recommendation chooses among: measured, and from the fastest it may recommend on.
+  for (size_t i = static_cast<size_t>(std::max(report->fastest, 0)); i < report->configs.size(); ++i)
+    if (const SweepPoint* p = report->configs[i].measured() ? find(report->configs[i].label) : nullptr)
+      choice.measured.emplace_back(p->label, &p->progress);
+  return choice;
+}
+
+Result<int> Sweep::separate() {
+  for (int round = 1;; ++round) {
+    auto choice = current_choice();
+    if (!choice) return choice.error();
+    const Separation s = harness::separate(choice->measured, choice->recommended, rules_);
+    if (s.apart) {
+      if (round > 1)
+        progress_.note(fmt::format("told apart: {} is now recommended, its interval apart from the others'",
+                                   choice->recommended));
+      return 0;
+    }
+    if (s.repeat.empty()) {
+      say_not_apart(s, choice->recommended,
+                    s.most_runs ? fmt::format("after {} runs each at most", rules_.separate_repeats)
+                                : fmt::format("though each interval is within {:g} % of its median",
+                                              rules_.tight_width * 100));
+      return 0;
+    }
+    if (round == 1) {
+      std::string names;
+      for (const auto& c : s.contenders) names += (names.empty() ? "" : ", ") + c;
+      progress_.note(fmt::format("separating the fastest points before verifying: {} are not told apart yet, and "
+                                 "{} would be recommended as the cheaper",
+                                 names, choice->recommended));
+    }
+    for (size_t i = 0; i < s.repeat.size(); ++i) {
+      SweepPoint* point = find(s.repeat[i]);
+      if (!point) return Error::failure(fmt::format("sweep {} lost its point '{}'", id_, s.repeat[i]));
+      if (over_budget(*point)) {
+        say_not_apart(s, choice->recommended, fmt::format("when the budget of {} ended", format_clock(flags_.budget_s)));
+        return 0;
+      }
+      progress_.step(static_cast<int>(i + 1), static_cast<int>(s.repeat.size()),
+                     fmt::format("separate {}: {}", round, point->label), 0, "");
+      auto outcome = run(*point, contract::sweep_phase::kMeasure, std::nullopt);
+      if (!outcome) return outcome.error();
+      if (interrupted_) return 0;
+      if (Status st = absorb(*point, *outcome); !st) return st.error();
+    }
+  }
+}
+
+// The recommendation stays the cheaper point while a faster one could not be told apart from it:
+// how much faster that one measured, and what would settle it.
+void Sweep::say_not_apart(const Separation& s, const std::string& recommended, const std::string& why) {
+  const SweepPoint* fastest = find(s.contenders.front());
+  const SweepPoint* rec = find(recommended);
+  if (!fastest || !rec || fastest == rec) return;
+  const double fast_s = reports::median(fastest->progress.epochs);
+  const double rec_s = reports::median(rec->progress.epochs);
+  progress_.note(fmt::format(
+      "not told apart {}: {} measured {} faster than {} ({} against {}, {} and {} runs), but their intervals "
+      "overlap, so the cheaper {} stays recommended; to settle it, measure them alone with more runs: {}",
+      why, fastest->label, reports::format_ratio(fast_s > 0 ? rec_s / fast_s : 1), rec->label,
+      format_seconds(fast_s), format_seconds(rec_s), fastest->progress.runs, rec->progress.runs, rec->label,
+      settle_command(s.contenders)));
+}
+
+// A sweep of the contenders alone, with twice the runs (and the budget they need, if this one had one).
+std::string Sweep::settle_command(const std::vector<std::string>& contenders) const {
+  const int repeats = 2 * rules_.separate_repeats;
+  std::string flags;
+  for (const char* name : {knob::kMode, knob::kNumWorkers, knob::kPrefetchFactor, knob::kPinMemory,
+                           knob::kPersistentWorkers}) {
+    std::vector<std::string> values;
+    for (const auto& label : contenders)
+      if (const SweepPoint* p = find(label)) {
+        const std::string& v = p->knobs.get(name);
+        if (!v.empty() && std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+      }
+    if (values.empty() || (name == std::string(knob::kMode) && values.front() == contract::kJobMode)) continue;
+    std::string flag = name;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    std::string joined;
+    for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+    flags += fmt::format(" --{} {}", flag, joined);
+  }
+  double needed_s = 0;
+  for (const auto& label : contenders)
+    if (const SweepPoint* p = find(label)) needed_s += cost_s(*p) * (repeats + rules_.verify_rounds);
+  if (flags_.budget_s > 0) flags += fmt::format(" --budget {:.0f}", std::ceil(needed_s / 10) * 10);
+  flags += fmt::format(" --max-repeats {} --db {}", repeats, reports::shell_quoted(db_.path()));
+  if (flags_.workload.trace.no_trace) flags += " --no-trace";
+  const nlohmann::json command = request_.is_object() ? request_.value("command", nlohmann::json::array())
+                                                      : nlohmann::json::array();
+  if (!command.is_array() || command.empty())
+    return "ingero-bench sweep" + flags + " (with this sweep's other workload flags)";
+  // A job's timing as this sweep's (its steps, or seconds, after the same warm-up).
+  for (const char* key : {"warmup_steps", "steps", "seconds", "loader"})
+    if (request_.contains(key) && request_[key].is_number() &&
+        (request_[key].get<double>() > 0 || key == std::string("warmup_steps"))) {
+      std::string flag = key;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      flags += fmt::format(" --{} {:g}", flag, request_[key].get<double>());
+    }
+  std::string argv;
+  for (const auto& arg : command) argv += " " + reports::shell_quoted(arg.get<std::string>());
+  return "ingero-bench sweep" + flags + " --" + argv;
+}
+
 Result<int> Sweep::verify(std::optional<std::string>* recommended) {
   auto trace = reports::TraceFile::open(db_.path());
   if (!trace) return trace.error();
@@ -569,6 +697,7 @@ SweepRules rules_from_json(const nlohmann::json& j) {
   r.abort_factor = j.value("abort_factor", r.abort_factor);
   r.max_repeats = j.value("max_repeats", r.max_repeats);
   r.verify_rounds = j.value("verify_rounds", r.verify_rounds);
+  r.separate_repeats = j.value("separate_repeats", 2 * r.max_repeats);
   r.exhaustive = j.value("exhaustive", r.exhaustive);
   r.coordinate = j.value("coordinate", false);  // sweeps before the coordinate search ran the grid
   return r;
@@ -608,6 +737,7 @@ SweepRules rules_from(const SweepFlags& flags) {
   SweepRules rules;
   rules.max_repeats = flags.max_repeats;
   rules.verify_rounds = flags.verify_rounds;
+  rules.separate_repeats = 2 * flags.max_repeats;
   rules.exhaustive = flags.exhaustive;
   rules.coordinate = flags.search == "coordinate";
   return rules;
@@ -719,9 +849,10 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
     std::printf("sweep %lld: %zu points, baseline %s\nrules: %s\n", static_cast<long long>(id), spec.points.size(),
                 spec.baseline.c_str(), spec.rules.describe().c_str());
   }
-  Sweep sweep(*db, id, std::move(spec.points), spec.rules, spec.baseline, runner, flags);
+  Sweep sweep(*db, id, std::move(spec.points), spec.rules, spec.baseline, spec.request, runner, flags);
   sweep.set_verify_runs_done(spec.verify_baseline, spec.verify_recommended);
   auto searched = sweep.search();
+  if (searched && !sweep.interrupted()) searched = sweep.separate();
   std::optional<std::string> recommended;
   if (searched && !sweep.interrupted()) searched = sweep.verify(&recommended);
   const std::string status(!searched              ? contract::sweep_status::kFailed
