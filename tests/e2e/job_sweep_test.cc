@@ -383,4 +383,18 @@ TEST_F(JobSweep, ACheaperPointMeasuredOnceIsRepeatedUntilTheFastestIsToldApart) 
       << run.text;
 }
 
+// A job that starts a process in a session of its own (as TensorBoard or a data server is started)
+// leaves it running when it is stopped; the sweep ends it after each point and says so.
+TEST_F(JobSweep, WhatAJobLeavesRunningIsEndedAfterEachPointAndNamed) {
+  const std::string seconds = "300." + marker_;
+  const std::string command = python_ + " " + kKnownBest + " --workers 0 --step-ms 0:10,2:10 --detach-sleep " +
+                              seconds + " --samples " + marker_;
+  Output run = sweep(std::string(kShort) + " --num-workers 2 --verify-rounds 1", command);
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  expect_no_job_left();
+  const auto left = processes_with("sleep", seconds);
+  EXPECT_TRUE(left.empty()) << "left running after the sweep:\n" << joined(left);
+  EXPECT_NE(run.text.find("ended 1 process the job left running: sleep (pid "), std::string::npos) << run.text;
+}
+
 }  // namespace

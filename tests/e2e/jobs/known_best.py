@@ -7,10 +7,14 @@ num_workers (as the sweep's override left it), e.g. 0:45,2:30,4:20. Data costs n
 --warmup steps, windows of --window steps alternate between 1.2x and 0.5x its step time, so that
 its interval after one run reaches below faster points while its median does not.
 
+--detach-sleep S starts `sleep S` in a session of its own (as a job starts TensorBoard or a data
+server) that outlives the job.
+
   python3 known_best.py --step-ms 0:45,2:30,4:20 --noisy-first-run 2 --state-dir D --warmup 3 --window 3
 """
 import argparse
 import os
+import subprocess
 import time
 
 import torch
@@ -46,9 +50,13 @@ def main():
     p.add_argument("--state-dir")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--window", type=int, default=3)
+    p.add_argument("--detach-sleep")
     p.add_argument("--seconds", type=float, default=100)
     p.add_argument("--samples", type=int, default=4096)
     args = p.parse_args()
+    if args.detach_sleep:
+        subprocess.Popen(["sleep", args.detach_sleep], start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     step_ms = {int(k): float(v) for k, v in (item.split(":") for item in args.step_ms.split(","))}
     loader = DataLoader(Cheap(args.samples), batch_size=8, num_workers=args.workers)
     workers = loader.num_workers
