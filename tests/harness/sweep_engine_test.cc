@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The sweep engine (harness/sweep_command: run_sweep) driven by a scripted PointRunner that
+// The sweep engine (harness/sweep_engine: run_sweep) driven by a scripted PointRunner that
 // stores each run's step times in a real trace DB, in milliseconds: which point is recommended
 // when a cheaper point's wide interval overlaps the fastest's, and what is said when the runs
 // cannot tell them apart.
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/trace_contract.h"
-#include "harness/sweep_command.h"
+#include "harness/sweep_engine.h"
 #include "reports/documents/trace_reports.h"
 #include "reports/data/trace_data.h"
 
