@@ -455,9 +455,10 @@ void Sweep::say_not_apart(const Separation& s, const std::string& recommended, c
       settle_command(s.contenders)));
 }
 
-// A sweep of the contenders alone, with twice the runs (and the budget they need, if this one had one).
+// A sweep of the contenders alone, each searched as far as this one could separate them (and so
+// separated twice as far), with the budget that takes if this one had one.
 std::string Sweep::settle_command(const std::vector<std::string>& contenders) const {
-  const int repeats = 2 * rules_.separate_repeats;
+  const int repeats = rules_.separate_repeats;
   std::string flags;
   for (const char* name : {knob::kMode, knob::kNumWorkers, knob::kPrefetchFactor, knob::kPinMemory,
                            knob::kPersistentWorkers}) {

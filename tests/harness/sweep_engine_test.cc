@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,11 +36,13 @@ struct Script {
 
 class ScriptedRunner final : public PointRunner {
  public:
-  explicit ScriptedRunner(std::map<std::string, Script> script) : script_(std::move(script)) {}
+  explicit ScriptedRunner(std::map<std::string, Script> script, double run_s = 0)
+      : script_(std::move(script)), run_s_(run_s) {}
 
   Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                        std::optional<double>, int64_t sweep_id) override {
     const Script& s = script_.at(point.label);
+    std::this_thread::sleep_for(std::chrono::duration<double>(run_s_));  // what a budget counts
     std::vector<double> samples;
     if (phase == contract::sweep_phase::kVerify) {
       samples.assign(5, s.verify);
@@ -78,6 +82,7 @@ class ScriptedRunner final : public PointRunner {
  private:
   std::map<std::string, Script> script_;
   std::map<std::string, int> measured_;
+  double run_s_;
 };
 
 SweepPoint job_point(int workers, int position) {
@@ -160,10 +165,28 @@ TEST_F(SweepEngine, PointsNeverToldApartKeepTheCheaperAndSayHowToSettleIt) {
   EXPECT_NE(output.find("not told apart after 2 runs each at most: w16 measured 1.29× faster than w8"),
             std::string::npos)
       << output;
-  EXPECT_NE(output.find("ingero-bench sweep --num-workers 16,8 --max-repeats 4 --db " + flags_.workload.trace.db +
+  EXPECT_NE(output.find("ingero-bench sweep --num-workers 16,8 --max-repeats 2 --db " + flags_.workload.trace.db +
                         " --no-trace --warmup-steps 10 --steps 50 -- python3 train.py"),
             std::string::npos)
       << output;
+}
+
+// The budget: the search measured each point once, and the budget, which keeps room for
+// one verification round, has none for another run of w8. The cheaper point stays, and the sweep
+// says so, with the budget the settling sweep would need. (Runs of 0.5 s: the budget's checks
+// before w16's run and before a further run have 0.2 s and 0.3 s to spare.)
+TEST_F(SweepEngine, ABudgetThatEndsBeforeThePointsAreToldApartSaysWhatWouldSettleIt) {
+  flags_.budget_s = 2.7;
+  const Script wide_w8{{{0.060, 0.062, 0.085, 0.095, 0.102}}, 0.085};
+  ScriptedRunner runner({{"w0", kBaseline}, {"w8", wide_w8}, {"w16", kFastest}}, 0.5);
+  std::string output;
+  EXPECT_EQ(sweep(runner, &output), "w8") << output;
+  EXPECT_EQ(runner.measured("w8"), 1) << output;
+  EXPECT_EQ(runner.measured("w16"), 1) << output;
+  EXPECT_NE(output.find("not told apart when the budget of "), std::string::npos) << output;
+  EXPECT_NE(output.find("w16 measured 1.29× faster than w8"), std::string::npos) << output;
+  EXPECT_NE(output.find("ingero-bench sweep --num-workers 16,8 --budget "), std::string::npos) << output;
+  EXPECT_NE(output.find("verifying: w8 against the baseline w0, 1 interleaved round"), std::string::npos) << output;
 }
 
 // A cheaper point the fastest is told apart from at once is not run again.
