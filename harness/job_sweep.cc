@@ -15,6 +15,7 @@
 #include "harness/commands.h"
 #include "harness/machine_info.h"
 #include "harness/observer_setup.h"
+#include "harness/point_processes.h"
 #include "harness/run_plan.h"
 #include "harness/steady_state.h"
 #include "tracer/observer_records.h"
@@ -99,6 +100,16 @@ std::string last_lines(const std::string& path) {
   std::string out = "its last lines:";
   for (size_t i = from; i < lines.size(); ++i) out += "\n    " + lines[i];
   return out;
+}
+
+// The job's processes that outlived it (escaped its process group): ended, and named.
+void end_leftovers(PointProcesses& processes) {
+  const auto ended = processes.end_leftovers();
+  if (ended.empty()) return;
+  std::string names;
+  for (const auto& name : ended) names += (names.empty() ? "" : ", ") + name;
+  std::printf("  ended %zu process%s the job left running: %s\n", ended.size(), ended.size() == 1 ? "" : "es",
+              names.c_str());
 }
 
 struct JobPlan {
@@ -208,6 +219,8 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
   req.sweep_point = point.label;
   req.sweep_phase = std::string(phase);
 
+  // Held from before the launch: what the job starts and leaves running is ended after it.
+  PointProcesses processes = PointProcesses::begin();
   tracer::ObserverTail tail(observer->records_dir);
   auto last_progress = Clock::now();
   size_t last_count = 0;
@@ -227,6 +240,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
     (void)write_file_atomically(*req.result_path, record.dump());
   };
   req.end_when = [&]() -> bool {
+    processes.poll();
     tail.poll();
     const tracer::LiveLoader* loader = timed_loader(tail);
     const size_t count = loader ? loader->batch_starts.size() : 0;
@@ -265,6 +279,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
     return false;
   };
   auto outcome = execute_run(req, db, trace_, machine_json_);
+  end_leftovers(processes);
   if (!outcome) return outcome.error();
   report_outcome(*outcome, false);
   keep_output(*req.output_path, outcome->run_id, point.label);

@@ -4,7 +4,7 @@
 // overrides (or a {num_workers}-style template in the command, for loaders that are not
 // torch's), times the steady state from the observer's batch records, and ends the job: SIGINT,
 // then whatever of its process group is left. The search, statistics, budget and verification
-// are the workload sweep's (harness/sweep_command).
+// are the sweep engine's (harness/sweep_engine).
 #pragma once
 
 #include <string>
@@ -13,7 +13,7 @@
 #include "common/knobs.h"
 #include "common/result.h"
 #include "harness/cli.h"
-#include "harness/sweep_command.h"
+#include "harness/sweep_engine.h"
 
 namespace ingero::harness {
 

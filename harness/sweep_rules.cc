@@ -14,14 +14,27 @@ using reports::format_seconds;
 nlohmann::json SweepRules::to_json() const {
   return {{"confidence", confidence},     {"tight_width", tight_width}, {"prune_factor", prune_factor},
           {"abort_factor", abort_factor}, {"abort_margin_s", abort_margin_s}, {"max_repeats", max_repeats}, {"verify_rounds", verify_rounds},
+          {"separate_repeats", separate_repeats},
           {"exhaustive", exhaustive},     {"coordinate", coordinate && !exhaustive}, {"text", describe()}};
 }
+
+namespace {
+
+std::string separation_words(const SweepRules& r) {
+  return fmt::format("; before that, when the cheaper of points not told apart from the fastest would be "
+                     "recommended, those of the fastest and up to {} points whose intervals overlap it that are wider than "
+                     "the tight width are run again, the least measured first, until they lie apart, are all "
+                     "tight, or have had {} runs each (or the budget ends)",
+                     kMostContenders - 1, r.separate_repeats);
+}
+
+}  // namespace
 
 std::string SweepRules::describe() const {
   if (exhaustive)
     return fmt::format("exhaustive: every point is run {} times, none is dropped or stopped early; then baseline "
-                       "and recommendation are re-run, interleaved, {} rounds",
-                       max_repeats, verify_rounds);
+                       "and recommendation are re-run, interleaved, {} rounds{}",
+                       max_repeats, verify_rounds, separation_words(*this));
   const std::string search =
       coordinate ? "the search goes knob by knob: first every mode × num_workers with the other knobs at their first "
                    "values, then, around the best point so far, prefetch_factor, pin_memory, persistent_workers and "
@@ -33,8 +46,9 @@ std::string SweepRules::describe() const {
       "epoch time ({:g} % coverage, order statistics) is narrower than {:g} % of the median or lies apart from the "
       "best point's interval, at most {} times; a point whose interval lies wholly above {:g} x the best median is "
       "dropped; a run stops early when an epoch takes longer than {:g} x the best median and the best median + {:g} s, "
-      "and its point is dropped; then baseline and recommendation are re-run, interleaved, {} rounds",
-      confidence * 100, tight_width * 100, max_repeats, prune_factor, abort_factor, abort_margin_s, verify_rounds);
+      "and its point is dropped; then baseline and recommendation are re-run, interleaved, {} rounds{}",
+      confidence * 100, tight_width * 100, max_repeats, prune_factor, abort_factor, abort_margin_s, verify_rounds,
+      separation_words(*this));
 }
 
 std::optional<Best> best_point(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
@@ -74,6 +88,54 @@ Decision decide(const PointProgress& p, const std::optional<Best>& best, const S
     return {PointDecision::done, fmt::format("{} runs (the most), interval [{}, {}]", p.runs,
                                              format_seconds(interval.low), format_seconds(interval.high))};
   return {PointDecision::measure_again, ""};
+}
+
+Separation separate(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
+                    const std::string& recommended, const SweepRules& rules) {
+  struct Measured {
+    std::string point;
+    const PointProgress* progress;
+    double median_s;
+    reports::Interval interval;
+  };
+  std::vector<Measured> points;
+  for (const auto& [point, progress] : measured)
+    if (!progress->epochs.empty() && !progress->stopped_early)
+      points.push_back({point, progress, reports::median(progress->epochs),
+                        reports::median_interval(progress->epochs, rules.confidence)});
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Measured& a, const Measured& b) { return a.median_s < b.median_s; });
+  Separation s;
+  if (points.empty() || points.front().point == recommended) {
+    s.apart = true;
+    return s;
+  }
+  // The fastest, the recommended, then the next fastest overlapping the fastest.
+  std::vector<const Measured*> contest = {&points.front()};
+  auto rec = std::find_if(points.begin(), points.end(), [&](const Measured& m) { return m.point == recommended; });
+  if (rec != points.end() && rec->interval.overlaps(points.front().interval)) contest.push_back(&*rec);
+  for (size_t i = 1; i < points.size() && contest.size() < kMostContenders; ++i)
+    if (points[i].point != recommended && points[i].interval.overlaps(points.front().interval))
+      contest.push_back(&points[i]);
+  if (contest.size() == 1) {
+    s.apart = true;
+    return s;
+  }
+  std::stable_sort(contest.begin() + 1, contest.end(),
+                   [](const Measured* a, const Measured* b) { return a->median_s < b->median_s; });
+  for (const Measured* m : contest) s.contenders.push_back(m->point);
+  // The wide intervals keep them together: those are measured again. Intervals all within
+  // tight_width that still overlap are points close to each other: more runs would hardly tell.
+  std::vector<const Measured*> repeat;
+  for (const Measured* m : contest) {
+    if (m->interval.width_ratio(m->median_s) <= rules.tight_width) continue;
+    if (m->progress->runs < rules.separate_repeats) repeat.push_back(m);
+    else s.most_runs = true;
+  }
+  std::stable_sort(repeat.begin(), repeat.end(),
+                   [](const Measured* a, const Measured* b) { return a->progress->runs < b->progress->runs; });
+  for (const Measured* m : repeat) s.repeat.push_back(m->point);
+  return s;
 }
 
 std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules) {

@@ -24,6 +24,7 @@ struct SweepRules {
   double abort_margin_s = 1.0; // ... and the best median plus this (worker start-up is not a slow point)
   int max_repeats = 3;         // most runs of one point
   int verify_rounds = 2;       // re-runs of baseline and recommendation, each round both, interleaved
+  int separate_repeats = 6;    // most runs of a point while the fastest points are told apart
   bool exhaustive = false;     // every point max_repeats times; no pruning, no early stop
   bool coordinate = true;      // search knob by knob (search_stage) rather than every point of the grid
 
@@ -67,6 +68,23 @@ std::vector<size_t> first_search_stage(const std::vector<Knobs>& points);
 // The points that differ from points[best] in `knob` alone; a knob that does not apply to one of
 // the two ("") matches any value.
 std::vector<size_t> knob_neighbours(const std::vector<Knobs>& points, size_t best, const std::string& knob);
+
+// Before verifying: a recommendation that is not the fastest point, only because their intervals
+// overlap (the cheaper of points not told apart), may rest on a point measured too little to tell.
+// The contest: the fastest point and the others whose intervals overlap it, the recommended among
+// them, at most kMostContenders, fastest first.
+inline constexpr size_t kMostContenders = 3;
+struct Separation {
+  std::vector<std::string> contenders;  // fastest first; empty when the recommendation is the fastest
+  std::vector<std::string> repeat;      // to run once more now, the least measured first; empty: stop
+  bool apart = false;                   // no contender's interval overlaps the fastest's
+  bool most_runs = false;               // a contender still wide had separate_repeats runs
+};
+// measured: the points the recommendation chooses among; recommended: the one it chooses now.
+// A round repeats the contenders whose intervals are wider than tight_width, each below
+// separate_repeats runs; contenders all tight and overlapping are close, not run again.
+Separation separate(const std::vector<std::pair<std::string, const PointProgress*>>& measured,
+                    const std::string& recommended, const SweepRules& rules);
 
 // The epoch deadline for a run of a point, given the best so far (none: no early stop).
 std::optional<double> epoch_deadline(const std::optional<Best>& best, const SweepRules& rules);

@@ -31,6 +31,7 @@ using nlohmann::json;
 
 const std::string kBinary = INGERO_BENCH_BINARY;
 const std::string kJob = INGERO_TRAIN_LOOP;
+const std::string kKnownBest = INGERO_KNOWN_BEST;
 
 // Samples that wait 3 ms each (a sleep, as a read from storage): a batch of 8 costs the loop
 // ~24 ms without workers and about half that with two, by construction, even on 2 cores. The
@@ -356,6 +357,44 @@ TEST_F(JobSweep, AJobThatEndsBeforeItsStepsAreTimedIsAFailedPointShowingItsLastL
   // The user is told why, on the sweep's own output, not only in the DB.
   EXPECT_NE(run.text.find("its last lines"), std::string::npos)
       << "the sweep's output does not say why its points failed:\n" << run.text;
+}
+
+// A job whose best point is known by construction (tests/e2e/jobs/known_best.py): a step sleeps
+// 45 ms as written (no workers), 30 ms with 2 workers, 20 ms with 4. The first run at 2 workers
+// alternates 36 ms and 15 ms windows: its interval after one run reaches w4's, and the cheapest
+// point not told apart from the fastest was w2. The sweep repeats w2 until its interval lies
+// apart, then recommends w4 and verifies it.
+TEST_F(JobSweep, ACheaperPointMeasuredOnceIsRepeatedUntilTheFastestIsToldApart) {
+  const fs::path state = dir_ / "job-state";
+  fs::create_directories(state);
+  const std::string command = python_ + " " + kKnownBest + " --workers 0 --step-ms 0:45,2:30,4:20 --noisy-first-run 2 " +
+                              "--state-dir " + state.string() + " --warmup 3 --window 3 --samples " + marker_;
+  Output run = sweep(std::string(kShort) + " --num-workers 0,2,4", command);
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  expect_no_job_left();
+  EXPECT_NE(run.text.find("separating the fastest points before verifying: w4, w2"), std::string::npos) << run.text;
+  const json doc = recommend();
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["recommended"]["label"], "w4") << doc["headline"] << "\n" << run.text;
+  EXPECT_TRUE(doc["verified"].get<bool>()) << doc["headline"];
+  // w2 was measured beyond its first run; its first alone was what the search had.
+  EXPECT_GE(std::stoi(query_text(db(), "SELECT count(*) FROM runs WHERE sweep_point = 'w2' AND sweep_phase = 'measure'")),
+            2)
+      << run.text;
+}
+
+// A job that starts a process in a session of its own (as TensorBoard or a data server is started)
+// leaves it running when it is stopped; the sweep ends it after each point and says so.
+TEST_F(JobSweep, WhatAJobLeavesRunningIsEndedAfterEachPointAndNamed) {
+  const std::string seconds = "300." + marker_;
+  const std::string command = python_ + " " + kKnownBest + " --workers 0 --step-ms 0:10,2:10 --detach-sleep " +
+                              seconds + " --samples " + marker_;
+  Output run = sweep(std::string(kShort) + " --num-workers 2 --verify-rounds 1", command);
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  expect_no_job_left();
+  const auto left = processes_with("sleep", seconds);
+  EXPECT_TRUE(left.empty()) << "left running after the sweep:\n" << joined(left);
+  EXPECT_NE(run.text.find("ended 1 process the job left running: sleep (pid "), std::string::npos) << run.text;
 }
 
 }  // namespace

@@ -140,5 +140,52 @@ TEST(SweepRules, CoordinateSearchVariesWorkersFirstThenOneKnobAtATimeAroundTheBe
   EXPECT_EQ(rules.to_json()["coordinate"], true);
 }
 
+// Before verifying: the fastest point and those whose intervals overlap it, while the recommendation
+// (the cheaper of them) is not the fastest: the widest intervals are measured again, the least
+// measured first, until they lie apart or each had its most runs.
+TEST(SweepRules, PointsNotToldApartFromTheFastestAreRepeatedWidestFirst) {
+  SweepRules rules;
+  rules.separate_repeats = 4;
+  const PointProgress w16 = progress({0.0660, 0.0662, 0.0658, 0.0661, 0.0659}, 3);
+  const PointProgress w8 = progress({0.055, 0.070, 0.085, 0.095, 0.102}, 1);     // [55, 102] ms after one run
+  const PointProgress w12 = progress({0.060, 0.066, 0.075, 0.080, 0.090}, 2);    // overlaps too
+  const PointProgress w4 = progress({0.150, 0.151, 0.149, 0.150, 0.150}, 1);     // apart
+  const PointProgress w2 = progress({0.064, 0.070, 0.078, 0.086, 0.100}, 1);     // overlaps, a fourth
+  std::vector<std::pair<std::string, const PointProgress*>> measured = {
+      {"w2", &w2}, {"w4", &w4}, {"w8", &w8}, {"w12", &w12}, {"w16", &w16}};
+
+  // The case: w8 recommended over w16 because its one run's interval reaches w16's.
+  Separation s = separate(measured, "w8", rules);
+  EXPECT_FALSE(s.apart);
+  // The fastest, the recommended, then the next fastest that overlaps; no more than three.
+  EXPECT_EQ(s.contenders, (std::vector<std::string>{"w16", "w12", "w8"}));
+  // w16 is measured tightly: only the wide ones, the least measured first.
+  EXPECT_EQ(s.repeat, (std::vector<std::string>{"w8", "w12"}));
+
+  // The fastest is what would be recommended: nothing to separate.
+  EXPECT_TRUE(separate(measured, "w16", rules).apart);
+  EXPECT_TRUE(separate(measured, "w16", rules).repeat.empty());
+
+  // A wide one at its most runs: stop, not told apart; the tight fastest is not run again.
+  const PointProgress w8_most = progress(w8.epochs, 4);
+  s = separate({{"w8", &w8_most}, {"w16", &w16}}, "w8", rules);
+  EXPECT_FALSE(s.apart);
+  EXPECT_TRUE(s.most_runs);
+  EXPECT_TRUE(s.repeat.empty());
+  EXPECT_EQ(s.contenders, (std::vector<std::string>{"w16", "w8"}));
+  // Both tight and still overlapping: close points, not run again, and not for want of runs.
+  const PointProgress w8_close = progress({0.0661, 0.0663, 0.0662, 0.0664, 0.0665}, 1);
+  s = separate({{"w8", &w8_close}, {"w16", &w16}}, "w8", rules);
+  EXPECT_FALSE(s.apart);
+  EXPECT_FALSE(s.most_runs);
+  EXPECT_TRUE(s.repeat.empty());
+
+  // Once the recommended point's interval lies apart from the fastest's, the contest is over.
+  const PointProgress w8_apart = progress({0.081, 0.083, 0.085, 0.087, 0.090, 0.084, 0.086}, 3);
+  EXPECT_TRUE(separate({{"w8", &w8_apart}, {"w16", &w16}}, "w8", rules).apart);
+  EXPECT_NE(rules.describe().find("or have had 4 runs each"), std::string::npos)
+      << rules.describe();
+}
+
 }  // namespace
 }  // namespace ingero::harness
