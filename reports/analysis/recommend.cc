@@ -171,7 +171,11 @@ void add_reasons(RecommendReport& r) {
   const ConfigResult& base = r.base();
   if (r.not_a_loader_setting || rec.config.mode != base.config.mode)
     r.reasons.push_back({ReasonKind::other_mode, r.recommended, -1, 0, {}});
-  if (r.fastest != r.recommended) r.reasons.push_back({ReasonKind::cheaper_within_noise, r.recommended, r.fastest, 0, {}});
+  if (r.fastest != r.recommended) {
+    const double fastest_s = r.configs[static_cast<size_t>(r.fastest)].median_s;
+    r.reasons.push_back({ReasonKind::cheaper_within_noise, r.recommended, r.fastest,
+                         fastest_s > 0 ? rec.median_s / fastest_s : 0, {}});
+  }
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const ConfigResult& c = r.configs[i];
     if (c.measured() && !eligible(c, base) && c.median_s < rec.median_s)

@@ -80,7 +80,9 @@ struct Reason {
   ReasonKind kind = ReasonKind::other_mode;
   int config = -1;
   int other = -1;
-  double ratio = 0;  // baseline_mode_best: median(baseline) / median(config), from the search's runs
+  // baseline_mode_best: median(baseline) / median(config), from the search's runs;
+  // cheaper_within_noise: median(config) / median(other), how much faster the fastest measured
+  double ratio = 0;
   ConfigFlag flag;   // caution
 };
 

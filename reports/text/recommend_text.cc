@@ -42,8 +42,11 @@ std::string reason_text(const RecommendReport& r, const Reason& reason) {
     case ReasonKind::cheaper_within_noise: {
       const ConfigResult& fastest = config_at(r, reason.other);
       return fmt::format("{} had the lowest median ({}), but {} ({}) is indistinguishable from it (their intervals "
-                         "overlap) and cheaper, so it is recommended.",
-                         fastest.label, interval_text(fastest), c.label, interval_text(c));
+                         "overlap) and cheaper, so it is recommended. {} measured {} faster over {} and {} runs; "
+                         "more runs of the two alone would tell them apart (ingero-bench sweep with only those "
+                         "points and a larger --max-repeats).",
+                         fastest.label, interval_text(fastest), c.label, interval_text(c), fastest.label,
+                         format_ratio(reason.ratio), fastest.run_ids.size(), c.run_ids.size());
     }
     case ReasonKind::reads_in_order:
       return fmt::format("{} was faster ({} per epoch) but reads batches in order; it does not replace a shuffled "

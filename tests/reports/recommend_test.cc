@@ -104,13 +104,18 @@ TEST(Recommend, CheaperSettingWinsWithinNoise) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->configs[report->fastest].label, "loader w4");
   EXPECT_EQ(recommended(*report).label, "loader w2");
-  bool explains = false;
-  for (const auto& reason : reason_lines(*report)) explains |= reason.find("indistinguishable from it") != std::string::npos;
+  bool explains = false, says_how_much = false;
+  for (const auto& reason : reason_lines(*report)) {
+    explains |= reason.find("indistinguishable from it") != std::string::npos;
+    says_how_much |= reason.find("loader w4 measured 1.05× faster over 1 and 1 runs") != std::string::npos;
+  }
   EXPECT_TRUE(explains);
+  EXPECT_TRUE(says_how_much) << reason_lines(*report).front();
   ASSERT_FALSE(report->reasons.empty());
   EXPECT_EQ(report->reasons[0].kind, ReasonKind::cheaper_within_noise);
   EXPECT_EQ(report->reasons[0].config, report->recommended);
   EXPECT_EQ(report->reasons[0].other, report->fastest);
+  EXPECT_NEAR(report->reasons[0].ratio, 1.0 / 0.95, 1e-9);
 }
 
 TEST(Recommend, BaselineKeptWhenNothingBeatsItBeyondNoise) {
