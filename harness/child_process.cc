@@ -63,12 +63,9 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
     if (getppid() != parent) _exit(127);
     if (own_group) setpgid(0, 0);
     if (output && (dup2(output.get(), STDOUT_FILENO) < 0 || dup2(output.get(), STDERR_FILENO) < 0)) _exit(127);
-    // The harness may have blocked or ignored signals; the child starts clean.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : kStopSignals) signal(sig, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
+    // The harness may have blocked or caught signals; the child starts as the harness was
+    // started (a signal ignored then, as nohup's SIGHUP, stays ignored).
+    restore_startup_signals();
     close(go->write.get());
     close(err->read.get());
     char byte;
@@ -144,6 +141,7 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv) {
   if (pid < 0) return out;
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    restore_startup_signals();
     dup2(pipe->write.get(), STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
     if (int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
     execvp(cargv[0], cargv.data());

@@ -48,12 +48,14 @@ struct Background {
   }
 };
 
-Background start(const std::string& args, const std::string& log) {
+// ignore: a signal ignored from the start, as nohup ignores SIGHUP (0: none).
+Background start(const std::string& args, const std::string& log, int ignore = 0) {
   Background b;
   b.log = log;
   b.pid = fork();
   if (b.pid == 0) {
     setpgid(0, 0);  // signalled as a terminal would signal its foreground job
+    if (ignore != 0) signal(ignore, SIG_IGN);
     execl("/bin/sh", "sh", "-c", ("exec " + kBinary + " " + args + " >" + log + " 2>&1").c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
@@ -91,6 +93,18 @@ bool wait_for_handler(const std::string& prefix, int sig, std::chrono::seconds l
     std::this_thread::sleep_for(20ms);
   }
   return false;
+}
+
+// Waits until path exists and has a line; returns that line ("" when it never came).
+std::string wait_for_line(const std::string& path, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    std::ifstream in(path);
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) return line;
+    std::this_thread::sleep_for(50ms);
+  }
+  return "";
 }
 
 int count_processes(const std::string& prefix) {
@@ -372,6 +386,32 @@ TEST_F(Reliability, TraceDurationEndsALaunchedCommand) {
   EXPECT_NE(r.text.find("ended after --duration 1s"), std::string::npos) << r.text;
   auto runs = capture(kBinary + " runs --db " + db);
   EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
+}
+
+// A job that writes its pid to P, sleeps, then writes "finished" to DONE.
+std::string sleeping_job(const std::string& pid_file, const std::string& done_file, int seconds) {
+  return "sh -c 'echo $$ > " + pid_file + "; sleep " + std::to_string(seconds) + "; echo finished > " + done_file +
+         "'";
+}
+
+// Started under nohup (SIGHUP ignored), a hang-up of the harness and of the job changes nothing:
+// the job finishes, the run is stored ok and readable (the harness once ended it with SIGTERM).
+TEST_F(Reliability, UnderNohupAHangupLetsTheTracedJobFinish) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("nohup.db"), pid_file = path("job.pid"), done = path("job.done");
+  auto run = start("trace --no-observer --db " + db + " -- " + sleeping_job(pid_file, done, 3), path("nohup.log"),
+                   SIGHUP);
+  const std::string job = wait_for_line(pid_file, 30s);
+  ASSERT_FALSE(job.empty()) << run.output();
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(kill(run.pid, SIGHUP), 0);
+  kill(-std::stoi(job), SIGHUP);  // the job's own group, as a closing terminal's session would
+  EXPECT_EQ(run.wait(), 0) << run.output();
+  EXPECT_EQ(wait_for_line(done, 1s), "finished") << run.output();
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
+  auto explain = capture(kBinary + " explain --db " + db + " --run 1");
+  EXPECT_EQ(explain.exit_code, 0) << explain.text;
 }
 
 }  // namespace
