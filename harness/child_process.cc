@@ -35,8 +35,9 @@ std::vector<std::string> child_environment(const PausedChild::Environment& env) 
 
 }  // namespace
 
-Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env,
-                                       const std::optional<std::string>& output_path) {
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  const bool own_group = options.own_group;
+  const std::optional<std::string>& output_path = options.output_path;
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
   UniqueFd output;
   if (output_path) {
@@ -50,7 +51,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  const std::vector<std::string> environment = child_environment(env);
+  const std::vector<std::string> environment = child_environment(options.env);
   std::vector<char*> cenv;
   for (const auto& e : environment) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
@@ -59,7 +60,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   if (pid < 0) return Error::failure(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     // The child execs or _exits: no destructor runs here, and every call is async-signal-safe.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (options.dies_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
     if (own_group) setpgid(0, 0);
     if (output && (dup2(output.get(), STDOUT_FILENO) < 0 || dup2(output.get(), STDERR_FILENO) < 0)) _exit(127);

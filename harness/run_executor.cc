@@ -258,7 +258,12 @@ uint64_t cpu_ns(const timeval& t) { return uint64_t(t.tv_sec) * 1'000'000'000 + 
 // end settings.
 Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, tracer::TraceDb& db, RunGuard& guard,
                          RunOutcome& outcome) {
-  auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
+  SpawnOptions options;
+  options.own_group = request.signal_group;
+  options.dies_with_parent = !request.users_own_command;
+  options.env = request.env;
+  options.output_path = request.output_path;
+  auto child = PausedChild::spawn(request.argv, options);
   if (!child) {
     guard.fail_with(child.error().message);
     return child.error();

@@ -50,6 +50,9 @@ struct RunRequest {
   bool cuda_processes = false;               // kind system: every process that maps CUDA
   std::optional<double> duration_s;          // stop after this long (a launched command: as end_when)
   bool signal_group = false;                 // forward signals to the child's process group
+  // The user's own command (trace -- CMD), not our workload or a sweep point: it outlives a
+  // killed harness.
+  bool users_own_command = false;
   std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
   std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
   std::optional<std::string> config_json;    // workload runs

@@ -108,6 +108,7 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
     req.kind = std::string(contract::kind::kCommand);
     req.argv = flags.command;
     req.signal_group = true;
+    req.users_own_command = true;
     req.label = "trace:";
     for (const auto& a : flags.command) req.label += " " + a;
   } else if (attach) {

@@ -414,5 +414,21 @@ TEST_F(Reliability, UnderNohupAHangupLetsTheTracedJobFinish) {
   EXPECT_EQ(explain.exit_code, 0) << explain.text;
 }
 
+// kill -9 of the tracer (or an OOM kill, a crash) leaves the user's own job running to its end, as
+// perf and nsys do: it once died with the tracer (PR_SET_PDEATHSIG).
+TEST_F(Reliability, AKilledTracerLeavesTheTracedJobRunningToItsEnd) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("killed.db"), pid_file = path("job.pid"), done = path("job.done");
+  auto run = start("trace --no-observer --db " + db + " -- " + sleeping_job(pid_file, done, 2), path("killed.log"));
+  const std::string job = wait_for_line(pid_file, 30s);
+  ASSERT_FALSE(job.empty()) << run.output();
+  ASSERT_EQ(kill(run.pid, SIGKILL), 0);
+  EXPECT_EQ(run.wait(), 128 + SIGKILL);
+  EXPECT_EQ(wait_for_line(done, 20s), "finished") << run.output();
+  kill(-std::stoi(job), SIGKILL);  // whatever is left when the test failed
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find("abandoned"), std::string::npos) << runs.text;
+}
+
 }  // namespace
 }  // namespace ingero
