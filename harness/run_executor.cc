@@ -21,6 +21,7 @@
 #include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/signals.h"
+#include "harness/terminal.h"
 #include "tracer/observer_records.h"
 #include "workloads/result.h"
 
@@ -42,16 +43,23 @@ struct ChildEnd {
 
 // Waits for the launched child while the tracer follows it; forwards an interrupt once (or
 // sends one when end_when asks), then SIGKILLs what has not exited 10 s later.
+// With the terminal lent to the job, a stop of the job (Ctrl-Z) is relayed to the shell above,
+// and a Ctrl-C that ended the job interrupts the run.
 Result<ChildEnd> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group,
-                                 const std::function<bool()>& end_when) {
+                                 const std::function<bool()>& end_when, TerminalLoan* terminal) {
   const pid_t target = signal_group ? -pid : pid;
   bool forwarded = false, ended = false;
   Clock::time_point kill_at{};
   for (;;) {
     ChildEnd end;
-    const pid_t r = wait4(pid, &end.status, WNOHANG, &end.usage);
+    const pid_t r = wait4(pid, &end.status, WNOHANG | (terminal ? WUNTRACED : 0), &end.usage);
+    if (r == pid && WIFSTOPPED(end.status)) {
+      if (is_terminal_stop(WSTOPSIG(end.status))) terminal->relay_stop(pid, WSTOPSIG(end.status));
+      continue;
+    }
     if (r == pid) {
       end.ended_by_harness = ended;
+      if (terminal && WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGINT) record_interrupt(SIGINT);
       return end;
     }
     if (r < 0 && errno != EINTR)
@@ -274,6 +282,10 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
       return s.error();
     }
   }
+  // The user's own command in its own group gets the terminal, as a shell's foreground job.
+  std::optional<TerminalLoan> terminal =
+      request.users_own_command && request.signal_group ? TerminalLoan::open() : std::nullopt;
+  if (terminal) terminal->lend_to(child->pid());
   (void)db.set_root_pid(guard.id(), child->pid());
   if (Status s = child->release(); !s) {
     if (tracer) (void)tracer->stop();
@@ -291,7 +303,9 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
   };
   const bool may_end = request.end_when || request.duration_s;
   auto status = supervise_child(child->pid(), tracer, request.signal_group,
-                                may_end ? std::function<bool()>(end_when) : std::function<bool()>());
+                                may_end ? std::function<bool()>(end_when) : std::function<bool()>(),
+                                terminal ? &*terminal : nullptr);
+  if (terminal) terminal->take_back();
   if (!status) {
     guard.fail_with(status.error().message);
     return status.error();

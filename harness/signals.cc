@@ -25,7 +25,8 @@ void record_startup_dispositions() {
   sigemptyset(&g_ignored_at_startup);
   for (int sig : kStopSignals)
     if (is_ignored_now(sig)) sigaddset(&g_ignored_at_startup, sig);
-  if (is_ignored_now(SIGPIPE)) sigaddset(&g_ignored_at_startup, SIGPIPE);
+  for (int sig : {SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU})
+    if (is_ignored_now(sig)) sigaddset(&g_ignored_at_startup, sig);
   g_recorded = true;
 }
 }  // namespace
@@ -44,6 +45,10 @@ bool interrupt_requested() { return g_signal != 0; }
 int interrupt_signal() { return g_signal; }
 int interrupt_exit_code() { return 128 + (g_signal ? g_signal : SIGINT); }
 int interrupt_forward_signal() { return g_signal == SIGINT || g_signal == 0 ? SIGINT : SIGTERM; }
+
+void record_interrupt(int sig) {
+  if (g_signal == 0) g_signal = sig;
+}
 
 bool ignored_at_startup(int sig) { return g_recorded && sigismember(&g_ignored_at_startup, sig) == 1; }
 

@@ -25,8 +25,12 @@ int interrupt_exit_code();  // 128 + the signal
 // What to send the launched processes: SIGINT for Ctrl-C, SIGTERM for every other stop
 // signal (a workload or a job handles those two; SIGQUIT would dump its core).
 int interrupt_forward_signal();
+// A stop request that reached the harness through its job: Ctrl-C typed while the job held
+// the terminal ends the job alone, and the run is interrupted as if the harness had it too.
+void record_interrupt(int sig);
 
-// Whether sig was ignored when install_interrupt_handlers() first ran. Async-signal-safe.
+// Whether sig (a stop signal, SIGPIPE, or a terminal stop signal) was ignored when
+// install_interrupt_handlers() first ran. Async-signal-safe.
 bool ignored_at_startup(int sig);
 // For a forked child before exec (async-signal-safe): nothing blocked, and the stop signals
 // and SIGPIPE as the harness found them: ignored when they were, else at their default.

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/command.h"
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -428,6 +430,116 @@ TEST_F(Reliability, AKilledTracerLeavesTheTracedJobRunningToItsEnd) {
   kill(-std::stoi(job), SIGKILL);  // whatever is left when the test failed
   auto runs = capture(kBinary + " runs --db " + db);
   EXPECT_NE(runs.text.find("abandoned"), std::string::npos) << runs.text;
+}
+
+// Reads a pseudo-terminal's output until it holds text or limit passes; all it read.
+std::string read_until(int master, std::string& seen, const std::string& text, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < end) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO: every process of the terminal is gone
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  return seen;
+}
+
+// Waits for pid up to limit; its exit code, or -1 (then it is killed) when it did not end.
+int wait_or_kill(pid_t pid, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(50ms);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+// A job that reads its terminal (input(), pdb, a login prompt) gets the line typed: the harness lends
+// it the terminal while it runs. It once stopped on SIGTTIN, in a process group of its own.
+TEST_F(Reliability, ALaunchedJobReadsTheTerminal) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+          "echo ready; read line; echo got $line", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  ASSERT_EQ(write(master, "hello\n", 6), 6);
+  EXPECT_NE(read_until(master, seen, "got hello", 20s).find("got hello"), std::string::npos) << seen;
+  EXPECT_EQ(wait_or_kill(pid, 20s), 0) << read_until(master, seen, "trace database", 1s);
+  close(master);
+}
+
+// Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
+TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+          "echo ready; sleep 60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // Ctrl-C
+  EXPECT_EQ(wait_or_kill(pid, 20s), 130) << read_until(master, seen, "trace database", 1s);
+  close(master);
+  EXPECT_NE(capture(kBinary + " runs --db " + db).text.find("interrupted"), std::string::npos);
+}
+
+// Ctrl-Z stops the job, and the harness with it, so that the shell shows the command stopped; fg
+// continues both, with the terminal lent again. Here a minimal job-control shell stands above the harness.
+TEST_F(Reliability, CtrlZStopsTheJobAndTheHarnessAndFgContinuesBoth) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t shell = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(shell, 0);
+  if (shell == 0) {
+    const pid_t harness = fork();
+    if (harness == 0) {
+      setpgid(0, 0);
+      execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+            "echo ready; read line; echo got $line", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(harness, harness);
+    tcsetpgrp(STDIN_FILENO, harness);
+    signal(SIGTTOU, SIG_IGN);  // the shell takes the terminal back from the background
+    int status = 0;
+    if (waitpid(harness, &status, WUNTRACED) != harness || !WIFSTOPPED(status)) _exit(20);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    const char stopped[] = "[harness stopped]\n";
+    if (write(STDOUT_FILENO, stopped, sizeof stopped - 1) < 0) _exit(21);
+    tcsetpgrp(STDIN_FILENO, harness);  // fg
+    kill(-harness, SIGCONT);
+    if (waitpid(harness, &status, 0) != harness) _exit(22);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status));
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  std::this_thread::sleep_for(300ms);  // in its read
+  ASSERT_EQ(write(master, "\x1a", 1), 1);  // Ctrl-Z
+  EXPECT_NE(read_until(master, seen, "[harness stopped]", 20s).find("[harness stopped]"), std::string::npos) << seen;
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(write(master, "hello\n", 6), 6);
+  EXPECT_NE(read_until(master, seen, "got hello", 20s).find("got hello"), std::string::npos) << seen;
+  EXPECT_EQ(wait_or_kill(shell, 20s), 0) << read_until(master, seen, "trace database", 1s);
+  close(master);
 }
 
 }  // namespace
