@@ -2,6 +2,7 @@
 #include "harness/child_process.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -75,7 +76,13 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, con
       n = read(go->read.get(), &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // the parent gave up before releasing us
-    execvpe(cargv[0], cargv.data(), cenv.data());
+    if (options.run_as) {
+      const Credentials& user = *options.run_as;
+      if (setgroups(user.groups.size(), user.groups.data()) == 0 && setgid(user.gid) == 0 && setuid(user.uid) == 0)
+        execvpe(cargv[0], cargv.data(), cenv.data());
+    } else {
+      execvpe(cargv[0], cargv.data(), cenv.data());
+    }
     int e = errno;
     ssize_t ignored = write(err->write.get(), &e, sizeof(e));
     (void)ignored;

@@ -16,6 +16,13 @@
 
 namespace ingero::harness {
 
+// Who a child runs as: set (groups first) after the fork, before the exec.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
 struct SpawnOptions {
   // The child leads a new process group, so that a signal can reach every process it starts
   // (a wrapper shell's children too).
@@ -28,6 +35,8 @@ struct SpawnOptions {
   std::vector<std::pair<std::string, std::string>> env;
   // The child's stdout and stderr go to this file (created or truncated).
   std::optional<std::string> output_path;
+  // Another user than this process's (a root harness under sudo runs the user's command as them).
+  std::optional<Credentials> run_as;
 };
 
 class PausedChild {

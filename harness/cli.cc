@@ -279,6 +279,9 @@ void add_trace_command(CLI::App& app, ParsedCommand& parsed, Subcommands& c) {
                     "Change the job's DataLoaders without editing its code (repeatable): num_workers=N, "
                     "prefetch_factor=N, pin_memory=on|off, persistent_workers=on|off, loader=N (only that one)")
       ->take_all();
+  trace->add_flag("--as-root", parsed.trace.as_root,
+                  "Under sudo, run the command as root (default: as the user who ran sudo, with their groups; "
+                  "the DB and the folders made for it are theirs either way)");
   trace->add_option("command", parsed.trace.command, "The command and its arguments, after --");
   trace->prefix_command();
 

@@ -271,6 +271,7 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
   options.dies_with_parent = !request.users_own_command;
   options.env = request.env;
   options.output_path = request.output_path;
+  options.run_as = request.run_as;
   auto child = PausedChild::spawn(request.argv, options);
   if (!child) {
     guard.fail_with(child.error().message);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "harness/child_process.h"
 #include "tracer/trace_db.h"
 #include "tracer/tracer.h"
 
@@ -53,6 +54,7 @@ struct RunRequest {
   // The user's own command (trace -- CMD), not our workload or a sweep point: it outlives a
   // killed harness.
   bool users_own_command = false;
+  std::optional<Credentials> run_as;         // the launched child runs as this user (sudo's)
   std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
   std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
   std::optional<std::string> config_json;    // workload runs

@@ -9,6 +9,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -478,6 +479,37 @@ TEST_F(Reliability, ALaunchedJobReadsTheTerminal) {
   EXPECT_NE(read_until(master, seen, "got hello", 20s).find("got hello"), std::string::npos) << seen;
   EXPECT_EQ(wait_or_kill(pid, 20s), 0) << read_until(master, seen, "trace database", 1s);
   close(master);
+}
+
+// Under sudo the user's command runs as the user who ran sudo (--as-root keeps root), and the DB
+// and the folders made for it are theirs: a root-owned results/ once made their next run fail.
+TEST_F(Reliability, UnderSudoTheJobRunsAsTheUserAndTheOutputsAreTheirs) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  fs::permissions(dir_, fs::perms::all);  // the job, as nobody, writes its answer here
+  const std::string db = path("results/sub/trace.db");
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " trace --db " + db;
+  const std::string job = " -- python3 -c 'import os; print(os.getuid(), os.getgid(), os.getgroups(), "
+                          "os.environ[\"HOME\"], file=open(\"" + path("ids") + "\", \"w\"))'";
+  auto as_user = capture(sudo + job);
+  EXPECT_EQ(as_user.exit_code, 0) << as_user.text;
+  EXPECT_EQ(as_user.text.find("Traceback"), std::string::npos) << as_user.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s), "65534 65534 [65534] /nonexistent") << as_user.text;
+  for (const std::string& output : {db, path("results"), path("results/sub")}) {
+    struct stat st {};
+    ASSERT_EQ(lstat(output.c_str(), &st), 0) << output;
+    EXPECT_EQ(st.st_uid, 65534u) << output;
+    EXPECT_EQ(st.st_gid, 65534u) << output;
+  }
+  fs::remove(path("ids"));
+  auto as_root = capture(sudo + " --as-root" + job);
+  EXPECT_EQ(as_root.exit_code, 0) << as_root.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s).rfind("0 0 ", 0), 0u) << as_root.text;
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  auto bad = capture("SUDO_UID=x SUDO_GID=65534 " + kBinary + " trace --db " + path("bad.db") + " -- true");
+  EXPECT_EQ(bad.exit_code, 2) << bad.text;
+  EXPECT_NE(bad.text.find("--as-root"), std::string::npos) << bad.text;
 }
 
 // Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
