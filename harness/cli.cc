@@ -310,7 +310,7 @@ void add_reader_commands(CLI::App& app, ParsedCommand& parsed, Holders& h, Subco
 
   CLI::App* explain = c.explain = app.add_subcommand("explain", "Explain a traced run: metrics, per-process breakdown, causal chains");
   explain->add_option("--db", parsed.explain.db, "Trace database")->required();
-  auto* run_opt = explain->add_option("--run", h.explain_run, "Run id (default: the last run)");
+  auto* run_opt = explain->add_option("--run", h.explain_run, "Run id (default: the newest finished run)");
   explain->add_flag("--last", "The last run in the DB (the default)")->excludes(run_opt);
   explain->add_flag("--per-process", parsed.explain.per_process, "Show every process and thread role");
   explain->add_option("--since", h.since, "Only the last part of the run: seconds, or e.g. 30s, 5m");
