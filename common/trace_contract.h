@@ -163,6 +163,9 @@ inline constexpr std::string_view kObserverSetting = "observer";
 inline constexpr std::string_view kObserverOn = "on";
 inline constexpr std::string_view kObserverOff = "off";
 inline constexpr std::string_view kObserverUnused = "unused";
+// What a launched job's --override asked of its DataLoaders, as a JSON object, whether or not
+// it reached one (each loader's overrides_json says what was applied).
+inline constexpr std::string_view kOverridesAskedSetting = "overrides_asked";
 // How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";

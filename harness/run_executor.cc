@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <functional>
@@ -141,11 +142,79 @@ void add_trainer_command(tracer::TraceTotals& totals) {
     }
 }
 
+// "num_workers=2, loader=99": an --override object as it was typed.
+std::string overrides_text(const nlohmann::json& overrides) {
+  std::string text;
+  for (const auto& [knob, value] : overrides.items()) {
+    const std::string shown = value.is_boolean() ? (value.get<bool>() ? "on" : "off") : value.dump();
+    text += (text.empty() ? "" : ", ") + knob + "=" + shown;
+  }
+  return text;
+}
+
+// An --override that no DataLoader took (loader=99 of a job that builds one) changes nothing;
+// the run says so instead of looking like a measured change.
+std::optional<std::string> override_reached_nothing(const nlohmann::json& asked, const tracer::ObservedJob& job) {
+  if (asked.empty()) return std::nullopt;
+  for (const auto& loader : job.loaders)
+    if (loader.overrides_json) return std::nullopt;
+  int built = 0;
+  for (const auto& loader : job.loaders) built = std::max(built, loader.loader + 1);
+  return fmt::format("--override {} reached no DataLoader: {}", overrides_text(asked),
+                     built == 0 ? "the job built none the observer saw"
+                                : fmt::format("the job built {} (loader=0 to {}), with their own settings", built,
+                                              built - 1));
+}
+
+// Why the observer reached none of the job's Python processes, when the run shows why: a
+// process of another user (setpriv, su, runuser: the job switched user, or the tracer saw its
+// uid) cannot read the observer's private folder, and a command line that sets PYTHONPATH or
+// starts python with -E, -I or -S leaves the observer off the path. A PYTHONPATH replaced
+// inside a script leaves no such trace.
+std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, const tracer::TraceTotals& totals,
+                                              const std::vector<std::string>& argv, uid_t folder_owner) {
+  if (job.processes > 0) return std::nullopt;
+  constexpr std::string_view kUserSwitches[] = {"setpriv", "su", "sudo", "runuser", "gosu", "su-exec", "setuidgid"};
+  for (const auto& t : totals.threads) {
+    if (t.tid != t.pid) continue;
+    if (t.uid && *t.uid != folder_owner && *t.uid != 0)
+      return fmt::format("{} (pid {}) ran as uid {}, who cannot read the observer's private folder (uid {}'s); "
+                         "trace the job as that user (sudo -u), or attach with --pid",
+                         t.comm, t.pid, *t.uid, folder_owner);
+    for (std::string_view name : kUserSwitches)
+      if (t.comm == name)
+        return fmt::format("{} (pid {}) switched the job to another user, who cannot read the observer's private "
+                           "folder; trace the job as that user (sudo -u), or attach with --pid",
+                           t.comm, t.pid);
+  }
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string program = argv[i].substr(argv[i].rfind('/') + 1);
+    for (std::string_view name : kUserSwitches)
+      if (program == name)
+        return fmt::format("{} in the command switches the job to another user, who cannot read the observer's "
+                           "private folder; trace the job as that user (sudo -u), or attach with --pid",
+                           program);
+    if (argv[i].rfind("PYTHONPATH=", 0) == 0)
+      return std::string("the command sets PYTHONPATH, which replaces the observer's entry; add to it instead "
+                         "(PYTHONPATH=...:$PYTHONPATH), or attach with --pid");
+    const bool python = argv[i].find("python") != std::string::npos;
+    if (python && i + 1 < argv.size() && (argv[i + 1] == "-E" || argv[i + 1] == "-I" || argv[i + 1] == "-S"))
+      return fmt::format("python {} does not read PYTHONPATH's sitecustomize; drop {} or attach with --pid",
+                         argv[i + 1], argv[i + 1]);
+  }
+  return std::nullopt;
+}
+
 // What the Python observer saw of a launched job: its roles go into the totals before they are
 // written, its batches and DataLoaders into the DB.
-void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
+void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
                       RunOutcome& outcome) {
-  tracer::ObservedJob job = tracer::read_observed_job(dir, totals.threads);
+  tracer::ObservedJob job = tracer::read_observed_job(*request.observer_dir, totals.threads);
+  if (!request.overrides.empty())
+    totals.settings.emplace_back(std::string(contract::kOverridesAskedSetting), request.overrides.dump());
+  if (auto note = override_reached_nothing(request.overrides, job)) job.notes.push_back(*note);
+  outcome.observer_unreached =
+      observer_unreached(job, totals, request.argv, request.run_as ? request.run_as->uid : geteuid());
   tracer::assign_roles(totals, job.roles);
   const bool used = job.processes > 0;
   totals.settings.emplace_back(std::string(contract::kObserverSetting),
@@ -349,7 +418,7 @@ std::optional<tracer::TraceTotals> store_trace(const RunRequest& request, tracer
   }
   if (request.argv.empty()) add_trainer_command(totals);
   if (request.observer_dir)
-    add_observed_job(*request.observer_dir, db, run_id, totals, outcome);
+    add_observed_job(request, db, run_id, totals, outcome);
   else if (request.kind == contract::kind::kCommand)
     totals.settings.emplace_back(std::string(contract::kObserverSetting), std::string(contract::kObserverOff));
   outcome.events_lost = totals.events_lost();

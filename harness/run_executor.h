@@ -57,6 +57,7 @@ struct RunRequest {
   std::optional<Credentials> run_as;         // the launched child runs as this user (sudo's)
   std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
   std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
+  nlohmann::json overrides = nlohmann::json::object();  // --override: asked of the job's DataLoaders
   std::optional<std::string> config_json;    // workload runs
   std::optional<std::string> result_path;    // where a workload child writes its record
   int ranks = 1;                             // > 1: a DDP job whose ranks write result_path.rank<R>
@@ -92,6 +93,7 @@ struct RunOutcome {
   std::vector<std::string> trace_problems;
   std::vector<std::string> observer_notes;  // what the Python observer said, and how much it saw
   int64_t observed_batches = 0;             // DataLoader batches the observer recorded
+  std::optional<std::string> observer_unreached;  // why the observer reached none of the job's Pythons
   std::string targets_summary;           // attach: what became of each target
   bool stored = true;
   std::string store_error;

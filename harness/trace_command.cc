@@ -111,6 +111,7 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
     if (req.run_as) give_tree_to_user(*req.run_as, private_dir->path());
     req.env.insert(req.env.end(), observer->env.begin(), observer->env.end());
     req.observer_dir = observer->records_dir;
+    req.overrides = *overrides;
   }
   if (launch) {
     if (Status s = check_program(flags.command.front()); !s) return s.error();
@@ -154,8 +155,11 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
                  outcome->targets_summary.empty() ? "traced" : outcome->targets_summary.c_str(), db->path().c_str());
   if (req.observer_dir)
     std::fprintf(stderr, "ingero-bench: DataLoader observer: %s\n",
-                 outcome->observed_batches > 0
-                     ? fmt::format("{} batches recorded", outcome->observed_batches).c_str()
+                 outcome->observed_batches > 0 ? fmt::format("{} batches recorded", outcome->observed_batches).c_str()
+                 : outcome->observer_unreached
+                     ? fmt::format("did not reach the job (the waits are estimated from wake-ups): {}",
+                                   *outcome->observer_unreached)
+                           .c_str()
                      : "no DataLoader batch was iterated (the waits are estimated from wake-ups)");
   for (const auto& note : outcome->observer_notes) std::fprintf(stderr, "  note: %s\n", note.c_str());
   if (outcome->stored) print_diagnosis(db->path(), {outcome->run_id}, std::cerr);
