@@ -54,11 +54,11 @@ Result<ChildEnd> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_
   for (;;) {
     ChildEnd end;
     const pid_t r = wait4(pid, &end.status, WNOHANG | (terminal ? WUNTRACED : 0), &end.usage);
-    if (r == pid && WIFSTOPPED(end.status)) {
-      if (is_terminal_stop(WSTOPSIG(end.status))) terminal->relay_stop(pid, WSTOPSIG(end.status));
-      continue;
-    }
-    if (r == pid) {
+    // Not a busy loop where our own stop is discarded (an orphaned group): the poll's sleep
+    // still comes between one stop of the job and the next.
+    const bool stopped = r == pid && WIFSTOPPED(end.status);
+    if (stopped && is_terminal_stop(WSTOPSIG(end.status))) terminal->relay_stop(pid, WSTOPSIG(end.status));
+    if (r == pid && !stopped) {
       end.ended_by_harness = ended;
       if (terminal && WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGINT) record_interrupt(SIGINT);
       return end;
