@@ -166,6 +166,9 @@ inline constexpr std::string_view kObserverUnused = "unused";
 // In a loader's knobs (loaders.knobs_json), added by the observer's reader: len(loader) at its last
 // epoch, the batches an epoch takes, where the observer could tell.
 inline constexpr std::string_view kBatchesPerEpochKnob = "batches_per_epoch";
+// What a launched job's --override asked of its DataLoaders, as a JSON object, whether or not
+// it reached one (each loader's overrides_json says what was applied).
+inline constexpr std::string_view kOverridesAskedSetting = "overrides_asked";
 // How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";

@@ -2,6 +2,7 @@
 #include "harness/child_process.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -35,8 +36,9 @@ std::vector<std::string> child_environment(const PausedChild::Environment& env) 
 
 }  // namespace
 
-Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env,
-                                       const std::optional<std::string>& output_path) {
+Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  const bool own_group = options.own_group;
+  const std::optional<std::string>& output_path = options.output_path;
   if (argv.empty()) return Error::bad_input("no command to run", "put the command after --");
   UniqueFd output;
   if (output_path) {
@@ -50,7 +52,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  const std::vector<std::string> environment = child_environment(env);
+  const std::vector<std::string> environment = child_environment(options.env);
   std::vector<char*> cenv;
   for (const auto& e : environment) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
@@ -59,16 +61,13 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
   if (pid < 0) return Error::failure(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     // The child execs or _exits: no destructor runs here, and every call is async-signal-safe.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (options.dies_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
     if (own_group) setpgid(0, 0);
     if (output && (dup2(output.get(), STDOUT_FILENO) < 0 || dup2(output.get(), STDERR_FILENO) < 0)) _exit(127);
-    // The harness may have blocked or ignored signals; the child starts clean.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : kStopSignals) signal(sig, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
+    // The harness may have blocked or caught signals; the child starts as the harness was
+    // started (a signal ignored then, as nohup's SIGHUP, stays ignored).
+    restore_startup_signals();
     close(go->write.get());
     close(err->read.get());
     char byte;
@@ -77,7 +76,13 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, boo
       n = read(go->read.get(), &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // the parent gave up before releasing us
-    execvpe(cargv[0], cargv.data(), cenv.data());
+    if (options.run_as) {
+      const Credentials& user = *options.run_as;
+      if (setgroups(user.groups.size(), user.groups.data()) == 0 && setgid(user.gid) == 0 && setuid(user.uid) == 0)
+        execvpe(cargv[0], cargv.data(), cenv.data());
+    } else {
+      execvpe(cargv[0], cargv.data(), cenv.data());
+    }
     int e = errno;
     ssize_t ignored = write(err->write.get(), &e, sizeof(e));
     (void)ignored;
@@ -144,6 +149,7 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv) {
   if (pid < 0) return out;
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    restore_startup_signals();
     dup2(pipe->write.get(), STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
     if (int devnull = open("/dev/null", O_WRONLY); devnull >= 0) dup2(devnull, STDERR_FILENO);
     execvp(cargv[0], cargv.data());

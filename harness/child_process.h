@@ -16,16 +16,34 @@
 
 namespace ingero::harness {
 
+// Who a child runs as: set (groups first) after the fork, before the exec.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
+struct SpawnOptions {
+  // The child leads a new process group, so that a signal can reach every process it starts
+  // (a wrapper shell's children too).
+  bool own_group = false;
+  // The child is killed when this process dies (PR_SET_PDEATHSIG): our workloads and sweep
+  // points. A user's own command outlives a killed tracer, as under perf or nsys: the probes
+  // go with the tracer's descriptors.
+  bool dies_with_parent = true;
+  // Variables set (or replaced) in the child's environment, which is otherwise this process's.
+  std::vector<std::pair<std::string, std::string>> env;
+  // The child's stdout and stderr go to this file (created or truncated).
+  std::optional<std::string> output_path;
+  // Another user than this process's (a root harness under sudo runs the user's command as them).
+  std::optional<Credentials> run_as;
+};
+
 class PausedChild {
  public:
-  // argv[0] is looked up in PATH. The child dies with this process (PR_SET_PDEATHSIG).
-  // own_group: the child leads a new process group, so that a signal can reach every
-  // process it starts (a wrapper shell's children too). env: variables set (or replaced) in
-  // the child's environment, which is otherwise this process's.
   using Environment = std::vector<std::pair<std::string, std::string>>;
-  // output_path: the child's stdout and stderr go to this file (created or truncated).
-  static Result<PausedChild> spawn(const std::vector<std::string>& argv, bool own_group, const Environment& env = {},
-                                   const std::optional<std::string>& output_path = std::nullopt);
+  // argv[0] is looked up in PATH.
+  static Result<PausedChild> spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
   PausedChild(PausedChild&& other) noexcept;
   PausedChild& operator=(PausedChild&&) = delete;
   ~PausedChild();  // a child never released is killed and reaped

@@ -279,6 +279,9 @@ void add_trace_command(CLI::App& app, ParsedCommand& parsed, Subcommands& c) {
                     "Change the job's DataLoaders without editing its code (repeatable): num_workers=N, "
                     "prefetch_factor=N, pin_memory=on|off, persistent_workers=on|off, loader=N (only that one)")
       ->take_all();
+  trace->add_flag("--as-root", parsed.trace.as_root,
+                  "Under sudo, run the command as root (default: as the user who ran sudo, with their groups; "
+                  "the DB and the folders made for it are theirs either way)");
   trace->add_option("command", parsed.trace.command, "The command and its arguments, after --");
   trace->prefix_command();
 
@@ -307,7 +310,7 @@ void add_reader_commands(CLI::App& app, ParsedCommand& parsed, Holders& h, Subco
 
   CLI::App* explain = c.explain = app.add_subcommand("explain", "Explain a traced run: metrics, per-process breakdown, causal chains");
   explain->add_option("--db", parsed.explain.db, "Trace database")->required();
-  auto* run_opt = explain->add_option("--run", h.explain_run, "Run id (default: the last run)");
+  auto* run_opt = explain->add_option("--run", h.explain_run, "Run id (default: the newest finished run)");
   explain->add_flag("--last", "The last run in the DB (the default)")->excludes(run_opt);
   explain->add_flag("--per-process", parsed.explain.per_process, "Show every process and thread role");
   explain->add_option("--since", h.since, "Only the last part of the run: seconds, or e.g. 30s, 5m");

@@ -81,6 +81,7 @@ struct TraceCommandFlags {
   std::string duration;    // --duration 60s
   bool no_observer = false;                // --no-observer: no DataLoader observer in a launched job
   std::vector<std::string> overrides;      // --override KNOB=VALUE for the job's DataLoaders
+  bool as_root = false;                    // --as-root: under sudo, the command runs as root
 };
 
 struct ExplainFlags {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/signals.h"
+#include "harness/terminal.h"
 #include "tracer/observer_records.h"
 #include "workloads/result.h"
 
@@ -42,16 +44,23 @@ struct ChildEnd {
 
 // Waits for the launched child while the tracer follows it; forwards an interrupt once (or
 // sends one when end_when asks), then SIGKILLs what has not exited 10 s later.
+// With the terminal lent to the job, a stop of the job (Ctrl-Z) is relayed to the shell above,
+// and a Ctrl-C that ended the job interrupts the run.
 Result<ChildEnd> supervise_child(pid_t pid, tracer::Tracer* tracer, bool signal_group,
-                                 const std::function<bool()>& end_when) {
+                                 const std::function<bool()>& end_when, TerminalLoan* terminal) {
   const pid_t target = signal_group ? -pid : pid;
   bool forwarded = false, ended = false;
   Clock::time_point kill_at{};
   for (;;) {
     ChildEnd end;
-    const pid_t r = wait4(pid, &end.status, WNOHANG, &end.usage);
-    if (r == pid) {
+    const pid_t r = wait4(pid, &end.status, WNOHANG | (terminal ? WUNTRACED : 0), &end.usage);
+    // Not a busy loop where our own stop is discarded (an orphaned group): the poll's sleep
+    // still comes between one stop of the job and the next.
+    const bool stopped = r == pid && WIFSTOPPED(end.status);
+    if (stopped && is_terminal_stop(WSTOPSIG(end.status))) terminal->relay_stop(pid, WSTOPSIG(end.status));
+    if (r == pid && !stopped) {
       end.ended_by_harness = ended;
+      if (terminal && WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGINT) record_interrupt(SIGINT);
       return end;
     }
     if (r < 0 && errno != EINTR)
@@ -133,11 +142,79 @@ void add_trainer_command(tracer::TraceTotals& totals) {
     }
 }
 
+// "num_workers=2, loader=99": an --override object as it was typed.
+std::string overrides_text(const nlohmann::json& overrides) {
+  std::string text;
+  for (const auto& [knob, value] : overrides.items()) {
+    const std::string shown = value.is_boolean() ? (value.get<bool>() ? "on" : "off") : value.dump();
+    text += (text.empty() ? "" : ", ") + knob + "=" + shown;
+  }
+  return text;
+}
+
+// An --override that no DataLoader took (loader=99 of a job that builds one) changes nothing;
+// the run says so instead of looking like a measured change.
+std::optional<std::string> override_reached_nothing(const nlohmann::json& asked, const tracer::ObservedJob& job) {
+  if (asked.empty()) return std::nullopt;
+  for (const auto& loader : job.loaders)
+    if (loader.overrides_json) return std::nullopt;
+  int built = 0;
+  for (const auto& loader : job.loaders) built = std::max(built, loader.loader + 1);
+  return fmt::format("--override {} reached no DataLoader: {}", overrides_text(asked),
+                     built == 0 ? "the job built none the observer saw"
+                                : fmt::format("the job built {} (loader=0 to {}), with their own settings", built,
+                                              built - 1));
+}
+
+// Why the observer reached none of the job's Python processes, when the run shows why: a
+// process of another user (setpriv, su, runuser: the job switched user, or the tracer saw its
+// uid) cannot read the observer's private folder, and a command line that sets PYTHONPATH or
+// starts python with -E, -I or -S leaves the observer off the path. A PYTHONPATH replaced
+// inside a script leaves no such trace.
+std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, const tracer::TraceTotals& totals,
+                                              const std::vector<std::string>& argv, uid_t folder_owner) {
+  if (job.processes > 0) return std::nullopt;
+  constexpr std::string_view kUserSwitches[] = {"setpriv", "su", "sudo", "runuser", "gosu", "su-exec", "setuidgid"};
+  for (const auto& t : totals.threads) {
+    if (t.tid != t.pid) continue;
+    if (t.uid && *t.uid != folder_owner && *t.uid != 0)
+      return fmt::format("{} (pid {}) ran as uid {}, who cannot read the observer's private folder (uid {}'s); "
+                         "trace the job as that user (sudo -u), or attach with --pid",
+                         t.comm, t.pid, *t.uid, folder_owner);
+    for (std::string_view name : kUserSwitches)
+      if (t.comm == name)
+        return fmt::format("{} (pid {}) switched the job to another user, who cannot read the observer's private "
+                           "folder; trace the job as that user (sudo -u), or attach with --pid",
+                           t.comm, t.pid);
+  }
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string program = argv[i].substr(argv[i].rfind('/') + 1);
+    for (std::string_view name : kUserSwitches)
+      if (program == name)
+        return fmt::format("{} in the command switches the job to another user, who cannot read the observer's "
+                           "private folder; trace the job as that user (sudo -u), or attach with --pid",
+                           program);
+    if (argv[i].rfind("PYTHONPATH=", 0) == 0)
+      return std::string("the command sets PYTHONPATH, which replaces the observer's entry; add to it instead "
+                         "(PYTHONPATH=...:$PYTHONPATH), or attach with --pid");
+    const bool python = argv[i].find("python") != std::string::npos;
+    if (python && i + 1 < argv.size() && (argv[i + 1] == "-E" || argv[i + 1] == "-I" || argv[i + 1] == "-S"))
+      return fmt::format("python {} does not read PYTHONPATH's sitecustomize; drop {} or attach with --pid",
+                         argv[i + 1], argv[i + 1]);
+  }
+  return std::nullopt;
+}
+
 // What the Python observer saw of a launched job: its roles go into the totals before they are
 // written, its batches and DataLoaders into the DB.
-void add_observed_job(const std::string& dir, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
+void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
                       RunOutcome& outcome) {
-  tracer::ObservedJob job = tracer::read_observed_job(dir, totals.threads);
+  tracer::ObservedJob job = tracer::read_observed_job(*request.observer_dir, totals.threads);
+  if (!request.overrides.empty())
+    totals.settings.emplace_back(std::string(contract::kOverridesAskedSetting), request.overrides.dump());
+  if (auto note = override_reached_nothing(request.overrides, job)) job.notes.push_back(*note);
+  outcome.observer_unreached =
+      observer_unreached(job, totals, request.argv, request.run_as ? request.run_as->uid : geteuid());
   tracer::assign_roles(totals, job.roles);
   const bool used = job.processes > 0;
   totals.settings.emplace_back(std::string(contract::kObserverSetting),
@@ -258,7 +335,13 @@ uint64_t cpu_ns(const timeval& t) { return uint64_t(t.tv_sec) * 1'000'000'000 + 
 // end settings.
 Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, tracer::TraceDb& db, RunGuard& guard,
                          RunOutcome& outcome) {
-  auto child = PausedChild::spawn(request.argv, request.signal_group, request.env, request.output_path);
+  SpawnOptions options;
+  options.own_group = request.signal_group;
+  options.dies_with_parent = !request.users_own_command;
+  options.env = request.env;
+  options.output_path = request.output_path;
+  options.run_as = request.run_as;
+  auto child = PausedChild::spawn(request.argv, options);
   if (!child) {
     guard.fail_with(child.error().message);
     return child.error();
@@ -269,6 +352,10 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
       return s.error();
     }
   }
+  // The user's own command in its own group gets the terminal, as a shell's foreground job.
+  std::optional<TerminalLoan> terminal =
+      request.users_own_command && request.signal_group ? TerminalLoan::open() : std::nullopt;
+  if (terminal) terminal->lend_to(child->pid());
   (void)db.set_root_pid(guard.id(), child->pid());
   if (Status s = child->release(); !s) {
     if (tracer) (void)tracer->stop();
@@ -286,7 +373,9 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
   };
   const bool may_end = request.end_when || request.duration_s;
   auto status = supervise_child(child->pid(), tracer, request.signal_group,
-                                may_end ? std::function<bool()>(end_when) : std::function<bool()>());
+                                may_end ? std::function<bool()>(end_when) : std::function<bool()>(),
+                                terminal ? &*terminal : nullptr);
+  if (terminal) terminal->take_back();
   if (!status) {
     guard.fail_with(status.error().message);
     return status.error();
@@ -329,7 +418,7 @@ std::optional<tracer::TraceTotals> store_trace(const RunRequest& request, tracer
   }
   if (request.argv.empty()) add_trainer_command(totals);
   if (request.observer_dir)
-    add_observed_job(*request.observer_dir, db, run_id, totals, outcome);
+    add_observed_job(request, db, run_id, totals, outcome);
   else if (request.kind == contract::kind::kCommand)
     totals.settings.emplace_back(std::string(contract::kObserverSetting), std::string(contract::kObserverOff));
   outcome.events_lost = totals.events_lost();

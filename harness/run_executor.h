@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "harness/child_process.h"
 #include "tracer/trace_db.h"
 #include "tracer/tracer.h"
 
@@ -50,8 +51,13 @@ struct RunRequest {
   bool cuda_processes = false;               // kind system: every process that maps CUDA
   std::optional<double> duration_s;          // stop after this long (a launched command: as end_when)
   bool signal_group = false;                 // forward signals to the child's process group
+  // The user's own command (trace -- CMD), not our workload or a sweep point: it outlives a
+  // killed harness.
+  bool users_own_command = false;
+  std::optional<Credentials> run_as;         // the launched child runs as this user (sudo's)
   std::vector<std::pair<std::string, std::string>> env;  // set in the launched child's environment
   std::optional<std::string> observer_dir;   // where the Python observer of a launched job writes
+  nlohmann::json overrides = nlohmann::json::object();  // --override: asked of the job's DataLoaders
   std::optional<std::string> config_json;    // workload runs
   std::optional<std::string> result_path;    // where a workload child writes its record
   int ranks = 1;                             // > 1: a DDP job whose ranks write result_path.rank<R>
@@ -87,6 +93,7 @@ struct RunOutcome {
   std::vector<std::string> trace_problems;
   std::vector<std::string> observer_notes;  // what the Python observer said, and how much it saw
   int64_t observed_batches = 0;             // DataLoader batches the observer recorded
+  std::optional<std::string> observer_unreached;  // why the observer reached none of the job's Pythons
   std::string targets_summary;           // attach: what became of each target
   bool stored = true;
   std::string store_error;

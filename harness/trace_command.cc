@@ -18,6 +18,7 @@
 #include "harness/machine_info.h"
 #include "harness/observer_setup.h"
 #include "harness/signals.h"
+#include "harness/sudo_user.h"
 
 namespace ingero::harness {
 
@@ -93,6 +94,12 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   if (!overrides->empty() && (!launch || flags.no_observer))
     return Error::bad_input("--override changes a launched job's DataLoaders through the observer",
                             "use it with a command after --, without --no-observer");
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
+  if (*sudo && launch && !flags.as_root) {
+    req.run_as = **sudo;
+    req.env = user_environment(**sudo);
+  }
   std::optional<PrivateDir> private_dir;
   if (launch && !flags.no_observer) {
     auto dir = PrivateDir::create("ingero-bench-run");
@@ -100,14 +107,18 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
     private_dir.emplace(std::move(*dir));
     auto observer = install_observer(private_dir->path(), *overrides);
     if (!observer) return observer.error();
-    req.env = observer->env;
+    // The job's observer reads its code and writes its records there, as the job's user.
+    if (req.run_as) give_tree_to_user(*req.run_as, private_dir->path());
+    req.env.insert(req.env.end(), observer->env.begin(), observer->env.end());
     req.observer_dir = observer->records_dir;
+    req.overrides = *overrides;
   }
   if (launch) {
     if (Status s = check_program(flags.command.front()); !s) return s.error();
     req.kind = std::string(contract::kind::kCommand);
     req.argv = flags.command;
     req.signal_group = true;
+    req.users_own_command = true;
     req.label = "trace:";
     for (const auto& a : flags.command) req.label += " " + a;
   } else if (attach) {
@@ -119,8 +130,17 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
     req.label = "trace: every CUDA process for " + flags.duration;
     settings->options.cuda_processes_only = true;
   }
+  const std::vector<std::string> made_for_db = missing_parents(flags.trace.db);
   auto db = tracer::TraceDb::open(flags.trace.db);
   if (!db) return db.error();
+  // Under sudo the DB and the folders made for it are the user's, whoever the job ran as.
+  const auto give_outputs = [&] {
+    if (!*sudo) return;
+    std::vector<std::string> outputs = made_for_db;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) outputs.push_back(flags.trace.db + suffix);
+    give_to_user(**sudo, outputs);
+  };
+  give_outputs();
   // CUDA availability is not probed here: the traced processes own the GPU.
   auto outcome = execute_run(req, *db, *settings, machine_info(std::nullopt).dump());
   if (!outcome) return outcome.error();
@@ -135,11 +155,15 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
                  outcome->targets_summary.empty() ? "traced" : outcome->targets_summary.c_str(), db->path().c_str());
   if (req.observer_dir)
     std::fprintf(stderr, "ingero-bench: DataLoader observer: %s\n",
-                 outcome->observed_batches > 0
-                     ? fmt::format("{} batches recorded", outcome->observed_batches).c_str()
+                 outcome->observed_batches > 0 ? fmt::format("{} batches recorded", outcome->observed_batches).c_str()
+                 : outcome->observer_unreached
+                     ? fmt::format("did not reach the job (the waits are estimated from wake-ups): {}",
+                                   *outcome->observer_unreached)
+                           .c_str()
                      : "no DataLoader batch was iterated (the waits are estimated from wake-ups)");
   for (const auto& note : outcome->observer_notes) std::fprintf(stderr, "  note: %s\n", note.c_str());
   if (outcome->stored) print_diagnosis(db->path(), {outcome->run_id}, std::cerr);
+  give_outputs();
   if (interrupt_requested()) return interrupt_exit_code();
   if (!outcome->stored) return kExitFailure;
   // A command ended by --duration exited as asked: its signal status is ours, not its own.

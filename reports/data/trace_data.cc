@@ -261,16 +261,35 @@ Result<bool> TraceFile::run_has_events(int64_t run_id) const {
   return *found;
 }
 
+// The newest run that is still being written, if any (0: none).
+int64_t TraceFile::newest_running_run() const {
+  auto stmt = db_.prepare("SELECT max(run_id) FROM runs WHERE status = ?");
+  if (!stmt) return 0;
+  stmt->bind(1, std::string(contract::status::kRunning));
+  auto row = stmt->step();
+  if (!row || !*row || stmt->column_is_null(0)) return 0;
+  return stmt->column_int(0);
+}
+
 Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
-  auto stmt = db_.prepare(std::string(kRunColumns) + (run_id ? " WHERE run_id = ?" : " ORDER BY run_id DESC LIMIT 1"));
+  // By default the newest finished run: one that another process is still writing has no
+  // events yet, or only some of them.
+  auto stmt = db_.prepare(std::string(kRunColumns) +
+                          (run_id ? " WHERE run_id = ?" : " WHERE status <> ? ORDER BY run_id DESC LIMIT 1"));
   if (!stmt) return query_failed(db_, "runs");
   if (run_id) stmt->bind(1, *run_id);
+  else stmt->bind(1, std::string(contract::status::kRunning));
   auto found = stmt->step();
   if (!found) return query_failed(db_, "runs");
   if (!*found) {
-    if (!run_id)
+    if (!run_id) {
+      if (const int64_t running = newest_running_run())
+        return Error::bad_input(fmt::format("'{}' holds no finished run yet: run {} is still being written", path(),
+                                            running),
+                                fmt::format("wait for it to end, or pass --run {} for what it has so far", running));
       return Error::bad_input(fmt::format("'{}' holds no runs", path()),
                               fmt::format("record one with 'ingero-bench --workload dataloader --db {}'", path()));
+    }
     return Error::bad_input(fmt::format("run {} is not in '{}'", *run_id, path()),
                             fmt::format("pass one of the run ids it holds: {}", run_id_list()));
   }

@@ -305,8 +305,8 @@ class TraceFile {
   const std::vector<std::string>& notes() const { return notes_; }
 
   Result<std::vector<RunRecord>> runs() const;
-  // The run with that id, or the last run when id is empty. A run with no events and
-  // no result record is bad input.
+  // The run with that id, or the newest finished run (not one still being written) when id
+  // is empty. A run with no events and no result record is bad input.
   Result<RunRecord> run(std::optional<int64_t> run_id) const;
   Result<RunContext> context(const RunRecord& run) const;
   Result<EventSet> events(int64_t run_id, const EventFilter& filter) const;
@@ -334,6 +334,7 @@ class TraceFile {
       : db_(std::move(db)), path_(std::move(path)), schema_version_(version), notes_(std::move(notes)) {}
   Result<bool> run_has_events(int64_t run_id) const;
   std::string run_id_list() const;
+  int64_t newest_running_run() const;
   Result<std::map<std::string, int64_t>> op_codes() const;
 
   sql::Connection db_;

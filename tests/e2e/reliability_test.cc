@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/command.h"
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,12 +51,14 @@ struct Background {
   }
 };
 
-Background start(const std::string& args, const std::string& log) {
+// ignore: a signal ignored from the start, as nohup ignores SIGHUP (0: none).
+Background start(const std::string& args, const std::string& log, int ignore = 0) {
   Background b;
   b.log = log;
   b.pid = fork();
   if (b.pid == 0) {
     setpgid(0, 0);  // signalled as a terminal would signal its foreground job
+    if (ignore != 0) signal(ignore, SIG_IGN);
     execl("/bin/sh", "sh", "-c", ("exec " + kBinary + " " + args + " >" + log + " 2>&1").c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
@@ -91,6 +96,18 @@ bool wait_for_handler(const std::string& prefix, int sig, std::chrono::seconds l
     std::this_thread::sleep_for(20ms);
   }
   return false;
+}
+
+// Waits until path exists and has a line; returns that line ("" when it never came).
+std::string wait_for_line(const std::string& path, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    std::ifstream in(path);
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) return line;
+    std::this_thread::sleep_for(50ms);
+  }
+  return "";
 }
 
 int count_processes(const std::string& prefix) {
@@ -372,6 +389,189 @@ TEST_F(Reliability, TraceDurationEndsALaunchedCommand) {
   EXPECT_NE(r.text.find("ended after --duration 1s"), std::string::npos) << r.text;
   auto runs = capture(kBinary + " runs --db " + db);
   EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
+}
+
+// A job that writes its pid to P, sleeps, then writes "finished" to DONE.
+std::string sleeping_job(const std::string& pid_file, const std::string& done_file, int seconds) {
+  return "sh -c 'echo $$ > " + pid_file + "; sleep " + std::to_string(seconds) + "; echo finished > " + done_file +
+         "'";
+}
+
+// Started under nohup (SIGHUP ignored), a hang-up of the harness and of the job changes nothing:
+// the job finishes, the run is stored ok and readable (the harness once ended it with SIGTERM).
+TEST_F(Reliability, UnderNohupAHangupLetsTheTracedJobFinish) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("nohup.db"), pid_file = path("job.pid"), done = path("job.done");
+  auto run = start("trace --no-observer --db " + db + " -- " + sleeping_job(pid_file, done, 3), path("nohup.log"),
+                   SIGHUP);
+  const std::string job = wait_for_line(pid_file, 30s);
+  ASSERT_FALSE(job.empty()) << run.output();
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(kill(run.pid, SIGHUP), 0);
+  kill(-std::stoi(job), SIGHUP);  // the job's own group, as a closing terminal's session would
+  EXPECT_EQ(run.wait(), 0) << run.output();
+  EXPECT_EQ(wait_for_line(done, 1s), "finished") << run.output();
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find(" ok "), std::string::npos) << runs.text;
+  auto explain = capture(kBinary + " explain --db " + db + " --run 1");
+  EXPECT_EQ(explain.exit_code, 0) << explain.text;
+}
+
+// kill -9 of the tracer (or an OOM kill, a crash) leaves the user's own job running to its end, as
+// perf and nsys do: it once died with the tracer (PR_SET_PDEATHSIG).
+TEST_F(Reliability, AKilledTracerLeavesTheTracedJobRunningToItsEnd) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("killed.db"), pid_file = path("job.pid"), done = path("job.done");
+  auto run = start("trace --no-observer --db " + db + " -- " + sleeping_job(pid_file, done, 2), path("killed.log"));
+  const std::string job = wait_for_line(pid_file, 30s);
+  ASSERT_FALSE(job.empty()) << run.output();
+  ASSERT_EQ(kill(run.pid, SIGKILL), 0);
+  EXPECT_EQ(run.wait(), 128 + SIGKILL);
+  EXPECT_EQ(wait_for_line(done, 20s), "finished") << run.output();
+  kill(-std::stoi(job), SIGKILL);  // whatever is left when the test failed
+  auto runs = capture(kBinary + " runs --db " + db);
+  EXPECT_NE(runs.text.find("abandoned"), std::string::npos) << runs.text;
+}
+
+// Reads a pseudo-terminal's output until it holds text or limit passes; all it read.
+std::string read_until(int master, std::string& seen, const std::string& text, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < end) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO: every process of the terminal is gone
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  return seen;
+}
+
+// Waits for pid up to limit; its exit code, or -1 (then it is killed) when it did not end.
+int wait_or_kill(pid_t pid, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(50ms);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+// A job that reads its terminal (input(), pdb, a login prompt) gets the line typed: the harness lends
+// it the terminal while it runs. It once stopped on SIGTTIN, in a process group of its own.
+TEST_F(Reliability, ALaunchedJobReadsTheTerminal) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+          "echo ready; read line; echo got $line", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  ASSERT_EQ(write(master, "hello\n", 6), 6);
+  EXPECT_NE(read_until(master, seen, "got hello", 20s).find("got hello"), std::string::npos) << seen;
+  EXPECT_EQ(wait_or_kill(pid, 20s), 0) << read_until(master, seen, "trace database", 1s);
+  close(master);
+}
+
+// Under sudo the user's command runs as the user who ran sudo (--as-root keeps root), and the DB
+// and the folders made for it are theirs: a root-owned results/ once made their next run fail.
+TEST_F(Reliability, UnderSudoTheJobRunsAsTheUserAndTheOutputsAreTheirs) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  fs::permissions(dir_, fs::perms::all);  // the job, as nobody, writes its answer here
+  const std::string db = path("results/sub/trace.db");
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " trace --db " + db;
+  const std::string job = " -- python3 -c 'import os; print(os.getuid(), os.getgid(), os.getgroups(), "
+                          "os.environ[\"HOME\"], file=open(\"" + path("ids") + "\", \"w\"))'";
+  auto as_user = capture(sudo + job);
+  EXPECT_EQ(as_user.exit_code, 0) << as_user.text;
+  EXPECT_EQ(as_user.text.find("Traceback"), std::string::npos) << as_user.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s), "65534 65534 [65534] /nonexistent") << as_user.text;
+  for (const std::string& output : {db, path("results"), path("results/sub")}) {
+    struct stat st {};
+    ASSERT_EQ(lstat(output.c_str(), &st), 0) << output;
+    EXPECT_EQ(st.st_uid, 65534u) << output;
+    EXPECT_EQ(st.st_gid, 65534u) << output;
+  }
+  fs::remove(path("ids"));
+  auto as_root = capture(sudo + " --as-root" + job);
+  EXPECT_EQ(as_root.exit_code, 0) << as_root.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s).rfind("0 0 ", 0), 0u) << as_root.text;
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  auto bad = capture("SUDO_UID=x SUDO_GID=65534 " + kBinary + " trace --db " + path("bad.db") + " -- true");
+  EXPECT_EQ(bad.exit_code, 2) << bad.text;
+  EXPECT_NE(bad.text.find("--as-root"), std::string::npos) << bad.text;
+}
+
+// Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
+TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+          "echo ready; sleep 60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // Ctrl-C
+  EXPECT_EQ(wait_or_kill(pid, 20s), 130) << read_until(master, seen, "trace database", 1s);
+  close(master);
+  EXPECT_NE(capture(kBinary + " runs --db " + db).text.find("interrupted"), std::string::npos);
+}
+
+// Ctrl-Z stops the job, and the harness with it, so that the shell shows the command stopped; fg
+// continues both, with the terminal lent again. Here a minimal job-control shell stands above the harness.
+TEST_F(Reliability, CtrlZStopsTheJobAndTheHarnessAndFgContinuesBoth) {
+  if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
+  const std::string db = path("tty.db");
+  int master = -1;
+  const pid_t shell = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(shell, 0);
+  if (shell == 0) {
+    const pid_t harness = fork();
+    if (harness == 0) {
+      setpgid(0, 0);
+      execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
+            "echo ready; read line; echo got $line", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(harness, harness);
+    tcsetpgrp(STDIN_FILENO, harness);
+    signal(SIGTTOU, SIG_IGN);  // the shell takes the terminal back from the background
+    int status = 0;
+    if (waitpid(harness, &status, WUNTRACED) != harness || !WIFSTOPPED(status)) _exit(20);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    const char stopped[] = "[harness stopped]\n";
+    if (write(STDOUT_FILENO, stopped, sizeof stopped - 1) < 0) _exit(21);
+    tcsetpgrp(STDIN_FILENO, harness);  // fg
+    kill(-harness, SIGCONT);
+    if (waitpid(harness, &status, 0) != harness) _exit(22);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status));
+  }
+  std::string seen;
+  read_until(master, seen, "ready", 30s);
+  std::this_thread::sleep_for(300ms);  // in its read
+  ASSERT_EQ(write(master, "\x1a", 1), 1);  // Ctrl-Z
+  EXPECT_NE(read_until(master, seen, "[harness stopped]", 20s).find("[harness stopped]"), std::string::npos) << seen;
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(write(master, "hello\n", 6), 6);
+  EXPECT_NE(read_until(master, seen, "got hello", 20s).find("got hello"), std::string::npos) << seen;
+  EXPECT_EQ(wait_or_kill(shell, 20s), 0) << read_until(master, seen, "trace database", 1s);
+  close(master);
 }
 
 }  // namespace

@@ -297,4 +297,36 @@ TEST_F(UserJob, AnOverrideChangesTheLoaderWithoutTheCodeAndIsRecorded) {
   EXPECT_FALSE(fs::exists(db("bad.db")));
 }
 
+// loader=99 of a job that builds one DataLoader changes nothing: the run says so, and stores what
+// was asked (it was once silently ignored).
+TEST_F(UserJob, AnOverrideThatReachesNoDataLoaderIsSaidAndStored) {
+  Output run = capture(kBinary + " trace --db " + db() + " --override num_workers=2 --override loader=99 -- " +
+                       job("--workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 1"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_NE(run.text.find("--override loader=99, num_workers=2 reached no DataLoader: the job built 1 (loader=0 to 0)"),
+            std::string::npos)
+      << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT value FROM run_settings WHERE key = 'overrides_asked'"),
+            R"({"loader":99,"num_workers":2})");
+  EXPECT_EQ(query_text(db(), "SELECT json_extract(knobs_json, '$.num_workers') FROM loaders"), "0");
+}
+
+// A job that switches to another user cannot read the observer's folder, and one that sets PYTHONPATH
+// takes the observer off its path: the run says the observer did not reach it and why, not that no
+// batch was iterated (though it iterated hundreds).
+TEST_F(UserJob, AJobOfAnotherUserIsSaidToBeUnreachedByTheObserver) {
+  if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  Output run = capture(kBinary + " trace --db " + db() + " -- setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                       job("--workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 1"));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_NE(run.text.find("did not reach the job"), std::string::npos) << run.text;
+  EXPECT_NE(run.text.find("setpriv in the command switches the job to another user"), std::string::npos) << run.text;
+  EXPECT_EQ(run.text.find("no DataLoader batch was iterated"), std::string::npos) << run.text;
+  Output replaced = capture(kBinary + " trace --db " + db("path.db") + " -- env PYTHONPATH=/nonexistent " +
+                            job("--workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 1"));
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.text;
+  EXPECT_NE(replaced.text.find("did not reach the job"), std::string::npos) << replaced.text;
+  EXPECT_NE(replaced.text.find("the command sets PYTHONPATH"), std::string::npos) << replaced.text;
+}
+
 }  // namespace

@@ -46,7 +46,7 @@ TEST(UniqueFd, ClosesOnDestructionResetAndMoveAssignmentButNotOnRelease) {
 TEST(PausedChild, NeverReleasedIsKilledAndReapedWithItsPipesClosed) {
   pid_t pid = -1;
   {
-    auto child = PausedChild::spawn({"true"}, false);
+    auto child = PausedChild::spawn({"true"});
     ASSERT_TRUE(child.ok()) << child.error().message;
     pid = child->pid();
   }
@@ -55,13 +55,13 @@ TEST(PausedChild, NeverReleasedIsKilledAndReapedWithItsPipesClosed) {
 }
 
 TEST(PausedChild, ReleasedRunsAndAMissingCommandIsAnErrorNamingIt) {
-  auto child = PausedChild::spawn({"true"}, false);
+  auto child = PausedChild::spawn({"true"});
   ASSERT_TRUE(child.ok());
   ASSERT_TRUE(child->release().ok());
   int status = 0;
   ASSERT_EQ(waitpid(child->pid(), &status, 0), child->pid());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto missing = PausedChild::spawn({"/nonexistent/ingero-no-such-command"}, false);
+  auto missing = PausedChild::spawn({"/nonexistent/ingero-no-such-command"});
   ASSERT_TRUE(missing.ok());
   Status released = missing->release();
   ASSERT_FALSE(released.ok());

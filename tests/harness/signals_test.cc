@@ -34,5 +34,37 @@ TEST(Signals, EveryStopSignalIsRememberedAndEndsTheRunLikeSigterm) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM}) EXPECT_EQ(raise_in_child(sig), 0) << strsignal(sig);
 }
 
+bool ignored(int sig) {
+  struct sigaction current {};
+  return sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN;
+}
+
+// Started as nohup starts it: SIGHUP stays ignored, by the harness and by what it launches;
+// the other stop signals are caught, and a launched process gets them at their default.
+TEST(Signals, ASignalIgnoredAtStartUpStaysIgnoredInTheHarnessAndItsChild) {
+  const pid_t harness = fork();
+  if (harness == 0) {
+    signal(SIGHUP, SIG_IGN);
+    install_interrupt_handlers();
+    raise(SIGHUP);
+    if (interrupt_requested() || !ignored(SIGHUP) || !ignored_at_startup(SIGHUP)) _exit(10);
+    if (ignored_at_startup(SIGTERM) || ignored(SIGTERM)) _exit(11);
+    const pid_t job = fork();
+    if (job == 0) {
+      restore_startup_signals();
+      struct sigaction term {};
+      sigaction(SIGTERM, nullptr, &term);
+      _exit(ignored(SIGHUP) && term.sa_handler == SIG_DFL && !ignored(SIGPIPE) ? 0 : 1);
+    }
+    int status = 0;
+    if (waitpid(job, &status, 0) != job || !WIFEXITED(status) || WEXITSTATUS(status) != 0) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(harness, &status, 0), harness);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
+}
+
 }  // namespace
 }  // namespace ingero::harness

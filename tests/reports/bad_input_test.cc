@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "reports/render/commands.h"
 #include "tests/reports/scenario.h"
 
@@ -70,7 +72,33 @@ TEST(BadInput, UnknownRunAndEmptyRun) {
   const Error unknown = explain_error(path, 42);
   expect_bad_input(unknown, "run 42 is not in");
   EXPECT_NE(unknown.hint.find("1"), std::string::npos);
-  expect_bad_input(explain_error(path), "is empty: no events and no result record");
+  expect_bad_input(explain_error(path, 1), "is empty: no events and no result record");
+  const Error running = explain_error(path);
+  expect_bad_input(running, "holds no finished run yet: run 1 is still being written");
+  EXPECT_NE(running.hint.find("--run 1"), std::string::npos) << running.hint;
+}
+
+// explain without --run while another process writes a newer run: the newest finished one is
+// explained (it once failed on the run being written, which has no events yet).
+TEST(BadInput, WithoutRunTheNewestFinishedRunIsExplainedWhileAnotherIsWritten) {
+  const std::string path = temp_db_path("being-written");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t finished = add_loader_run(*db, 2000 * kMs);
+    db->begin();
+    db->add_event(finished, "cudaStreamSynchronize", 1500 * kMs, 30 * kMs, kMain, kMain);
+    db->commit();
+    RunSpec writing;
+    writing.status = "running";
+    db->add_run(writing);
+  }
+  std::ostringstream out;
+  ExplainOptions options;
+  options.db = path;
+  options.json = true;
+  const Status status = explain(options, out);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(nlohmann::json::parse(out.str())["run"]["run_id"], 1);
 }
 
 TEST(BadInput, NoRunsAtAll) {
