@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,17 +19,21 @@
 
 #include <fmt/format.h>
 
+#include "common/unique_fd.h"
+
 namespace ingero {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-// Where a write to path goes: the kind of file, and for a replacement the path renamed over
-// (a symlink's target, so that the link stays a link).
+// Where a write to path goes: the kind of file, the path written (for a replacement, the file a
+// trusted symlink names, so that the link stays a link), and whether opening it must follow a
+// link (a /proc magic link such as /dev/stdout's /proc/self/fd/1, which names no path).
 struct Target {
   OutputTarget kind;
   std::string file;
+  bool follow_last = false;
 };
 
 const char* file_kind(mode_t mode) {
@@ -37,21 +43,63 @@ const char* file_kind(mode_t mode) {
   return "not a regular file";
 }
 
+std::string parent_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// Whether a link at `link` (opened O_PATH|O_NOFOLLOW as fd, stat st) may be followed by this
+// process: the rule of the kernel's protected_symlinks, made to hold in every folder, not only in
+// sticky world-writable ones. Otherwise anyone who can write the output's folder could plant a
+// link there and make root replace the file it names.
+Status check_link_trusted(const std::string& requested, const std::string& link, const struct stat& st) {
+  if (st.st_uid == geteuid()) return {};
+  struct stat dir {};
+  const std::string folder = parent_of(link);
+  if (stat(folder.c_str(), &dir) == 0 && !writable_by_others(dir)) return {};
+  return Error::bad_input(
+      fmt::format("{} is a symbolic link{} owned by uid {} in {}, a folder other users can write; an output does not "
+                  "follow a link another user could have planted",
+                  requested, link == requested ? "" : fmt::format(" (through {})", link), st.st_uid, folder),
+      "remove the link, or name a path in a folder only you can write");
+}
+
+// Follows path's links hop by hop, each one trusted (above) and read through the descriptor that
+// was checked, so that it cannot be swapped in between. nullopt: no file there (a new path, or a
+// dangling link, which is replaced itself: nothing is created where it points).
+Result<std::optional<Target>> resolve_links(const std::string& path) {
+  std::string cur = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    UniqueFd fd(::open(cur.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || fstat(fd.get(), &st) != 0) return std::optional<Target>{};  // new (or unreachable: said later)
+    if (!S_ISLNK(st.st_mode)) return std::optional<Target>{Target{OutputTarget::replace, cur}};
+    if (Status trusted = check_link_trusted(path, cur, st); !trusted) return trusted.error();
+    struct statfs where {};
+    if (fstatfs(fd.get(), &where) == 0 && where.f_type == PROC_SUPER_MAGIC)
+      return std::optional<Target>{Target{OutputTarget::in_place, cur, true}};  // its kind is read below
+    char buf[PATH_MAX];
+    const ssize_t n = readlinkat(fd.get(), "", buf, sizeof buf - 1);
+    if (n <= 0) return std::optional<Target>{};
+    const std::string next(buf, static_cast<size_t>(n));
+    cur = next[0] == '/' ? next : (fs::path(parent_of(cur)) / next).string();
+  }
+  return Error::bad_input(fmt::format("{}: too many levels of symbolic links", path), "name the file itself");
+}
+
 // The message names the path only; callers that know the flag put it in front.
 Result<Target> classify(const std::string& path) {
+  auto resolved = resolve_links(path);
+  if (!resolved) return resolved.error();
+  if (!*resolved) return Target{OutputTarget::replace, path};
+  const Target& target = **resolved;
   struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};  // new (or unreachable: said later)
-  std::string file = path;
-  if (S_ISLNK(st.st_mode)) {
-    // A dangling link is replaced itself: nothing is created where it points.
-    if (stat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};
-    if (S_ISREG(st.st_mode)) {
-      char real[PATH_MAX];
-      if (realpath(path.c_str(), real) != nullptr) file = real;
-    }
-  }
-  if (S_ISREG(st.st_mode)) return Target{OutputTarget::replace, file};
-  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Target{OutputTarget::in_place, path};
+  const int got = target.follow_last ? stat(target.file.c_str(), &st) : lstat(target.file.c_str(), &st);
+  if (got != 0) return Target{OutputTarget::replace, path};
+  // A regular file behind /dev/stdout (`> out.md`) is the shell's: appended to, as its descriptor would be.
+  if (S_ISREG(st.st_mode) && target.follow_last) return target;
+  if (S_ISREG(st.st_mode)) return Target{OutputTarget::replace, target.file};
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Target{OutputTarget::in_place, target.file, target.follow_last};
   return Error::bad_input(fmt::format("{} is {}; output goes to a regular file, a FIFO or a character device", path,
                                       file_kind(st.st_mode)),
                           "name a new or regular file (or /dev/stdout)");
@@ -88,13 +136,18 @@ mode_t current_umask() {
   return 022;
 }
 
-// A FIFO or a character device: opened without creating or truncating anything, written, closed.
-Status write_in_place(const std::string& path, std::string_view contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+// A FIFO or a character device (or the file behind a /proc magic link, appended to): opened
+// without creating or truncating anything, and without following a link other than that one.
+Status write_in_place(const Target& target, std::string_view contents) {
+  const std::string& path = target.file;
+  const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (target.follow_last ? O_APPEND : O_NOFOLLOW);
+  const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return file_write_error("cannot open for writing", path, errno);
   struct stat st {};
+  const bool stated = fstat(fd, &st) == 0;
+  const bool kind_kept = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || (target.follow_last && S_ISREG(st.st_mode));
   Status written;
-  if (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+  if (!stated || !kind_kept)
     written = Error::failure(fmt::format("{} changed while it was opened; nothing was written", path));
   else if (int err = write_all(fd, contents); err != 0)
     written = file_write_error("cannot write", path, err);
@@ -103,6 +156,10 @@ Status write_in_place(const std::string& path, std::string_view contents) {
 }
 
 }  // namespace
+
+bool writable_by_others(const struct stat& dir) {
+  return (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (dir.st_uid != geteuid() && dir.st_uid != 0);
+}
 
 Error file_write_error(const std::string& what, const std::string& path, int err) {
   return Error::failure(fmt::format("{} {}: {}", what, path, std::strerror(err)), full_disk_hint(err, path));
@@ -117,7 +174,7 @@ Result<OutputTarget> output_target(const std::string& path) {
 Status write_file_atomically(const std::string& requested, std::string_view contents) {
   auto classified = classify(requested);
   if (!classified) return classified.error();
-  if (classified->kind == OutputTarget::in_place) return write_in_place(requested, contents);
+  if (classified->kind == OutputTarget::in_place) return write_in_place(*classified, contents);
   const std::string& path = classified->file;
   const fs::path target(path);
   std::error_code ec;

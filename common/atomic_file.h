@@ -3,8 +3,11 @@
 // temporary file in the same directory, fsync, then rename over the target. Only a
 // regular file (or a new path) is replaced that way; a FIFO or a character device
 // (/dev/stdout, /dev/null, a named pipe) is opened and written in place, and any other
-// kind of file is refused.
+// kind of file is refused. A symlink is followed only when another user could not have
+// planted it (see output_target).
 #pragma once
+
+#include <sys/stat.h>
 
 #include <string>
 #include <string_view>
@@ -19,8 +22,15 @@ enum class OutputTarget {
   in_place,  // a FIFO or a character device: opened and written as it is
 };
 // The kind of path is bad input when it is a directory, a block device, a socket or a symlink
-// to one, naming the path and what to pass instead.
+// to one, naming the path and what to pass instead. A symlink is followed only as the kernel's
+// protected_symlinks rule would allow in a sticky folder, but in every folder: the link is this
+// user's (euid's), or its folder is writable by no one else; any other link is bad input. A
+// dangling link is replaced itself.
 Result<OutputTarget> output_target(const std::string& path);
+
+// Whether users other than this one (euid) could create or replace entries in a folder: it is
+// writable by its group or by all, or owned by a user other than this one and root.
+bool writable_by_others(const struct stat& dir);
 
 // Creates missing parent directories. The temporary file is removed on failure. The file's mode
 // is 0666 under the process's umask.

@@ -295,6 +295,59 @@ TEST_F(Reliability, AnotherUserReadsTheDbFromADirectoryTheyCannotWrite) {
   }
 }
 
+// Another user plants links in a folder they can write (world-writable, not sticky: the kernel's
+// protected_symlinks does not cover it), named as root's next outputs, pointing at a root-only
+// file. Root once replaced that file with its report (0600 became 0644). Every output refuses the
+// link instead: exit 2 before any work, or the record's own failure after the run.
+TEST_F(Reliability, RootDoesNotFollowALinkAnotherUserPlanted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to another user";
+  if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  const std::string secret = path("secret");
+  std::ofstream(secret) << "root only";
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  const std::string shared = path("shared");
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);
+  const std::string db = path("t.db");
+  const std::string records = path("runs");
+  ASSERT_EQ(capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + records))
+                .exit_code,
+            0);
+  std::string record_name;
+  for (const auto& entry : fs::directory_iterator(records)) record_name = entry.path().filename().string();
+  ASSERT_EQ(record_name.rfind("run-1-", 0), 0u) << record_name;
+  const std::string next_record = "run-2-" + record_name.substr(6);
+  for (const std::string& name : {std::string("run.md"), std::string("report.md"), std::string("trace.json"),
+                                  std::string("runs.md"), next_record}) {
+    auto planted = capture("setpriv --reuid=65534 --regid=65534 --clear-groups ln -s " + secret + " " + shared + "/" +
+                           name);
+    ASSERT_EQ(planted.exit_code, 0) << planted.text;
+  }
+  for (const std::string& args :
+       {workload("--mode direct --no-trace --epochs 1 --db " + path("never.db") + " --report " + shared + "/run.md"),
+        "report --db " + db + " --run 1 --out " + shared + "/report.md",
+        "export --db " + db + " --run 1 --out " + shared + "/trace.json",
+        "runs --db " + db + " --report " + shared + "/runs.md"}) {
+    auto r = capture(kBinary + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("symbolic link"), std::string::npos) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("fix:"), std::string::npos) << args << "\n" << r.text;
+  }
+  EXPECT_FALSE(fs::exists(path("never.db")));
+  // The record's name is predictable; the run itself is kept in the DB.
+  auto run = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + shared));
+  EXPECT_EQ(run.exit_code, 1) << run.text;
+  EXPECT_NE(run.text.find("symbolic link"), std::string::npos) << run.text;
+  std::ifstream in(secret);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "root only");
+  EXPECT_EQ(fs::status(secret).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_TRUE(fs::is_symlink(shared + "/report.md"));
+}
+
 // The disk fills while a run is going: its record survives in --out, the run ends up
 // failed or abandoned (never 'running'), the message says what happened without SQL.
 TEST_F(Reliability, FullDiskKeepsTheRecordAndSaysSo) {
