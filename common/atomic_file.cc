@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -293,6 +294,54 @@ Status check_writable_dir(const std::string& flag, const std::string& dir) {
 
 namespace {
 
+// Why another user could add, remove or swap entries of the folder st (empty when no one could).
+std::string shared_because(const struct stat& st) {
+  if (st.st_uid != geteuid() && st.st_uid != 0) return fmt::format("it belongs to uid {}", st.st_uid);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+    return fmt::format("others can write it (mode {:04o}) and it has no sticky bit", st.st_mode & 07777);
+  return {};
+}
+
+// path and each folder above it.
+void add_with_parents(fs::path path, std::vector<fs::path>* chain) {
+  for (;; path = path.parent_path()) {
+    chain->push_back(path);
+    if (path == path.parent_path() || path.empty()) break;
+  }
+}
+
+}  // namespace
+
+Status check_folder_not_shared(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  const fs::path given = fs::absolute(dir, ec).lexically_normal();
+  std::vector<fs::path> chain;
+  add_with_parents(given, &chain);
+  if (const fs::path real = fs::weakly_canonical(given, ec); !ec && real != given) add_with_parents(real, &chain);
+  for (const fs::path& folder : chain) {
+    struct stat st {};
+    if (lstat(folder.c_str(), &st) != 0) continue;  // not there yet: this process creates it
+    std::string why;
+    if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+      why = fmt::format("it is a symbolic link of uid {}", st.st_uid);
+    else if (S_ISLNK(st.st_mode) && stat(folder.c_str(), &st) != 0)
+      continue;
+    if (why.empty() && S_ISDIR(st.st_mode)) why = shared_because(st);
+    if (why.empty()) continue;
+    const bool others_own = st.st_uid != geteuid() && st.st_uid != 0;
+    return Error::bad_input(
+        fmt::format("{} {}: another user could steer what is written there: {} is not yours alone ({})", flag, dir,
+                    folder.string(), why),
+        others_own ? fmt::format("pass {} DIR, a folder of your own", flag)
+                   : fmt::format("chmod go-w {} (or chmod +t {} for a shared folder), or pass {} DIR, a folder only "
+                                 "you can write",
+                                 folder.string(), folder.string(), flag));
+  }
+  return {};
+}
+
+namespace {
+
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
   (void)::remove(path);
   return 0;  // go on with the rest
@@ -356,6 +405,18 @@ Result<std::string> read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+Result<UniqueFd> open_regular_file(const std::string& path, int flags) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | flags));
+  if (!fd) {
+    if (errno == ELOOP) return Error::failure(fmt::format("{} is a symbolic link, not a regular file", path));
+    return Error::failure(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return Error::failure(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return Error::failure(fmt::format("{} is not a regular file", path));
+  return fd;
 }
 
 }  // namespace ingero

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace ingero {
 
@@ -48,6 +49,11 @@ void remove_stale_entries(const std::string& dir, const std::string& marker);
 // Reads a whole file; a missing or unreadable file is bad input naming the path.
 Result<std::string> read_file(const std::string& path);
 
+// Opens an existing regular file for reading (with extra flags, e.g. O_DIRECT), never through a
+// symlink at its last component, and never a FIFO or a device: a FIFO would block the open and
+// /dev/zero a whole-file read forever. The error names the path.
+Result<UniqueFd> open_regular_file(const std::string& path, int flags = 0);
+
 // Checks, before any work, that a file can later be written at path: a FIFO or character
 // device this user can write, or a new or regular file whose directory exists or can be
 // created, and is writable. Bad input naming the flag otherwise.
@@ -58,6 +64,12 @@ Status check_writable_path(const std::string& flag, const std::string& path);
 Status check_writable_db(const std::string& flag, const std::string& path);
 // The same for a folder that files will be written into.
 Status check_writable_dir(const std::string& flag, const std::string& dir);
+
+// Bad input when another user could steer what this process writes under dir: dir or a folder
+// above it (as given, and as its links resolve) belongs to a user other than this one and root,
+// is writable by others without the sticky bit, or is reached through another user's symlink.
+// Parts not there yet are left out (this process creates them). The fix names the folder.
+Status check_folder_not_shared(const std::string& flag, const std::string& dir);
 
 // A fresh directory only this user can enter (mode 0700), TMPDIR/PREFIX-PID-XXXXXX, removed with
 // everything in it when the owner goes, unless keep() was called; one whose owner died without

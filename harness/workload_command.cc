@@ -183,6 +183,8 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
                                           config.cpus, limits.usable_cores),
                               fmt::format("use --cpus {} or fewer", limits.usable_cores));
     if (Status s = check_resources(config, limits, &plan.warnings); !s) return s.error();
+    if (config.on_disk())
+      if (Status s = check_folder_not_shared("--dataset-cache", config.dataset_cache_dir()); !s) return s.error();
   }
   setup.plan = std::move(plan);
   const bool wants_python = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),

@@ -101,9 +101,9 @@ class FileStore final : public DiskStore {
   void read_into(float* row, int64_t index, int epoch) const override {
     const dataset::StoredFile& file = entry_.files[static_cast<size_t>(index)];
     const std::string path = entry_.path(file);
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) throw DatasetError(fmt::format("sample {}: opening {}: {}", index, path, std::strerror(errno)));
-    accept(pread_exactly(fd.get(), static_cast<size_t>(file.bytes), 0, path, index), row, index, epoch, path);
+    auto fd = open_regular_file(path);
+    if (!fd) throw DatasetError(fmt::format("sample {}: {}", index, fd.error().message));
+    accept(pread_exactly(fd->get(), static_cast<size_t>(file.bytes), 0, path, index), row, index, epoch, path);
   }
 };
 
@@ -117,9 +117,9 @@ class ShardStore final : public DiskStore {
     offsets_ = std::move(*offsets);
     for (size_t s = 0; s + 1 < entry_.files.size(); ++s) {  // the last file is index.bin
       const std::string path = entry_.path(entry_.files[s]);
-      UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd) throw DatasetError(fmt::format("opening {}: {}", path, std::strerror(errno)));
-      shards_.push_back(std::move(fd));
+      auto fd = open_regular_file(path);
+      if (!fd) throw DatasetError(fd.error().message);
+      shards_.push_back(std::move(*fd));
     }
   }
   void read_into(float* row, int64_t index, int epoch) const override { read_run(row, index, 1, epoch); }
