@@ -371,14 +371,30 @@ void remove_stale_entries(const std::string& dir, const std::string& marker) {
   }
 }
 
+Result<std::string> temp_folder() {
+  // Read here, not through std::filesystem::temp_directory_path, which throws (an abort, exit 134)
+  // for a TMPDIR that is not a folder.
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir == nullptr || *tmpdir == '\0') return std::string("/tmp");
+  struct stat st {};
+  if (stat(tmpdir, &st) != 0)
+    return Error::bad_input(fmt::format("TMPDIR={} cannot be used: {}", tmpdir, std::strerror(errno)),
+                            fmt::format("create it (mkdir -p {}), or unset TMPDIR to use /tmp", tmpdir));
+  if (!S_ISDIR(st.st_mode))
+    return Error::bad_input(fmt::format("TMPDIR={} is not a folder", tmpdir),
+                            "set TMPDIR to a writable folder, or unset it to use /tmp");
+  return std::string(tmpdir);
+}
+
 Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
+  auto tmp = temp_folder();
+  if (!tmp) return tmp.error();
   // The owner's pid in the name: what a SIGKILL (or a crash) left is removed by the next owner.
   const std::string marker = prefix + "-";
-  remove_stale_entries(fs::temp_directory_path().string(), marker);
-  std::string pattern = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", marker, getpid())).string();
+  remove_stale_entries(*tmp, marker);
+  std::string pattern = (fs::path(*tmp) / fmt::format("{}{}-XXXXXX", marker, getpid())).string();
   if (mkdtemp(pattern.data()) == nullptr)
-    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}",
-                                      fs::temp_directory_path().string(), std::strerror(errno)),
+    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}", *tmp, std::strerror(errno)),
                           "set TMPDIR to a writable directory with free space");
   return PrivateDir(pattern);
 }

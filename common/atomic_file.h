@@ -71,6 +71,10 @@ Status check_writable_dir(const std::string& flag, const std::string& dir);
 // Parts not there yet are left out (this process creates them). The fix names the folder.
 Status check_folder_not_shared(const std::string& flag, const std::string& dir);
 
+// The folder for temporary files: TMPDIR when set and not empty, else /tmp. A TMPDIR that is
+// missing or not a folder is bad input naming it and the fix.
+Result<std::string> temp_folder();
+
 // A fresh directory only this user can enter (mode 0700), TMPDIR/PREFIX-PID-XXXXXX, removed with
 // everything in it when the owner goes, unless keep() was called; one whose owner died without
 // removing it is removed by the next create() of the prefix.

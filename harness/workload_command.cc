@@ -204,6 +204,7 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
     setup.workload_program = *program;
   }
   if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
+  if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each run's private folder goes there
   if (!flags.report.empty())
     if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
   auto trace = trace_settings(flags.trace);

@@ -150,6 +150,33 @@ TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
   EXPECT_EQ(count_processes("ib-worker"), 0);
 }
 
+// A TMPDIR that is missing or not a folder once aborted trace -- CMD, workload runs and sweeps
+// (exit 134, std::filesystem::temp_directory_path threw). Bad input now, naming it and the fix.
+TEST_F(Reliability, ABadTmpdirIsBadInputNotAnAbort) {
+  const std::string db = path("never.db");
+  const std::string file = path("a-file");
+  std::ofstream(file) << "x";
+  for (const std::string& tmpdir : {path("missing"), file}) {
+    for (const std::string& args :
+         {workload("--mode direct --no-trace --epochs 1 --db " + db), "trace --no-observer --db " + db + " -- /bin/true",
+          "trace --db " + db + " -- /bin/true",
+          "sweep --device cpu --mode direct --hidden 8 --features 4 --samples 1024 --batch-size 256 --no-trace --budget 5 --db " + db +
+              " --out " + path("runs"),
+          "sweep --no-trace --num-workers 0,2 --db " + db + " --out " + path("runs") + " -- /bin/true"}) {
+      auto r = capture("TMPDIR=" + tmpdir + " " + kBinary + " " + args);
+      if (args.find("--no-observer") != std::string::npos) {
+        EXPECT_NE(r.exit_code, 134) << args << "\n" << r.text;  // needs no private folder: runs
+        fs::remove(db);
+        continue;
+      }
+      EXPECT_EQ(r.exit_code, 2) << tmpdir << " " << args << "\n" << r.text;
+      EXPECT_NE(r.text.find("TMPDIR=" + tmpdir), std::string::npos) << r.text;
+      EXPECT_NE(r.text.find("fix:"), std::string::npos) << r.text;
+      EXPECT_FALSE(fs::exists(db)) << args;
+    }
+  }
+}
+
 // A "python" that answers the torch probe but writes no result record: a failed run, exit 1,
 // not an ok run with every metric "-".
 TEST_F(Reliability, AWorkloadThatExitsWithoutItsRecordIsAFailedRun) {
