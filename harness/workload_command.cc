@@ -228,8 +228,11 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
   const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (out.exit_code != 0) {
     // The cause (naming the folder or the file) and its fix, as the workload program reported them.
-    std::string what = fmt::format("preparing the {} dataset in {} failed (exit code {})",
-                                   workloads::storage_name(config.storage), config.dataset_cache_dir(), out.exit_code);
+    // -1: no exit status (killed by a signal, or never started); run_and_capture keeps no more.
+    std::string what = fmt::format("preparing the {} dataset in {} failed ({})", workloads::storage_name(config.storage),
+                                   config.dataset_cache_dir(),
+                                   out.exit_code < 0 ? std::string("killed by a signal, or it could not start")
+                                                     : fmt::format("exit code {}", out.exit_code));
     std::string hint;
     if (j.is_object() && j.contains("error")) {
       what += ": " + j.value("error", "");

@@ -192,10 +192,15 @@ Result<BlockDevice> block_device(const std::string& cache_dir, const std::vector
   auto kept = open_regular_file(cached);
   if (auto text = kept ? proc::read_all(kept->get()) : std::nullopt) {
     const nlohmann::json j = parse_json_or_discarded(*text);
-    if (!j.is_discarded() && j.value("maj_min", "") == device.maj_min) {
-      device.name = j["name"].is_string() ? j["name"].get<std::string>() : "";
-      if (j["seq_read_mb_s"].is_number()) device.seq_read_mb_s = j["seq_read_mb_s"].get<double>();
-      device.how = j.value("how", "") + " (measured once, kept in " + cached + ")";
+    // Any other shape (a damaged file) is measured again and replaced.
+    const auto string_at = [&](const char* key) {
+      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+    };
+    if (string_at("maj_min") == device.maj_min) {
+      device.name = string_at("name");
+      if (j.contains("seq_read_mb_s") && j["seq_read_mb_s"].is_number())
+        device.seq_read_mb_s = j["seq_read_mb_s"].get<double>();
+      device.how = string_at("how") + " (measured once, kept in " + cached + ")";
       return device;
     }
   }

@@ -292,11 +292,18 @@ int prepare_dataset_main(const std::string& config_json, const std::string& repo
   if (!config) return fail_with(config.error());
   if (Status s = validate(*config); !s) return fail_with(s.error());
   if (!config->on_disk()) return 0;
-  auto entry = prepare_dataset(*config, [] { return g_prepare_stop != 0; });
-  if (!entry) return fail_with(entry.error());
-  const std::vector<std::string> probe =
-      config->storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
-  auto device = page_cache::block_device(config->dataset_cache_dir(), probe);
+  Result<dataset::Entry> entry = Error::failure("the dataset was not prepared");
+  Result<page_cache::BlockDevice> device = Error::failure("the device was not measured");
+  try {
+    entry = prepare_dataset(*config, [] { return g_prepare_stop != 0; });
+    if (!entry) return fail_with(entry.error());
+    const std::vector<std::string> probe =
+        config->storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
+    device = page_cache::block_device(config->dataset_cache_dir(), probe);
+  } catch (const std::exception& e) {  // a bug, reported as one: not an abort the harness cannot name
+    return fail_with(Error::failure(fmt::format("preparing the dataset in {}: {}", config->dataset_cache_dir(),
+                                                e.what())));
+  }
   if (!device) return fail_with(device.error());
   const nlohmann::json report = {{"key", entry->layout.key()},
                                  {"dir", entry->dir},
