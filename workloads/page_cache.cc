@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -145,6 +147,19 @@ Result<Residency> residency(const std::vector<std::string>& paths) {
     r.total_pages += pages;
   }
   return r;
+}
+
+std::string cold_not_held_note(const Residency& after_evict, const std::string& cache_dir) {
+  if (after_evict.total_pages == 0 || after_evict.resident_pages * 2 <= after_evict.total_pages) return {};
+  struct statfs where {};
+  const bool in_memory = ::statfs(cache_dir.c_str(), &where) == 0 &&
+                         (where.f_type == TMPFS_MAGIC || where.f_type == RAMFS_MAGIC);
+  return fmt::format("--page-cache cold: {} of {} pages stayed resident after eviction{}; the page cache could not "
+                     "be made cold there, and the epochs read from memory (put --dataset-cache on a disk for cold "
+                     "reads)",
+                     after_evict.resident_pages, after_evict.total_pages,
+                     in_memory ? fmt::format(" ({} is on tmpfs or ramfs, which keep files only in memory)", cache_dir)
+                               : "");
 }
 
 Status evict(const std::vector<std::string>& paths) {

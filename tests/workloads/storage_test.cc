@@ -262,7 +262,27 @@ TEST_F(StorageTest, ColdEvictsAndWarmHoldsEveryPage) {
     }
     EXPECT_EQ(r.storage["page_cache"], page_cache_name(mode));
     EXPECT_EQ(r.storage["files"], 600);
+    for (const auto& note : r.notes) EXPECT_EQ(note.find("could not be made cold"), std::string::npos) << note;
   }
+}
+
+// tmpfs keeps files only in memory: a cold run there once was labelled cold with every page
+// resident. The record says it could not be made cold.
+TEST_F(StorageTest, ColdOnTmpfsSaysItCouldNotBeMadeCold) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  const std::string memory = cache_ + "/tmpfs";
+  fs::create_directories(memory);
+  if (mount("tmpfs", memory.c_str(), "tmpfs", 0, "size=16m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  auto c = config(Storage::files);
+  c.dataset_cache = memory;
+  c.page_cache = PageCache::cold;
+  const RunResult r = run_workload(c);
+  umount2(memory.c_str(), MNT_DETACH);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("the page cache could not be made cold there"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("is on tmpfs or ramfs"), std::string::npos) << r.notes[0];
 }
 
 // A cache folder another user can change (writable without the sticky bit, or theirs), or one
