@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,8 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "common/unique_fd.h"
 
 namespace ingero {
 
@@ -23,11 +28,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Where a write to path goes: the kind of file, and for a replacement the path renamed over
-// (a symlink's target, so that the link stays a link).
+// Where a write to path goes: the kind of file, the path written (for a replacement, the file a
+// trusted symlink names, so that the link stays a link), and whether opening it must follow a
+// link (a /proc magic link such as /dev/stdout's /proc/self/fd/1, which names no path).
 struct Target {
   OutputTarget kind;
   std::string file;
+  bool follow_last = false;
 };
 
 const char* file_kind(mode_t mode) {
@@ -37,21 +44,63 @@ const char* file_kind(mode_t mode) {
   return "not a regular file";
 }
 
+std::string parent_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// Whether a link at `link` (opened O_PATH|O_NOFOLLOW as fd, stat st) may be followed by this
+// process: the rule of the kernel's protected_symlinks, made to hold in every folder, not only in
+// sticky world-writable ones. Otherwise anyone who can write the output's folder could plant a
+// link there and make root replace the file it names.
+Status check_link_trusted(const std::string& requested, const std::string& link, const struct stat& st) {
+  if (st.st_uid == geteuid()) return {};
+  struct stat dir {};
+  const std::string folder = parent_of(link);
+  if (stat(folder.c_str(), &dir) == 0 && !writable_by_others(dir)) return {};
+  return Error::bad_input(
+      fmt::format("{} is a symbolic link{} owned by uid {} in {}, a folder other users can write; an output does not "
+                  "follow a link another user could have planted",
+                  requested, link == requested ? "" : fmt::format(" (through {})", link), st.st_uid, folder),
+      "remove the link, or name a path in a folder only you can write");
+}
+
+// Follows path's links hop by hop, each one trusted (above) and read through the descriptor that
+// was checked, so that it cannot be swapped in between. nullopt: no file there (a new path, or a
+// dangling link, which is replaced itself: nothing is created where it points).
+Result<std::optional<Target>> resolve_links(const std::string& path) {
+  std::string cur = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    UniqueFd fd(::open(cur.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || fstat(fd.get(), &st) != 0) return std::optional<Target>{};  // new (or unreachable: said later)
+    if (!S_ISLNK(st.st_mode)) return std::optional<Target>{Target{OutputTarget::replace, cur}};
+    if (Status trusted = check_link_trusted(path, cur, st); !trusted) return trusted.error();
+    struct statfs where {};
+    if (fstatfs(fd.get(), &where) == 0 && where.f_type == PROC_SUPER_MAGIC)
+      return std::optional<Target>{Target{OutputTarget::in_place, cur, true}};  // its kind is read below
+    char buf[PATH_MAX];
+    const ssize_t n = readlinkat(fd.get(), "", buf, sizeof buf - 1);
+    if (n <= 0) return std::optional<Target>{};
+    const std::string next(buf, static_cast<size_t>(n));
+    cur = next[0] == '/' ? next : (fs::path(parent_of(cur)) / next).string();
+  }
+  return Error::bad_input(fmt::format("{}: too many levels of symbolic links", path), "name the file itself");
+}
+
 // The message names the path only; callers that know the flag put it in front.
 Result<Target> classify(const std::string& path) {
+  auto resolved = resolve_links(path);
+  if (!resolved) return resolved.error();
+  if (!*resolved) return Target{OutputTarget::replace, path};
+  const Target& target = **resolved;
   struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};  // new (or unreachable: said later)
-  std::string file = path;
-  if (S_ISLNK(st.st_mode)) {
-    // A dangling link is replaced itself: nothing is created where it points.
-    if (stat(path.c_str(), &st) != 0) return Target{OutputTarget::replace, path};
-    if (S_ISREG(st.st_mode)) {
-      char real[PATH_MAX];
-      if (realpath(path.c_str(), real) != nullptr) file = real;
-    }
-  }
-  if (S_ISREG(st.st_mode)) return Target{OutputTarget::replace, file};
-  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Target{OutputTarget::in_place, path};
+  const int got = target.follow_last ? stat(target.file.c_str(), &st) : lstat(target.file.c_str(), &st);
+  if (got != 0) return Target{OutputTarget::replace, path};
+  // A regular file behind /dev/stdout (`> out.md`) is the shell's: appended to, as its descriptor would be.
+  if (S_ISREG(st.st_mode) && target.follow_last) return target;
+  if (S_ISREG(st.st_mode)) return Target{OutputTarget::replace, target.file};
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Target{OutputTarget::in_place, target.file, target.follow_last};
   return Error::bad_input(fmt::format("{} is {}; output goes to a regular file, a FIFO or a character device", path,
                                       file_kind(st.st_mode)),
                           "name a new or regular file (or /dev/stdout)");
@@ -88,13 +137,18 @@ mode_t current_umask() {
   return 022;
 }
 
-// A FIFO or a character device: opened without creating or truncating anything, written, closed.
-Status write_in_place(const std::string& path, std::string_view contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+// A FIFO or a character device (or the file behind a /proc magic link, appended to): opened
+// without creating or truncating anything, and without following a link other than that one.
+Status write_in_place(const Target& target, std::string_view contents) {
+  const std::string& path = target.file;
+  const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (target.follow_last ? O_APPEND : O_NOFOLLOW);
+  const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return file_write_error("cannot open for writing", path, errno);
   struct stat st {};
+  const bool stated = fstat(fd, &st) == 0;
+  const bool kind_kept = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || (target.follow_last && S_ISREG(st.st_mode));
   Status written;
-  if (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+  if (!stated || !kind_kept)
     written = Error::failure(fmt::format("{} changed while it was opened; nothing was written", path));
   else if (int err = write_all(fd, contents); err != 0)
     written = file_write_error("cannot write", path, err);
@@ -103,6 +157,10 @@ Status write_in_place(const std::string& path, std::string_view contents) {
 }
 
 }  // namespace
+
+bool writable_by_others(const struct stat& dir) {
+  return (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (dir.st_uid != geteuid() && dir.st_uid != 0);
+}
 
 Error file_write_error(const std::string& what, const std::string& path, int err) {
   return Error::failure(fmt::format("{} {}: {}", what, path, std::strerror(err)), full_disk_hint(err, path));
@@ -117,7 +175,7 @@ Result<OutputTarget> output_target(const std::string& path) {
 Status write_file_atomically(const std::string& requested, std::string_view contents) {
   auto classified = classify(requested);
   if (!classified) return classified.error();
-  if (classified->kind == OutputTarget::in_place) return write_in_place(requested, contents);
+  if (classified->kind == OutputTarget::in_place) return write_in_place(*classified, contents);
   const std::string& path = classified->file;
   const fs::path target(path);
   std::error_code ec;
@@ -236,6 +294,54 @@ Status check_writable_dir(const std::string& flag, const std::string& dir) {
 
 namespace {
 
+// Why another user could add, remove or swap entries of the folder st (empty when no one could).
+std::string shared_because(const struct stat& st) {
+  if (st.st_uid != geteuid() && st.st_uid != 0) return fmt::format("it belongs to uid {}", st.st_uid);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+    return fmt::format("others can write it (mode {:04o}) and it has no sticky bit", st.st_mode & 07777);
+  return {};
+}
+
+// path and each folder above it.
+void add_with_parents(fs::path path, std::vector<fs::path>* chain) {
+  for (;; path = path.parent_path()) {
+    chain->push_back(path);
+    if (path == path.parent_path() || path.empty()) break;
+  }
+}
+
+}  // namespace
+
+Status check_folder_not_shared(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  const fs::path given = fs::absolute(dir, ec).lexically_normal();
+  std::vector<fs::path> chain;
+  add_with_parents(given, &chain);
+  if (const fs::path real = fs::weakly_canonical(given, ec); !ec && real != given) add_with_parents(real, &chain);
+  for (const fs::path& folder : chain) {
+    struct stat st {};
+    if (lstat(folder.c_str(), &st) != 0) continue;  // not there yet: this process creates it
+    std::string why;
+    if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+      why = fmt::format("it is a symbolic link of uid {}", st.st_uid);
+    else if (S_ISLNK(st.st_mode) && stat(folder.c_str(), &st) != 0)
+      continue;
+    if (why.empty() && S_ISDIR(st.st_mode)) why = shared_because(st);
+    if (why.empty()) continue;
+    const bool others_own = st.st_uid != geteuid() && st.st_uid != 0;
+    return Error::bad_input(
+        fmt::format("{} {}: another user could steer what is written there: {} is not yours alone ({})", flag, dir,
+                    folder.string(), why),
+        others_own ? fmt::format("pass {} DIR, a folder of your own", flag)
+                   : fmt::format("chmod go-w {} (or chmod +t {} for a shared folder), or pass {} DIR, a folder only "
+                                 "you can write",
+                                 folder.string(), folder.string(), flag));
+  }
+  return {};
+}
+
+namespace {
+
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
   (void)::remove(path);
   return 0;  // go on with the rest
@@ -265,14 +371,30 @@ void remove_stale_entries(const std::string& dir, const std::string& marker) {
   }
 }
 
+Result<std::string> temp_folder() {
+  // Read here, not through std::filesystem::temp_directory_path, which throws (an abort, exit 134)
+  // for a TMPDIR that is not a folder.
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir == nullptr || *tmpdir == '\0') return std::string("/tmp");
+  struct stat st {};
+  if (stat(tmpdir, &st) != 0)
+    return Error::bad_input(fmt::format("TMPDIR={} cannot be used: {}", tmpdir, std::strerror(errno)),
+                            fmt::format("create it (mkdir -p {}), or unset TMPDIR to use /tmp", tmpdir));
+  if (!S_ISDIR(st.st_mode))
+    return Error::bad_input(fmt::format("TMPDIR={} is not a folder", tmpdir),
+                            "set TMPDIR to a writable folder, or unset it to use /tmp");
+  return std::string(tmpdir);
+}
+
 Result<PrivateDir> PrivateDir::create(const std::string& prefix) {
+  auto tmp = temp_folder();
+  if (!tmp) return tmp.error();
   // The owner's pid in the name: what a SIGKILL (or a crash) left is removed by the next owner.
   const std::string marker = prefix + "-";
-  remove_stale_entries(fs::temp_directory_path().string(), marker);
-  std::string pattern = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", marker, getpid())).string();
+  remove_stale_entries(*tmp, marker);
+  std::string pattern = (fs::path(*tmp) / fmt::format("{}{}-XXXXXX", marker, getpid())).string();
   if (mkdtemp(pattern.data()) == nullptr)
-    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}",
-                                      fs::temp_directory_path().string(), std::strerror(errno)),
+    return Error::failure(fmt::format("cannot create a temporary directory in {}: {}", *tmp, std::strerror(errno)),
                           "set TMPDIR to a writable directory with free space");
   return PrivateDir(pattern);
 }
@@ -299,6 +421,18 @@ Result<std::string> read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+Result<UniqueFd> open_regular_file(const std::string& path, int flags) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | flags));
+  if (!fd) {
+    if (errno == ELOOP) return Error::failure(fmt::format("{} is a symbolic link, not a regular file", path));
+    return Error::failure(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return Error::failure(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return Error::failure(fmt::format("{} is not a regular file", path));
+  return fd;
 }
 
 }  // namespace ingero

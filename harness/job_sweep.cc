@@ -439,6 +439,7 @@ Result<int> run_job_sweep(const SweepFlags& flags) {
   auto trace = trace_settings(flags.workload.trace);
   if (!trace) return trace.error();
   if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
+  if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each point's private folder goes there
   SweepSpec spec;
   spec.rules = rules_from(flags);
   int position = 0;
@@ -484,6 +485,7 @@ Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
   auto trace = trace_settings(flags.workload.trace);
   if (!trace) return trace.error();
   if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
+  if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each point's private folder goes there
   JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
   return run_sweep(std::move(spec), runner, flags);
 }

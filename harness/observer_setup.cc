@@ -21,8 +21,9 @@ namespace {
 constexpr const char* kOverrideHint =
     "pass --override num_workers=N, prefetch_factor=N, pin_memory=on|off, persistent_workers=on|off or loader=N";
 
+// Mode 0700 whatever the umask: the observer writes only into a folder of this user with that mode.
 Status make_dir(const std::string& path) {
-  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+  if ((mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) || chmod(path.c_str(), 0700) != 0)
     return Error::failure(fmt::format("creating {}: {}", path, std::strerror(errno)));
   return {};
 }

@@ -183,6 +183,8 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
                                           config.cpus, limits.usable_cores),
                               fmt::format("use --cpus {} or fewer", limits.usable_cores));
     if (Status s = check_resources(config, limits, &plan.warnings); !s) return s.error();
+    if (config.on_disk())
+      if (Status s = check_folder_not_shared("--dataset-cache", config.dataset_cache_dir()); !s) return s.error();
   }
   setup.plan = std::move(plan);
   const bool wants_python = std::any_of(setup.plan.runs.begin(), setup.plan.runs.end(),
@@ -202,6 +204,7 @@ Result<WorkloadSetup> prepare_environment(const WorkloadFlags& flags, RunPlan pl
     setup.workload_program = *program;
   }
   if (Status s = check_writable_dir("--out", flags.out_dir); !s) return s.error();
+  if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each run's private folder goes there
   if (!flags.report.empty())
     if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
   auto trace = trace_settings(flags.trace);
@@ -225,8 +228,11 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
   const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (out.exit_code != 0) {
     // The cause (naming the folder or the file) and its fix, as the workload program reported them.
-    std::string what = fmt::format("preparing the {} dataset in {} failed (exit code {})",
-                                   workloads::storage_name(config.storage), config.dataset_cache_dir(), out.exit_code);
+    // -1: no exit status (killed by a signal, or never started); run_and_capture keeps no more.
+    std::string what = fmt::format("preparing the {} dataset in {} failed ({})", workloads::storage_name(config.storage),
+                                   config.dataset_cache_dir(),
+                                   out.exit_code < 0 ? std::string("killed by a signal, or it could not start")
+                                                     : fmt::format("exit code {}", out.exit_code));
     std::string hint;
     if (j.is_object() && j.contains("error")) {
       what += ": " + j.value("error", "");

@@ -36,6 +36,32 @@ const std::string* string_member(const json& params, const char* key) {
   return it != params.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
 }
 
+enum class LineRead { line, too_long, end };
+
+// The next line of `in` without its newline (the last may lack one). A line longer than `limit` is
+// read to its end and dropped as it goes, so that a client cannot make the server hold any size.
+LineRead read_line(std::istream& in, std::string& line, size_t limit) {
+  line.clear();
+  std::streambuf* buf = in.rdbuf();
+  bool too_long = false;
+  for (;;) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      if (too_long) return LineRead::too_long;
+      return line.empty() ? LineRead::end : LineRead::line;
+    }
+    if (c == '\n') return too_long ? LineRead::too_long : LineRead::line;
+    if (too_long) continue;
+    if (line.size() < limit) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+      std::string().swap(line);
+    }
+  }
+}
+
 // Every result is one page: a cursor is accepted and nextCursor never sent.
 std::optional<RpcError> check_cursor(const json& params, const char* method) {
   const auto cursor = params.find("cursor");
@@ -295,9 +321,17 @@ int Server::serve(std::istream& in, std::ostream& out, std::ostream& log, const 
   std::string line;
   for (;;) {
     if (const int sig = stopped()) return 128 + sig;
-    if (!std::getline(in, line)) break;
+    const LineRead read = read_line(in, line, kMaxMessageBytes);
+    if (read == LineRead::end) break;
     const bool was_initialized = initialized_;
-    const auto response = handle(line);
+    const auto response =
+        read == LineRead::too_long
+            ? std::optional<json>(error_response(
+                  nullptr, RpcError{rpc_code::kInvalidRequest,
+                                    fmt::format("a message longer than {} MiB (the limit per line) was skipped",
+                                                kMaxMessageBytes >> 20),
+                                    json{{"max_bytes", kMaxMessageBytes}}}))
+            : handle(line);
     if (!was_initialized && initialized_) {
       log << fmt::format("mcp: initialized by {} (protocol {})\n", client_, protocol_version_);
     }

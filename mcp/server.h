@@ -19,6 +19,8 @@
 namespace ingero::mcp {
 
 inline constexpr const char* kLatestProtocolVersion = "2025-06-18";
+// The longest message (one line) read; a longer one is skipped unbuffered and answered with an error.
+inline constexpr size_t kMaxMessageBytes = 16u << 20;
 
 // Newest first.
 const std::vector<std::string>& supported_protocol_versions();
@@ -41,7 +43,8 @@ class Server {
   // notifications, client responses and blank lines. No I/O.
   std::optional<nlohmann::json> handle(const std::string& line);
 
-  // Answers each line of `in` on `out`, one line per response, flushed;
+  // Answers each line of `in` on `out`, one line per response, flushed (a line over
+  // kMaxMessageBytes gets an Invalid Request error naming the limit, with a null id);
   // diagnostics go to `log` only. stop_signal (when given) is asked before each read and
   // after each message: a signal number stops the session there. Returns 0 at end of input,
   // 1 when `out` fails, 128 + the signal when stopped by one.

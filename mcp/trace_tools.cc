@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -426,7 +427,12 @@ Result<std::optional<int64_t>> time_bound(const json& args, const char* seconds_
   if (seconds && ns)
     return Error::bad_input(fmt::format("give {} or {}, not both", seconds_key, ns_key),
                             fmt::format("{} counts from the run's start; {} is a trace timestamp", seconds_key, ns_key));
-  if (seconds) return std::optional<int64_t>(run_start_ns + std::llround(*seconds * 1e9));
+  // Held to +-100 years, past any trace (1e308 once overflowed the conversion to nanoseconds).
+  constexpr double kFarSeconds = 100.0 * 365 * 86400;
+  if (seconds && std::isnan(*seconds))
+    return Error::bad_input(fmt::format("{} is not a number", seconds_key), "give seconds from the run's start");
+  if (seconds) return std::optional<int64_t>(run_start_ns + std::llround(std::clamp(*seconds, -kFarSeconds, kFarSeconds) * 1e9));
+  if (ns) return std::optional<int64_t>(std::clamp<int64_t>(*ns, INT64_MIN / 2, INT64_MAX / 2));
   return ns;
 }
 

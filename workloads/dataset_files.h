@@ -87,8 +87,10 @@ struct Entry {
 // The payload of sample i (raw float32 bytes, or a JPEG); made only when the entry must be written.
 using PayloadOf = std::function<std::string(int64_t index)>;
 
-// Opens the entry of `layout` under cache_dir, or writes it (into <key>.partial-<pid>, fsynced, then
-// renamed) when there is none. On reuse every file's size is checked against the manifest. Stale
+// Opens the entry of `layout` under cache_dir, or writes it (into <key>.partial-<pid>, through that
+// folder's O_NOFOLLOW descriptor, fsynced, then renamed) when there is none. A cache folder that
+// another user could change is bad input (check_folder_not_shared). On reuse every file must be the
+// regular file the layout names, of the size the manifest says. Stale
 // partial folders of processes that are gone are removed first. make_payloads is called once, and
 // only to write; stop() is polled between samples (Ctrl-C leaves no entry behind).
 Result<Entry> open_or_write(const Layout& layout, const std::string& cache_dir,

@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json_text.h"
+#include "common/proc_files.h"
 #include "common/unique_fd.h"
 
 namespace ingero::workloads::page_cache {
@@ -62,10 +65,10 @@ Result<double> direct_read_rate(const std::vector<std::string>& files, int64_t l
   int64_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const auto& path : files) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
-    if (!fd) return file_error("opening with O_DIRECT", path);
+    auto fd = open_regular_file(path, O_DIRECT);
+    if (!fd) return fd.error();
     for (;;) {
-      const ssize_t n = ::read(fd.get(), buffer.get(), kChunk);
+      const ssize_t n = ::read(fd->get(), buffer.get(), kChunk);
       if (n < 0) return file_error("O_DIRECT read of", path);
       done += n;
       if (n < static_cast<ssize_t>(kChunk) || done >= limit) break;
@@ -86,17 +89,15 @@ int64_t total_bytes(const std::vector<std::string>& files) {
   return sum;
 }
 
-// A file of incompressible bytes, on the cache's device, to read back with O_DIRECT.
-Status write_probe_file(const std::string& path, int64_t bytes) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd) return file_error("creating", path);
+// Fills the probe file with incompressible bytes, on the cache's device, to read back with O_DIRECT.
+Status write_probe_file(int fd, const std::string& path, int64_t bytes) {
   std::vector<uint64_t> block(1 << 17);  // 1 MiB
   std::mt19937_64 rng(42);
   for (int64_t written = 0; written < bytes; written += 1 << 20) {
     for (auto& w : block) w = rng();
-    if (::write(fd.get(), block.data(), 1 << 20) != 1 << 20) return file_error("writing", path);
+    if (::write(fd, block.data(), 1 << 20) != 1 << 20) return file_error("writing", path);
   }
-  if (::fsync(fd.get()) != 0) return file_error("fsync of", path);
+  if (::fsync(fd) != 0) return file_error("fsync of", path);
   return {};
 }
 
@@ -109,8 +110,12 @@ Result<BlockDevice> measure(BlockDevice device, const std::string& cache_dir, co
                              kSeqReadProbeBytes >> 20);
     return device;
   }
-  const std::string probe = fmt::format("{}/.seq-read-probe-{}", cache_dir, ::getpid());
-  Status written = write_probe_file(probe, kSeqReadProbeBytes);
+  // A new file made by mkstemp (O_EXCL): a name planted beforehand, a link above all, is never opened.
+  std::string probe = fmt::format("{}/.seq-read-probe-{}-XXXXXX", cache_dir, ::getpid());
+  UniqueFd fd(::mkostemp(probe.data(), O_CLOEXEC));
+  if (!fd) return file_error("creating a file in", cache_dir);
+  Status written = write_probe_file(fd.get(), probe, kSeqReadProbeBytes);
+  fd.reset();
   Result<double> rate = written ? direct_read_rate({probe}, kSeqReadProbeBytes) : Result<double>(written.error());
   ::unlink(probe.c_str());
   if (!rate) return rate.error();
@@ -126,8 +131,9 @@ Result<Residency> residency(const std::vector<std::string>& paths) {
   Residency r;
   std::vector<unsigned char> vec;
   for (const auto& path : paths) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return file_error("opening", path);
+    auto opened = open_regular_file(path);
+    if (!opened) return opened.error();
+    const UniqueFd fd = std::move(*opened);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return file_error("stat of", path);
     if (st.st_size == 0) continue;
@@ -143,10 +149,24 @@ Result<Residency> residency(const std::vector<std::string>& paths) {
   return r;
 }
 
+std::string cold_not_held_note(const Residency& after_evict, const std::string& cache_dir) {
+  if (after_evict.total_pages == 0 || after_evict.resident_pages * 2 <= after_evict.total_pages) return {};
+  struct statfs where {};
+  const bool in_memory = ::statfs(cache_dir.c_str(), &where) == 0 &&
+                         (where.f_type == TMPFS_MAGIC || where.f_type == RAMFS_MAGIC);
+  return fmt::format("--page-cache cold: {} of {} pages stayed resident after eviction{}; the page cache could not "
+                     "be made cold there, and the epochs read from memory (put --dataset-cache on a disk for cold "
+                     "reads)",
+                     after_evict.resident_pages, after_evict.total_pages,
+                     in_memory ? fmt::format(" ({} is on tmpfs or ramfs, which keep files only in memory)", cache_dir)
+                               : "");
+}
+
 Status evict(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return file_error("opening", path);
+    auto opened = open_regular_file(path);
+    if (!opened) return opened.error();
+    const UniqueFd fd = std::move(*opened);
     if (const int err = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); err != 0) {
       errno = err;
       return file_error("posix_fadvise(DONTNEED) of", path);
@@ -158,8 +178,9 @@ Status evict(const std::vector<std::string>& paths) {
 Status read_all(const std::vector<std::string>& paths) {
   std::vector<char> buffer(1 << 20);
   for (const auto& path : paths) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return file_error("opening", path);
+    auto opened = open_regular_file(path);
+    if (!opened) return opened.error();
+    const UniqueFd fd = std::move(*opened);
     for (;;) {
       const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
       if (n < 0 && errno == EINTR) continue;
@@ -183,12 +204,18 @@ Result<BlockDevice> block_device(const std::string& cache_dir, const std::vector
   BlockDevice device;
   device.maj_min = fmt::format("{}:{}", major(st.st_dev), minor(st.st_dev));
   const std::string cached = fmt::format("{}/device-{}-{}.json", cache_dir, major(st.st_dev), minor(st.st_dev));
-  if (auto text = read_file(cached)) {
+  auto kept = open_regular_file(cached);
+  if (auto text = kept ? proc::read_all(kept->get()) : std::nullopt) {
     const nlohmann::json j = parse_json_or_discarded(*text);
-    if (!j.is_discarded() && j.value("maj_min", "") == device.maj_min) {
-      device.name = j["name"].is_string() ? j["name"].get<std::string>() : "";
-      if (j["seq_read_mb_s"].is_number()) device.seq_read_mb_s = j["seq_read_mb_s"].get<double>();
-      device.how = j.value("how", "") + " (measured once, kept in " + cached + ")";
+    // Any other shape (a damaged file) is measured again and replaced.
+    const auto string_at = [&](const char* key) {
+      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+    };
+    if (string_at("maj_min") == device.maj_min) {
+      device.name = string_at("name");
+      if (j.contains("seq_read_mb_s") && j["seq_read_mb_s"].is_number())
+        device.seq_read_mb_s = j["seq_read_mb_s"].get<double>();
+      device.how = string_at("how") + " (measured once, kept in " + cached + ")";
       return device;
     }
   }

@@ -22,6 +22,9 @@ struct Residency {
 };
 
 Result<Residency> residency(const std::vector<std::string>& paths);
+// After an eviction: empty when it held, else the note that the page cache could not be made cold
+// (more than half the pages stayed resident: tmpfs and ramfs keep files only in memory).
+std::string cold_not_held_note(const Residency& after_evict, const std::string& cache_dir);
 Status evict(const std::vector<std::string>& paths);
 Status read_all(const std::vector<std::string>& paths);  // warm: every byte read once
 

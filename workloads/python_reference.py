@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import stat
 import statistics
 import struct
 import subprocess
@@ -110,6 +111,27 @@ class DatasetError(Exception):
     """A stored sample failed its checks; the message names the file and the sample."""
 
 
+def open_regular(path):
+    """A descriptor of an existing regular file, never through a link at its last part, never a FIFO or a
+    device (a FIFO would block the open, /dev/zero a read forever)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise DatasetError("%s cannot be opened: %s" % (path, e.strerror))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DatasetError("%s is not a regular file" % path)
+    return fd
+
+
+def entry_file(entry_dir, name):
+    """A manifest name inside the entry; one that could reach outside it (absolute, or with ..) is damage."""
+    if not name or os.path.isabs(name) or ".." in name.split("/"):
+        raise DatasetError("the dataset cache entry %s is damaged: its manifest names %s, outside the entry"
+                           % (entry_dir, name))
+    return os.path.join(entry_dir, name)
+
+
 class StoredSamples(Dataset):
     """dataset[i] reads sample i's record (its own file, or its place in a shard with os.pread, which
     takes its own offset and so is safe in forked workers), checks magic, index, length and crc32, and
@@ -117,10 +139,10 @@ class StoredSamples(Dataset):
     horizontal flip seeded by (seed, epoch, sample)."""
 
     def __init__(self, entry_dir):
-        with open(os.path.join(entry_dir, "manifest.json")) as f:
+        with os.fdopen(open_regular(os.path.join(entry_dir, "manifest.json"))) as f:
             manifest = json.load(f)
         self.layout = manifest["layout"]
-        self.files = [(os.path.join(entry_dir, path), size) for path, size in manifest["files"]]
+        self.files = [(entry_file(entry_dir, path), size) for path, size in manifest["files"]]
         self.samples, self.features = self.layout["samples"], self.layout["features"]
         self.shards = self.layout["storage"] == "shards"
         self.jpeg = self.layout["format"] == "jpeg"
@@ -129,12 +151,12 @@ class StoredSamples(Dataset):
         if self.shards:
             self.per_shard = self.layout["shard_samples"]
             self.offsets = array.array("Q")
-            with open(os.path.join(entry_dir, "index.bin"), "rb") as f:
+            with os.fdopen(open_regular(os.path.join(entry_dir, "index.bin")), "rb") as f:
                 self.offsets.frombytes(f.read())
             if len(self.offsets) != self.samples:
                 raise DatasetError("%s/index.bin holds %d offsets for %d samples" % (entry_dir, len(self.offsets),
                                                                                     self.samples))
-            self.shard_fds = [os.open(path, os.O_RDONLY | os.O_CLOEXEC) for path, _ in self.files[:-1]]
+            self.shard_fds = [open_regular(path) for path, _ in self.files[:-1]]
 
     def paths(self):
         return [path for path, _ in self.files]
@@ -182,7 +204,7 @@ class StoredSamples(Dataset):
 
     def _read_file(self, i):
         path, size = self.files[i]
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular(path)
         try:
             record = os.pread(fd, size, 0)
         finally:
@@ -234,7 +256,7 @@ def page_residency(paths):
     libc, page = libc_calls(), os.sysconf("SC_PAGE_SIZE")
     resident = total = 0
     for path in paths:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular(path)
         try:
             size = os.fstat(fd).st_size
             if size == 0:
@@ -262,7 +284,7 @@ def settle_page_cache(cfg, paths, first_measured):
     for path in paths:
         if cfg["page_cache"] != "cold" and not first_measured:
             break
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular(path)
         try:
             if cfg["page_cache"] == "cold":
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -272,6 +294,17 @@ def settle_page_cache(cfg, paths, first_measured):
         finally:
             os.close(fd)
     return page_residency(paths)
+
+
+def cold_not_held_notes(residency, cfg):
+    """As the C++ workload says it: an eviction that left more than half the pages resident (tmpfs and
+    ramfs keep files only in memory) did not make the page cache cold."""
+    for r in residency:
+        if r["total_pages"] and r["resident_pages"] * 2 > r["total_pages"]:
+            return ["--page-cache cold: %d of %d pages stayed resident after eviction; the page cache could not be "
+                    "made cold there, and the epochs read from memory (put --dataset-cache on a disk for cold reads)"
+                    % (r["resident_pages"], r["total_pages"])]
+    return []
 
 
 def storage_record(cfg, prepared, stored, epochs):
@@ -681,6 +714,10 @@ def main():
         result["storage"] = storage_record(cfg, prepared, stored, residency)
     m = Measured()
     status, error, code = run_epochs(job, m)
+    if cfg.get("page_cache") == "cold":
+        for note in cold_not_held_notes(residency, cfg):
+            notes.append(note)
+            print("note: " + note, file=sys.stderr)  # as the C++ workload prints its notes
     if status != "ok":
         result["status"], result["error"] = status, error
     add_measurements(result, m, job.workers_path)

@@ -14,6 +14,7 @@
 #include "common/json_text.h"
 #include "workloads/direct_sources.h"
 #include "workloads/model.h"
+#include "workloads/page_cache.h"
 #include "workloads/process_loader.h"
 #include "workloads/torch_loader_source.h"
 
@@ -175,6 +176,7 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks, c
     result.h2d_bytes_once = store->samples() * store->features() * static_cast<int64_t>(sizeof(float));
   }
   bool first_measured = true;
+  bool cold_not_held = false;
 
   // What was measured before a stop is kept: the record says how the run ended.
   try {
@@ -190,6 +192,12 @@ RunResult run_workload(const WorkloadConfig& requested, const RunHooks& hooks, c
           // Outside the epoch's time: eviction (cold) or the warming read, and the residency then.
           auto residency = settle_page_cache(result.config, storage->entry, first_measured);
           if (!residency) throw DatasetError(residency.error().message);
+          // Said once, at the first epoch whose eviction did not hold.
+          if (result.config.page_cache == PageCache::cold && !cold_not_held) {
+            const std::string note = page_cache::cold_not_held_note(*residency, storage->entry.dir);
+            cold_not_held = !note.empty();
+            if (cold_not_held) result.notes.push_back(note);
+          }
           storage->epochs.push_back({epoch, *residency});
           result.storage = storage->to_json(result.config);
         }

@@ -101,9 +101,9 @@ class FileStore final : public DiskStore {
   void read_into(float* row, int64_t index, int epoch) const override {
     const dataset::StoredFile& file = entry_.files[static_cast<size_t>(index)];
     const std::string path = entry_.path(file);
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) throw DatasetError(fmt::format("sample {}: opening {}: {}", index, path, std::strerror(errno)));
-    accept(pread_exactly(fd.get(), static_cast<size_t>(file.bytes), 0, path, index), row, index, epoch, path);
+    auto fd = open_regular_file(path);
+    if (!fd) throw DatasetError(fmt::format("sample {}: {}", index, fd.error().message));
+    accept(pread_exactly(fd->get(), static_cast<size_t>(file.bytes), 0, path, index), row, index, epoch, path);
   }
 };
 
@@ -117,9 +117,9 @@ class ShardStore final : public DiskStore {
     offsets_ = std::move(*offsets);
     for (size_t s = 0; s + 1 < entry_.files.size(); ++s) {  // the last file is index.bin
       const std::string path = entry_.path(entry_.files[s]);
-      UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd) throw DatasetError(fmt::format("opening {}: {}", path, std::strerror(errno)));
-      shards_.push_back(std::move(fd));
+      auto fd = open_regular_file(path);
+      if (!fd) throw DatasetError(fd.error().message);
+      shards_.push_back(std::move(*fd));
     }
   }
   void read_into(float* row, int64_t index, int epoch) const override { read_run(row, index, 1, epoch); }
@@ -292,11 +292,18 @@ int prepare_dataset_main(const std::string& config_json, const std::string& repo
   if (!config) return fail_with(config.error());
   if (Status s = validate(*config); !s) return fail_with(s.error());
   if (!config->on_disk()) return 0;
-  auto entry = prepare_dataset(*config, [] { return g_prepare_stop != 0; });
-  if (!entry) return fail_with(entry.error());
-  const std::vector<std::string> probe =
-      config->storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
-  auto device = page_cache::block_device(config->dataset_cache_dir(), probe);
+  Result<dataset::Entry> entry = Error::failure("the dataset was not prepared");
+  Result<page_cache::BlockDevice> device = Error::failure("the device was not measured");
+  try {
+    entry = prepare_dataset(*config, [] { return g_prepare_stop != 0; });
+    if (!entry) return fail_with(entry.error());
+    const std::vector<std::string> probe =
+        config->storage == Storage::shards ? entry->paths() : std::vector<std::string>{};
+    device = page_cache::block_device(config->dataset_cache_dir(), probe);
+  } catch (const std::exception& e) {  // a bug, reported as one: not an abort the harness cannot name
+    return fail_with(Error::failure(fmt::format("preparing the dataset in {}: {}", config->dataset_cache_dir(),
+                                                e.what())));
+  }
   if (!device) return fail_with(device.error());
   const nlohmann::json report = {{"key", entry->layout.key()},
                                  {"dir", entry->dir},

@@ -113,6 +113,77 @@ TEST_F(OutputPath, ASymlinkToAFileKeepsTheLinkAndReplacesTheFile) {
   EXPECT_EQ(read(target), "new");
 }
 
+// A link another user planted in a folder they can write: root once renamed its report over the
+// file the link named (a 0600 root file became a 0644 report). Refused before any work (exit 2),
+// and at the write; the file and the link stay as they were.
+TEST_F(OutputPath, ALinkAnotherUserPlantedIsNotFollowed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to own a link as another user (uid 65534)";
+  const std::string secret = file("secret");
+  ASSERT_TRUE(write_file_atomically(secret, "root only").ok());
+  ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
+  const std::string shared = file("shared");
+  ASSERT_EQ(mkdir(shared.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);  // world-writable, not sticky: the kernel follows links here
+  const std::string planted = shared + "/report.md";
+  fs::create_symlink(secret, planted);
+  ASSERT_EQ(lchown(planted.c_str(), 65534, 65534), 0);
+  // Also one hop further: the user's own link to the planted one.
+  const std::string mine = file("mine.md");
+  fs::create_symlink(planted, mine);
+  for (const std::string& path : {planted, mine}) {
+    const Status checked = check_writable_path("--report", path);
+    ASSERT_FALSE(checked.ok()) << path;
+    EXPECT_EQ(checked.error().exit_code, kExitBadInput);
+    EXPECT_NE(checked.error().message.find("uid 65534"), std::string::npos) << checked.error().message;
+    EXPECT_NE(checked.error().hint.find("remove the link"), std::string::npos) << checked.error().hint;
+    const Status written = write_file_atomically(path, "a report");
+    ASSERT_FALSE(written.ok()) << path;
+    EXPECT_EQ(written.error().exit_code, kExitBadInput);
+    EXPECT_EQ(output_target(path).ok(), false);
+  }
+  EXPECT_EQ(read(secret), "root only");
+  struct stat st {};
+  ASSERT_EQ(stat(secret.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(kind(planted), S_IFLNK);
+
+  // The same link in a folder only root writes could not have been planted: it is followed.
+  ASSERT_EQ(chmod(shared.c_str(), 0755), 0);
+  ASSERT_TRUE(write_file_atomically(planted, "a report").ok());
+  EXPECT_EQ(read(secret), "a report");
+  EXPECT_EQ(kind(planted), S_IFLNK);
+
+  // In a world-writable folder, this user's own link is followed; a device behind another user's is refused.
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);
+  ASSERT_EQ(lchown(planted.c_str(), 0, 0), 0);
+  ASSERT_TRUE(write_file_atomically(planted, "again").ok());
+  EXPECT_EQ(read(secret), "again");
+  const std::string device = file("null");
+  if (make_null_device(device)) {
+    const std::string to_device = shared + "/out";
+    fs::create_symlink(device, to_device);
+    ASSERT_EQ(lchown(to_device.c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(write_file_atomically(to_device, "x").ok());
+  }
+}
+
+// /dev/stdout redirected to a file (`> out.md`) is the shell's file: appended to, not replaced.
+TEST_F(OutputPath, AFileBehindAProcDescriptorIsAppendedTo) {
+  const std::string path = file("stdout.txt");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before\n", 7), 7);
+  struct stat before {};
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  const Status written = write_file_atomically(fmt::format("/proc/self/fd/{}", fd), "report\n");
+  close(fd);
+  EXPECT_TRUE(written.ok()) << (written ? "" : written.error().message);
+  EXPECT_EQ(read(path), "before\nreport\n");
+  struct stat after {};
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // the same file, which the shell's descriptor still names
+}
+
 TEST_F(OutputPath, DirectoriesSocketsAndBlockDevicesAreRefused) {
   std::vector<std::string> refused{dir_->path()};
   const std::string socket_path = file("sock");

@@ -167,6 +167,33 @@ TEST_F(Reliability, BadInputIsRefusedBeforeAnyWork) {
   EXPECT_EQ(count_processes("ib-worker"), 0);
 }
 
+// A TMPDIR that is missing or not a folder once aborted trace -- CMD, workload runs and sweeps
+// (exit 134, std::filesystem::temp_directory_path threw). Bad input now, naming it and the fix.
+TEST_F(Reliability, ABadTmpdirIsBadInputNotAnAbort) {
+  const std::string db = path("never.db");
+  const std::string file = path("a-file");
+  std::ofstream(file) << "x";
+  for (const std::string& tmpdir : {path("missing"), file}) {
+    for (const std::string& args :
+         {workload("--mode direct --no-trace --epochs 1 --db " + db), "trace --no-observer --db " + db + " -- /bin/true",
+          "trace --db " + db + " -- /bin/true",
+          "sweep --device cpu --mode direct --hidden 8 --features 4 --samples 1024 --batch-size 256 --no-trace --budget 5 --db " + db +
+              " --out " + path("runs"),
+          "sweep --no-trace --num-workers 0,2 --db " + db + " --out " + path("runs") + " -- /bin/true"}) {
+      auto r = capture("TMPDIR=" + tmpdir + " " + kBinary + " " + args);
+      if (args.find("--no-observer") != std::string::npos) {
+        EXPECT_NE(r.exit_code, 134) << args << "\n" << r.text;  // needs no private folder: runs
+        fs::remove(db);
+        continue;
+      }
+      EXPECT_EQ(r.exit_code, 2) << tmpdir << " " << args << "\n" << r.text;
+      EXPECT_NE(r.text.find("TMPDIR=" + tmpdir), std::string::npos) << r.text;
+      EXPECT_NE(r.text.find("fix:"), std::string::npos) << r.text;
+      EXPECT_FALSE(fs::exists(db)) << args;
+    }
+  }
+}
+
 // A "python" that answers the torch probe but writes no result record: a failed run, exit 1,
 // not an ok run with every metric "-".
 TEST_F(Reliability, AWorkloadThatExitsWithoutItsRecordIsAFailedRun) {
@@ -310,6 +337,59 @@ TEST_F(Reliability, AnotherUserReadsTheDbFromADirectoryTheyCannotWrite) {
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.text;
     EXPECT_EQ(r.text.find("not a SQLite"), std::string::npos) << r.text;
   }
+}
+
+// Another user plants links in a folder they can write (world-writable, not sticky: the kernel's
+// protected_symlinks does not cover it), named as root's next outputs, pointing at a root-only
+// file. Root once replaced that file with its report (0600 became 0644). Every output refuses the
+// link instead: exit 2 before any work, or the record's own failure after the run.
+TEST_F(Reliability, RootDoesNotFollowALinkAnotherUserPlanted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to another user";
+  if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  const std::string secret = path("secret");
+  std::ofstream(secret) << "root only";
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  const std::string shared = path("shared");
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);
+  const std::string db = path("t.db");
+  const std::string records = path("runs");
+  ASSERT_EQ(capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + records))
+                .exit_code,
+            0);
+  std::string record_name;
+  for (const auto& entry : fs::directory_iterator(records)) record_name = entry.path().filename().string();
+  ASSERT_EQ(record_name.rfind("run-1-", 0), 0u) << record_name;
+  const std::string next_record = "run-2-" + record_name.substr(6);
+  for (const std::string& name : {std::string("run.md"), std::string("report.md"), std::string("trace.json"),
+                                  std::string("runs.md"), next_record}) {
+    auto planted = capture("setpriv --reuid=65534 --regid=65534 --clear-groups ln -s " + secret + " " + shared + "/" +
+                           name);
+    ASSERT_EQ(planted.exit_code, 0) << planted.text;
+  }
+  for (const std::string& args :
+       {workload("--mode direct --no-trace --epochs 1 --db " + path("never.db") + " --report " + shared + "/run.md"),
+        "report --db " + db + " --run 1 --out " + shared + "/report.md",
+        "export --db " + db + " --run 1 --out " + shared + "/trace.json",
+        "runs --db " + db + " --report " + shared + "/runs.md"}) {
+    auto r = capture(kBinary + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("symbolic link"), std::string::npos) << args << "\n" << r.text;
+    EXPECT_NE(r.text.find("fix:"), std::string::npos) << args << "\n" << r.text;
+  }
+  EXPECT_FALSE(fs::exists(path("never.db")));
+  // The record's name is predictable; the run itself is kept in the DB.
+  auto run = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + shared));
+  EXPECT_EQ(run.exit_code, 1) << run.text;
+  EXPECT_NE(run.text.find("symbolic link"), std::string::npos) << run.text;
+  std::ifstream in(secret);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "root only");
+  EXPECT_EQ(fs::status(secret).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_TRUE(fs::is_symlink(shared + "/report.md"));
 }
 
 // The disk fills while a run is going: its record survives in --out, the run ends up

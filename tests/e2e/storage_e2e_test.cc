@@ -98,6 +98,17 @@ TEST_F(StorageE2e, ADamagedCacheFailsTheRunNamingTheFile) {
   Output truncated = run("truncated", "--mode direct --storage files");
   EXPECT_EQ(truncated.exit_code, 1) << truncated.text;
   EXPECT_NE(truncated.text.find(victim), std::string::npos) << truncated.text;
+  // A manifest of the wrong JSON types once aborted the workload program ("failed (exit code -1)").
+  const std::string manifest = entry + "/manifest.json";
+  std::ifstream in(manifest);
+  nlohmann::json edited = nlohmann::json::parse(in);
+  edited["files"][3][1] = "many";
+  std::ofstream(manifest, std::ios::trunc) << edited.dump();
+  Output mistyped = run("mistyped", "--mode direct --storage files");
+  EXPECT_EQ(mistyped.exit_code, 1) << mistyped.text;
+  EXPECT_NE(mistyped.text.find(entry + " is damaged: its manifest.json lists"), std::string::npos) << mistyped.text;
+  EXPECT_NE(mistyped.text.find("fix: remove " + entry), std::string::npos) << mistyped.text;
+  EXPECT_EQ(mistyped.text.find("exit code -1"), std::string::npos) << mistyped.text;
 }
 
 TEST_F(StorageE2e, BadStorageFlagsAreBadInput) {

@@ -477,6 +477,25 @@ TEST(McpServe, DeeplyNestedParamsAreAParseErrorNotACrash) {
   EXPECT_EQ(responses[1]["result"], json::object());
 }
 
+// A line over the limit (a 600 MB line once took 2.9 GB): an error naming the limit, and the
+// next message is answered.
+TEST(McpServe, ALineOverTheLimitIsAnErrorAndTheSessionGoesOn) {
+  Server server(demo::server_info(), demo::make_registry());
+  std::istringstream in(std::string(kMaxMessageBytes + 1, 'x') + "\n" + request_line(2, "ping") + "\n" +
+                        std::string(kMaxMessageBytes, ' ') + "\n" + request_line(3, "ping"));
+  std::ostringstream out, log;
+  EXPECT_EQ(server.serve(in, out, log), 0);
+  std::vector<json> responses;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) responses.push_back(json::parse(line));
+  ASSERT_EQ(responses.size(), 3u) << out.str().substr(0, 500);  // a blank line at the limit is still noise
+  EXPECT_EQ(responses[0]["error"]["code"], rpc_code::kInvalidRequest);
+  EXPECT_TRUE(responses[0]["id"].is_null());
+  EXPECT_NE(responses[0]["error"]["message"].get<std::string>().find("16 MiB"), std::string::npos);
+  EXPECT_EQ(responses[1]["id"], 2);
+  EXPECT_EQ(responses[2]["id"], 3);
+}
+
 TEST(McpServe, StopsWhenTheOutputFails) {
   Server server(demo::server_info(), demo::make_registry());
   std::istringstream in(request_line(1, "ping") + "\n" + request_line(2, "ping") + "\n");

@@ -292,6 +292,13 @@ TEST_F(McpTraceToolsTest, TimelineWindowsFiltersAndTruncates) {
 
   EXPECT_NE(error_text("get_timeline", {{"run", 1}, {"from_s", 1.0}, {"from_ns", 5}}).find("not both"),
             std::string::npos);
+
+  // Seconds past any trace are held to one (1e308 once overflowed into a window before the run).
+  const json far = structured("get_timeline", {{"run", 1}, {"from_s", 1e308}});
+  EXPECT_EQ(far["events"].size(), 0u) << far.dump().substr(0, 300);
+  EXPECT_GT(far["from_ns"].get<int64_t>(), 0);
+  const json whole = structured("get_timeline", {{"run", 1}, {"from_s", -1e308}, {"until_s", 1e308}, {"limit", 5}});
+  EXPECT_EQ(whole["events"], first["events"]);
 }
 
 TEST_F(McpTraceToolsTest, UnknownRunIsAToolError) {

@@ -111,7 +111,11 @@ def job_env(out_dir=None, observer=True, user_paths=(), extra=None, pycache=None
     return env
 
 
-def start(args, **env_args):
+def start(args, make_out_dir=True, **env_args):
+    out_dir = env_args.get("out_dir")
+    if make_out_dir and out_dir is not None and not os.path.exists(out_dir):
+        os.mkdir(out_dir, 0o700)  # as the harness makes it: the observer never creates its folder
+        os.chmod(out_dir, 0o700)
     before = time.monotonic_ns()
     proc = subprocess.Popen([PYTHON] + list(args), env=job_env(**env_args), cwd=HERE, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -198,6 +202,52 @@ class TempDirTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the observer writes.
+
+@needs_torch
+class PrivateFolderTest(TempDirTest):
+    """The observer writes only into the folder the harness made: it exists, is this user's, has mode
+    0700 and is not a link. It never creates it: a traced process that outlived its trace once made the
+    deleted private folder again (mode 0755, argv inside), where another user could have put a link."""
+
+    def test_only_an_existing_private_folder_of_this_user(self):
+        def job(name, prepare):
+            base = os.path.join(self.tmp, name)
+            os.makedirs(base)
+            out_dir = os.path.join(base, "observer")
+            prepare(base, out_dir)
+            cfg = {"facts": os.path.join(base, "facts.json"), "loaders": [L0], "samples": SAMPLES}
+            return start([os.path.join(JOBS, "loader_job.py"), json.dumps(cfg)], make_out_dir=False,
+                         out_dir=out_dir, pycache=os.path.join(self.tmp, "pycache"))
+
+        def folder(mode, owner=None):
+            def prepare(base, out_dir):
+                os.mkdir(out_dir)
+                os.chmod(out_dir, mode)
+                if owner is not None:
+                    os.chown(out_dir, owner, owner)
+            return prepare
+
+        def link(base, out_dir):
+            os.mkdir(os.path.join(base, "real"), 0o700)
+            os.symlink(os.path.join(base, "real"), out_dir)
+
+        cases = {"ours": folder(0o700), "missing": lambda base, out_dir: None, "open": folder(0o755),
+                 "link": link}
+        if os.geteuid() == 0:
+            cases["theirs"] = folder(0o700, owner=65534)
+        runs = dict(zip(cases, run_all(*(job(name, prepare) for name, prepare in cases.items()))))
+        for name, run in runs.items():
+            self.assertEqual(run.rc, 0, "%s: %s" % (name, run.stderr))
+        self.assertIn(runs["ours"].pid, runs["ours"].files())  # the same job does write where it may
+        self.assertFalse(os.path.exists(runs["missing"].out_dir))
+        self.assertEqual(os.listdir(runs["open"].out_dir), [])
+        self.assertEqual(os.listdir(os.path.join(os.path.dirname(runs["link"].out_dir), "real")), [])
+        if "theirs" in runs:
+            self.assertEqual(os.listdir(runs["theirs"].out_dir), [])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,7 +520,7 @@ class ChainingTest(TempDirTest):
             self.assertFalse(facts["observer_loaded"], name)
             self.assertEqual(facts["user_value"], 7, name)
             self.assertEqual(marker_pids(markers[name]), [run.pid], name)
-        self.assertFalse(os.path.exists(out_dir))
+        self.assertEqual(os.listdir(out_dir), [])
 
     @needs_torch
     def test_observer_survives_user_sitecustomize_error(self):

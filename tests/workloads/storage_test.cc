@@ -13,9 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "workloads/jpeg_samples.h"
 #include "workloads/model.h"
+#include "workloads/page_cache.h"
 #include "workloads/runner.h"
 #include "tests/common/temp_dir.h"
 #include "workloads/sample_store.h"
@@ -257,7 +262,136 @@ TEST_F(StorageTest, ColdEvictsAndWarmHoldsEveryPage) {
     }
     EXPECT_EQ(r.storage["page_cache"], page_cache_name(mode));
     EXPECT_EQ(r.storage["files"], 600);
+    for (const auto& note : r.notes) EXPECT_EQ(note.find("could not be made cold"), std::string::npos) << note;
   }
+}
+
+// tmpfs keeps files only in memory: a cold run there once was labelled cold with every page
+// resident. The record says it could not be made cold.
+TEST_F(StorageTest, ColdOnTmpfsSaysItCouldNotBeMadeCold) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  const std::string memory = cache_ + "/tmpfs";
+  fs::create_directories(memory);
+  if (mount("tmpfs", memory.c_str(), "tmpfs", 0, "size=16m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  auto c = config(Storage::files);
+  c.dataset_cache = memory;
+  c.page_cache = PageCache::cold;
+  const RunResult r = run_workload(c);
+  umount2(memory.c_str(), MNT_DETACH);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("the page cache could not be made cold there"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("is on tmpfs or ramfs"), std::string::npos) << r.notes[0];
+}
+
+// A cache folder another user can change (writable without the sticky bit, or theirs), or one
+// below such a folder: they could swap what root writes or reads there. Refused, exit 2, naming
+// the folder and the fix; a sticky shared folder is fine.
+TEST_F(StorageTest, ACacheFolderOthersCouldChangeIsRefused) {
+  auto c = config(Storage::files);
+  c.samples = 20;
+  const std::string open_folder = cache_ + "/open";
+  fs::create_directories(open_folder);
+  fs::permissions(open_folder, fs::perms::all);
+  for (const std::string& cache : {open_folder, open_folder + "/below/datasets"}) {
+    c.dataset_cache = cache;
+    auto entry = prepare_dataset(c, {});
+    ASSERT_FALSE(entry) << cache;
+    EXPECT_EQ(entry.error().exit_code, kExitBadInput);
+    EXPECT_NE(entry.error().message.find(open_folder + " is not yours alone"), std::string::npos)
+        << entry.error().message;
+    EXPECT_NE(entry.error().hint.find("chmod go-w " + open_folder), std::string::npos) << entry.error().hint;
+    EXPECT_NE(entry.error().hint.find("--dataset-cache"), std::string::npos) << entry.error().hint;
+  }
+  EXPECT_TRUE(fs::is_empty(open_folder));  // nothing was created under it
+  fs::permissions(open_folder, fs::perms::all | fs::perms::sticky_bit);
+  EXPECT_TRUE(prepare_dataset(c, {}).ok());
+  if (geteuid() != 0) return;
+  const std::string theirs = cache_ + "/theirs";
+  fs::create_directories(theirs);
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  c.dataset_cache = theirs;
+  auto entry = prepare_dataset(c, {});
+  ASSERT_FALSE(entry);
+  EXPECT_NE(entry.error().message.find("belongs to uid 65534"), std::string::npos) << entry.error().message;
+  EXPECT_TRUE(fs::is_empty(theirs));
+}
+
+// An entry's manifest and files are trusted for sizes only: a name outside the entry (../x, an
+// absolute path), a record swapped for a link (to /dev/zero, which once hung the run forever) or a
+// FIFO, and a manifest of the wrong JSON types (which once aborted the workload program) are each
+// a damaged entry, named with its fix.
+TEST_F(StorageTest, AnEntryCannotReachOutsideItselfOrHang) {
+  for (Storage storage : {Storage::files, Storage::shards}) {
+    auto c = config(storage);
+    c.samples = 40;
+    auto entry = prepare_dataset(c, {});
+    ASSERT_TRUE(entry);
+    const std::string manifest_path = entry->dir + "/" + dataset::kManifestFile;
+    std::string original;
+    {
+      std::ifstream in(manifest_path);
+      original.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const auto damaged_by = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& words) {
+      nlohmann::json manifest = nlohmann::json::parse(original);
+      edit(manifest);
+      std::ofstream(manifest_path, std::ios::trunc) << manifest.dump();
+      auto reopened = prepare_dataset(c, {});
+      std::ofstream(manifest_path, std::ios::trunc) << original;
+      ASSERT_FALSE(reopened) << words;
+      EXPECT_NE(reopened.error().message.find(words), std::string::npos) << reopened.error().message;
+      EXPECT_NE(reopened.error().message.find(entry->dir), std::string::npos) << reopened.error().message;
+      EXPECT_NE(reopened.error().hint.find("remove " + entry->dir), std::string::npos) << reopened.error().hint;
+    };
+    damaged_by([](auto& m) { m["files"][0][0] = "../x"; }, "names ../x, outside the entry");
+    damaged_by([](auto& m) { m["files"][0][0] = "/dev/zero"; }, "names /dev/zero, outside the entry");
+    damaged_by([](auto& m) { m["files"][0][0] = "manifest.json"; }, "where the layout has");
+    damaged_by([](auto& m) { m["files"][0][1] = "12"; }, "not [\"name\", bytes]");
+    damaged_by([](auto& m) { m["files"] = nlohmann::json::object(); }, "is not a list");
+    damaged_by([](auto& m) { m = nlohmann::json::array(); }, "not a dataset manifest");
+
+    // The last file: index.bin for shards, a record for files.
+    const std::string victim = entry->path(entry->files.back());
+    fs::remove(victim);
+    fs::create_symlink("/dev/zero", victim);
+    auto linked = prepare_dataset(c, {});
+    ASSERT_FALSE(linked);
+    EXPECT_NE(linked.error().message.find(victim + " is not a regular file"), std::string::npos)
+        << linked.error().message;
+    fs::remove(victim);
+    ASSERT_EQ(mkfifo(victim.c_str(), 0600), 0);
+    auto fifo = prepare_dataset(c, {});
+    ASSERT_FALSE(fifo);
+    EXPECT_NE(fifo.error().message.find(victim + " is not a regular file"), std::string::npos) << fifo.error().message;
+    // A store opened before the swap reads no FIFO either (files: opened per read).
+    if (storage == Storage::files) {
+      const auto store = open_store(c, &*entry);
+      try {
+        read_row(*store, 39, 0);
+        ADD_FAILURE() << "a FIFO was read as a record";
+      } catch (const DatasetError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+// The read-rate probe file is made with mkstemp: a link planted at the name the probe once had
+// (CACHE/.seq-read-probe-PID) is never opened, so the file it names keeps its bytes.
+TEST_F(StorageTest, TheReadRateProbeNeverOpensAPlantedName) {
+  const std::string victim = folder_.file("victim");
+  std::ofstream(victim) << "keep";
+  const std::string cache = cache_ + "/probe";
+  fs::create_directories(cache);
+  fs::create_symlink(victim, fmt::format("{}/.seq-read-probe-{}", cache, getpid()));
+  auto device = page_cache::block_device(cache, {});
+  ASSERT_TRUE(device) << device.error().message;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep") << device->how;
+  for (const auto& e : fs::directory_iterator(cache))
+    EXPECT_EQ(e.path().filename().string().find("XXXXXX"), std::string::npos) << e.path();
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ with the original arguments and returns or raises exactly what it did; an error 
 counted and reported in its file, never raised into the job.
 
 Environment
-  INGERO_OBSERVER_DIR        where the files go (created if missing); unset: the observer is inert
+  INGERO_OBSERVER_DIR        where the files go: a folder that exists, is this user's (euid), has mode
+                             0700 and is not a link; never created. Unset: the observer is inert
   INGERO_OBSERVER=0          inert even with INGERO_OBSERVER_DIR set
   INGERO_OBSERVER_OVERRIDES  JSON object of DataLoader arguments to replace (below)
 
@@ -641,8 +642,11 @@ class _Observer:
             if self.encode is None:
                 import json
                 self.encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
-            os.makedirs(self.out_dir, exist_ok=True)
-            self.fd = _create(self.out_dir, self.pid)
+            folder = _open_private_folder(self.out_dir)
+            try:
+                self.fd = _create(folder, self.pid)
+            finally:
+                os.close(folder)
         except Exception as e:  # noqa: BLE001
             self.open_failed = True
             self.fail("open", e)
@@ -674,13 +678,27 @@ class _Observer:
             self.fail("finish", e)
 
 
-def _create(out_dir, pid):
-    """observer-<pid>.jsonl, or observer-<pid>.<n>.jsonl when a reused pid already left one."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+def _open_private_folder(out_dir):
+    """A descriptor of out_dir, which the harness made: a folder, not a link, this user's, mode 0700.
+    The observer never creates it: a process that outlives the trace would make it again after the
+    harness removed it, where another user may have put a folder or a link of theirs first."""
+    folder = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    st = os.fstat(folder)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o7777 != 0o700:
+        os.close(folder)
+        raise PermissionError("%s is not this user's private folder (uid %d, mode %04o)"
+                              % (out_dir, st.st_uid, st.st_mode & 0o7777))
+    return folder
+
+
+def _create(folder, pid):
+    """observer-<pid>.jsonl in the folder (a descriptor), or observer-<pid>.<n>.jsonl when a reused pid
+    already left one."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
     name = "observer-%d.jsonl" % pid
     for n in range(1, 1000):
         try:
-            return os.open(os.path.join(out_dir, name), flags, 0o644)
+            return os.open(name, flags, 0o644, dir_fd=folder)
         except FileExistsError:
             name = "observer-%d.%d.jsonl" % (pid, n)
     raise FileExistsError(name)

@@ -40,13 +40,22 @@ def _report_install_error(out_dir, error):
         line = json.dumps({"type": "summary", "pid": _os.getpid(), "batches": 0, "dropped": 0,
                            "errors": 1, "error_sample": "install: %s: %s" % (type(error).__name__, error),
                            "override_error": None})
-        _os.makedirs(out_dir, exist_ok=True)
-        path = _os.path.join(out_dir, "observer-%d.jsonl" % _os.getpid())
-        fd = _os.open(path, _os.O_WRONLY | _os.O_CREAT | _os.O_APPEND | _os.O_CLOEXEC, 0o644)
+        # Only into the folder the harness made (as ingero_observer._open_private_folder): never created,
+        # not a link, this user's, mode 0700.
+        folder = _os.open(out_dir, _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW | _os.O_CLOEXEC)
         try:
-            _os.write(fd, (line + "\n").encode())
+            st = _os.fstat(folder)
+            if st.st_uid != _os.geteuid() or st.st_mode & 0o7777 != 0o700:
+                return
+            fd = _os.open("observer-%d.jsonl" % _os.getpid(),
+                          _os.O_WRONLY | _os.O_CREAT | _os.O_APPEND | _os.O_NOFOLLOW | _os.O_CLOEXEC, 0o644,
+                          dir_fd=folder)
+            try:
+                _os.write(fd, (line + "\n").encode())
+            finally:
+                _os.close(fd)
         finally:
-            _os.close(fd)
+            _os.close(folder)
     except Exception:  # noqa: BLE001 -- nowhere left to report it
         pass
 
