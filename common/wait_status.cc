@@ -15,11 +15,15 @@ int shell_exit_code(int status) {
   return 1;
 }
 
+std::string signal_text(int signal) {
+  const char* abbreviation = sigabbrev_np(signal);
+  if (!abbreviation) return fmt::format("signal {}", signal);
+  return fmt::format("SIG{} ({})", abbreviation, strsignal(signal));
+}
+
 std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  }
+  if (WIFSIGNALED(status)) return "was killed by " + signal_text(WTERMSIG(status));
   return "stopped";
 }
 

@@ -164,9 +164,11 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv) {
   }
   pipe->read.reset();
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited = -1;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+  if (waited == pid) out.wait_status = status;
+  if (waited == pid && WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
   return out;
 }
 

@@ -65,7 +65,8 @@ class PausedChild {
 // Runs argv (argv[0] looked up in PATH) without a shell, its stderr discarded, and waits
 // for it: the exit code (-1 when it could not run or died of a signal) and its stdout.
 struct CommandOutput {
-  int exit_code = -1;
+  int exit_code = -1;               // -1: it did not exit (a signal), or never ran
+  std::optional<int> wait_status;   // how it ended, where it was started and waited for
   std::string stdout_text;
 };
 CommandOutput run_and_capture(const std::vector<std::string>& argv);

@@ -264,7 +264,7 @@ nlohmann::json target_outcomes(const std::vector<Target>& targets, const tracer:
           entry["comm"] = thread.comm;
           if (thread.exit_code)
             entry["outcome"] = *thread.exit_code < 128 ? fmt::format("exited with status {}", *thread.exit_code)
-                                                        : fmt::format("killed by signal {}", *thread.exit_code - 128);
+                                                        : "killed by " + signal_text(*thread.exit_code - 128);
         }
     out.push_back(entry);
   }

@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
+#include "common/wait_status.h"
 #include "harness/child_process.h"
 #include "harness/commands.h"
 #include "harness/diagnosis.h"
@@ -228,11 +229,10 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
   const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (out.exit_code != 0) {
     // The cause (naming the folder or the file) and its fix, as the workload program reported them.
-    // -1: no exit status (killed by a signal, or never started); run_and_capture keeps no more.
     std::string what = fmt::format("preparing the {} dataset in {} failed ({})", workloads::storage_name(config.storage),
                                    config.dataset_cache_dir(),
-                                   out.exit_code < 0 ? std::string("killed by a signal, or it could not start")
-                                                     : fmt::format("exit code {}", out.exit_code));
+                                   out.wait_status ? "the program " + describe_wait_status(*out.wait_status)
+                                                   : std::string("the program could not be started"));
     std::string hint;
     if (j.is_object() && j.contains("error")) {
       what += ": " + j.value("error", "");

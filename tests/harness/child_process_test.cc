@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "common/unique_fd.h"
+#include "common/wait_status.h"
 #include "harness/child_process.h"
 
 namespace ingero::harness {
@@ -41,6 +42,21 @@ TEST(UniqueFd, ClosesOnDestructionResetAndMoveAssignmentButNotOnRelease) {
   other.reset();
   EXPECT_TRUE(is_open(r2));
   close(released);
+}
+
+// A helper program the harness runs and reads (the dataset's preparation, a torch probe) keeps how
+// it ended, so that a crash is named by its signal rather than "exit code -1".
+TEST(RunAndCapture, KeepsHowTheProgramEndedAndNamesItsSignal) {
+  const CommandOutput exited = run_and_capture({"sh", "-c", "echo hello; exit 3"});
+  EXPECT_EQ(exited.exit_code, 3);
+  EXPECT_EQ(exited.stdout_text, "hello\n");
+  ASSERT_TRUE(exited.wait_status);
+  EXPECT_EQ(describe_wait_status(*exited.wait_status), "exited with status 3");
+  const CommandOutput aborted = run_and_capture({"sh", "-c", "kill -ABRT $$"});
+  EXPECT_EQ(aborted.exit_code, -1);
+  ASSERT_TRUE(aborted.wait_status);
+  EXPECT_EQ(describe_wait_status(*aborted.wait_status), "was killed by SIGABRT (Aborted)");
+  EXPECT_EQ(signal_text(SIGKILL), "SIGKILL (Killed)");
 }
 
 TEST(PausedChild, NeverReleasedIsKilledAndReapedWithItsPipesClosed) {
