@@ -90,6 +90,8 @@ TEST_F(StorageE2e, ADamagedCacheFailsTheRunNamingTheFile) {
   Output corrupt = run("corrupt", "--mode loader --num-workers 1 --storage files");
   EXPECT_EQ(corrupt.exit_code, 1) << corrupt.text;
   EXPECT_NE(corrupt.text.find(victim), std::string::npos) << corrupt.text;
+  // The results table's status too: the workload's message, not only how its process ended.
+  EXPECT_NE(corrupt.text.find("| failed: loader worker 0"), std::string::npos) << corrupt.text;
   for (const auto& [run, record] : records("corrupt")) {
     EXPECT_EQ(record["status"], "failed") << run;
     EXPECT_NE(record.value("error", "").find(victim), std::string::npos) << record.value("error", "");
