@@ -24,6 +24,13 @@ std::optional<double> direct_time(const std::vector<TableRow>& rows) {
   return std::nullopt;
 }
 
+// The measured epochs a record holds (none in a record of a run cut short before its first).
+size_t kept_epochs(const nlohmann::json& record) {
+  if (!record.is_object()) return 0;
+  const auto it = record.find("epoch_seconds");
+  return it != record.end() && it->is_array() ? it->size() : 0;
+}
+
 }  // namespace
 
 TableRow table_row(int64_t run_id, const std::string& label, const std::string& status, const std::string& error,
@@ -37,6 +44,17 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
     row.summary = *summary;
     row.summary.label = label;
     if (!traced) row.summary.label += " (untraced)";
+    return row;
+  }
+  // An interrupted run, or one stopped early on purpose, keeps the epochs it measured: they
+  // are its figures, the status says what cut them short.
+  if (const size_t kept = kept_epochs(record); summary && kept > 0 && summary->status != contract::record_status::kFailed &&
+                                                (status == contract::status::kOk || status == contract::status::kInterrupted)) {
+    row.summary = *summary;
+    row.summary.label = traced ? label : label + " (untraced)";
+    const std::string& cut_by = status == contract::status::kInterrupted ? status : summary->status;
+    const std::string why = summary->error.empty() || summary->error == cut_by ? "" : ": " + summary->error;
+    row.summary.status = fmt::format("{}, {} epoch{} kept{}", cut_by, kept, kept == 1 ? "" : "s", why);
     return row;
   }
   std::string why = !error.empty() ? error : summary && !summary->error.empty() ? summary->error : "";

@@ -29,6 +29,15 @@ namespace ingero::harness {
 
 namespace {
 
+// Why a run did not end ok, as the DB stores it: the workload's own message (a damaged sample's file
+// and index), else how its process ended.
+std::string run_error(const RunOutcome& o) {
+  if (!o.stored) return "could not be stored: " + o.store_error;
+  if (o.status == contract::status::kOk) return "";
+  if (o.result && o.result->is_object() && !o.result->value("error", "").empty()) return o.result->value("error", "");
+  return o.child_exit;
+}
+
 namespace fs = std::filesystem;
 
 std::string self_exe() {
@@ -318,9 +327,7 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     if (!outcome) return outcome.error();
     if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
     report_outcome(*outcome, setup->cuda);
-    TableRow row = table_row(outcome->run_id, config.label(), outcome->status,
-                             !outcome->stored ? "could not be stored: " + outcome->store_error
-                             : outcome->status == contract::status::kOk ? std::string() : outcome->child_exit,
+    TableRow row = table_row(outcome->run_id, config.label(), outcome->status, run_error(*outcome),
                              outcome->result.value_or(nlohmann::json()), setup->trace.enabled);
     if (outcome->status != contract::status::kOk || !outcome->stored) {
       exit_code = outcome->status == contract::status::kInterrupted ? interrupt_exit_code()

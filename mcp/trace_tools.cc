@@ -17,6 +17,7 @@
 #include "reports/text/format.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/tracing_cost_text.h"
+#include "reports/text/verdict_text.h"
 #include "reports/render/report_json.h"
 
 namespace ingero::mcp {
@@ -82,7 +83,7 @@ Result<reports::ExplainReport> explain_run(const TraceFile& trace, const json& a
 std::string run_name(const reports::RunHeader& run) { return fmt::format("run {} '{}'", run.run_id, run.label); }
 
 std::string verdict_text(const reports::RunMetrics& m) {
-  std::string text = reports::input_bound_name(m.verdict);
+  std::string text = reports::verdict_words(m);
   if (m.wait_fraction)
     text += fmt::format(" (waited for data {} of the time, from the {})", reports::format_percent(*m.wait_fraction),
                         m.wait_fraction_source);

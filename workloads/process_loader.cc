@@ -286,6 +286,20 @@ class ProcessLoader final : public BatchSource {
     }
   }
 
+  // A worker that fails a batch replies with why and exits. Found gone while the main process sends
+  // it a task, its replies are still in the socket, unread: the failure among them says why.
+  std::optional<std::string> unread_failure(const Worker& w) {
+    pollfd readable{w.sock.get(), POLLIN, 0};
+    while (poll(&readable, 1, 0) == 1 && (readable.revents & POLLIN)) {
+      ipc::ReplyHeader reply;
+      UniqueFd fd;
+      if (ipc::recv_reply(w.sock.get(), &reply, &fd) != ipc::IoStatus::ok) break;
+      if (!reply.ok)
+        return fmt::format("loader worker {} (pid {}) failed on batch {}: {}", w.id, w.pid, reply.batch, reply.error);
+    }
+    return std::nullopt;
+  }
+
   // The first reply of a worker says when it became ready: its start-up, fork to ready.
   void note_ready(Worker& w, uint64_t ready_ns) {
     if (w.reported_ready || ready_ns == 0) return;
@@ -295,6 +309,7 @@ class ProcessLoader final : public BatchSource {
   }
 
   [[noreturn]] void throw_worker_gone(const Worker& w) {
+    if (auto why = unread_failure(w)) throw WorkerFailure(*why);
     int status = reap(w.pid, std::chrono::milliseconds(500));
     throw WorkerFailure(fmt::format("loader worker {} (pid {}) {}", w.id, w.pid, describe_wait_status(status)));
   }

@@ -658,8 +658,18 @@ def run_epochs(job, m):
         return "stopped", str(e), 0
     except Exception as e:  # a worker death surfaces here as RuntimeError
         print("python reference: %s" % e, file=sys.stderr)
-        return "failed", str(e), 1
+        return "failed", one_line_error(e), 1
     return "ok", None, 0
+
+
+def one_line_error(e):
+    """The run's stored error on one line. A DataLoader worker's exception reaches the main process as
+    "Caught X in DataLoader worker process N." and the worker's traceback, whose last line is the
+    worker's own message (the file and the sample of a damaged dataset): those two lines are kept."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    return lines[0] if len(lines) == 1 else "%s %s" % (lines[0], lines[-1])
 
 
 def result_record(job, notes):

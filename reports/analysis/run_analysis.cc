@@ -143,6 +143,21 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, const
   m.verdict = classify_run(m.wait_fraction, m.main_host_share, m.gpu_util, uses_gpu);
 }
 
+// A failed run gets no verdict: what it timed ended in a crash. Nor does a run interrupted (or
+// abandoned) before it measured anything: a workload whose record holds no epoch (its warm-up's
+// waits are not a measurement), or a run with nothing to judge at all. An interrupted trace that
+// timed its job's waits keeps its verdict.
+void withhold_verdict(const RunRecord& run, RunMetrics& m) {
+  const bool failed = run.status == contract::status::kFailed;
+  const bool workload_record = run.result.is_object() && run.result.contains("epoch_seconds");
+  const bool cut_short = (run.status == contract::status::kInterrupted || run.status == contract::status::kAbandoned) &&
+                         m.epoch_seconds.empty() &&
+                         (workload_record || (!m.wait_fraction && m.verdict == InputBound::unknown));
+  if (!failed && !cut_short) return;
+  m.verdict = failed ? InputBound::run_failed : InputBound::nothing_measured;
+  m.run_error = run.error;
+}
+
 // A GPU-bound job: the few waits a loader chain explains (start-up, a rare late batch) are not what
 // limits the step, so they get no loader change.
 void demote_loader_chains(std::vector<CausalChain>& chains) {
@@ -197,6 +212,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   auto estimated = estimated_waits(trace, a);
   if (!estimated) return estimated.error();
   add_job_evidence(a.context, a.window, *batches, a.metrics);
+  withhold_verdict(a.context.run, a.metrics);
 
   std::map<std::string, std::vector<int64_t>> durations;
   for (const std::string& op : fully_stored_calls(a.context)) {

@@ -98,6 +98,8 @@ const char* input_bound_name(InputBound verdict) {
     case InputBound::host_bound: return "HOST-bound (the main thread is busy on the CPU, not waiting)";
     case InputBound::gpu_bound: return "GPU-bound (the GPU is busy; the loader keeps up)";
     case InputBound::unknown: return "unknown (no batch timings)";
+    case InputBound::run_failed: return "none (the run failed)";
+    case InputBound::nothing_measured: return "none (the run ended before it measured anything)";
   }
   return "unknown";
 }

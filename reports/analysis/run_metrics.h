@@ -23,7 +23,9 @@ inline constexpr double kModeratelyInputBoundShare = 0.05;
 inline constexpr double kHostBoundShare = 0.50;
 inline constexpr double kGpuBoundShare = 0.80;
 
-enum class InputBound { highly, moderately, not_input_bound, host_bound, gpu_bound, unknown };
+// run_failed and nothing_measured: no verdict at all, whatever was timed (a crash's or a start-up's
+// timings say nothing about the data loading).
+enum class InputBound { highly, moderately, not_input_bound, host_bound, gpu_bound, unknown, run_failed, nothing_measured };
 const char* input_bound_name(InputBound verdict);  // "HIGHLY input-bound", ...
 InputBound classify_wait_share(std::optional<double> wait_fraction);
 // The wait share's class, refined where the loop is not waiting (or its waits are unknown): GPU-bound
@@ -179,6 +181,7 @@ struct RunMetrics {
   LatencyStats batch_wait;           // from the events in the window
   LatencyStats batch_compute;
   InputBound verdict = InputBound::unknown;
+  std::string run_error;  // run_failed, nothing_measured: why the run ended, as it stored it
   std::optional<int> cores;
   std::optional<double> cpu_busy_share;  // traced threads' on-CPU time / (wall × cores)
   int64_t events_in_window = 0;

@@ -151,7 +151,7 @@ const JsonShape<RunMetrics>& metrics_shape() {
        {"gpus_sampled", integer(), member(&M::gpus_sampled)},
        {"verdict",
         string("HIGHLY input-bound | MODERATELY input-bound | NOT input-bound | HOST-bound (...) | GPU-bound (...) | "
-               "unknown (...)"),
+               "unknown (...) | none (the run failed) | none (the run ended before it measured anything)"),
         [](const M& m) { return json(input_bound_name(m.verdict)); }},
        {"verdict_thresholds", verdict_thresholds_shape().schema(),
         [](const M&) { return verdict_thresholds_shape().write({}); }},

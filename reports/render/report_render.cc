@@ -16,6 +16,7 @@
 #include "reports/documents/input_errors.h"
 #include "reports/text/rank_text.h"
 #include "reports/text/recommend_text.h"
+#include "reports/text/verdict_text.h"
 #include "reports/render/charts.h"
 #include "reports/render/html_page.h"
 #include "reports/render/report_json.h"
@@ -290,7 +291,9 @@ std::vector<std::string> diagnosis_lines(const ExplainReport& r) {
   std::string timing = m.epoch_median_s ? fmt::format("median epoch {}", format_seconds(*m.epoch_median_s)) : "";
   if (m.wait_fraction)
     timing += fmt::format("{}waited for data {} of the time: {}", timing.empty() ? "" : "; ",
-                          format_percent(*m.wait_fraction), input_bound_name(m.verdict));
+                          format_percent(*m.wait_fraction), verdict_words(m));
+  else if (m.verdict == InputBound::run_failed || m.verdict == InputBound::nothing_measured)
+    timing += fmt::format("{}verdict {}", timing.empty() ? "" : "; ", verdict_words(m));
   if (!timing.empty()) lines.push_back(fmt::format("Run {} ({}): {}.", r.run.run_id, r.run.label, timing));
   for (std::string line : tracing_cost_lines(r.tracing_cost)) {
     line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));

@@ -82,8 +82,11 @@ void render_metrics(const RunMetrics& m, const std::string& gpu_sampler, std::os
   for (const std::string& line : evidence_lines(m, gpu_sampler)) fmt::print(out, "{}\n", line);
   fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
              m.events_lost ? format_count(*m.events_lost) : "unknown (never recorded)");
-  fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
-             kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
+  if (m.verdict == InputBound::run_failed || m.verdict == InputBound::nothing_measured)
+    fmt::print(out, "VERDICT: {}\n", verdict_words(m));
+  else
+    fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
+               kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
 }
 
 void render_loaders(const std::vector<LoaderRecord>& loaders, std::ostream& out) {

@@ -8,6 +8,14 @@
 
 namespace ingero::reports {
 
+std::string verdict_words(const RunMetrics& m) {
+  if (m.run_error.empty() || m.run_error == contract::status::kInterrupted) return input_bound_name(m.verdict);
+  if (m.verdict == InputBound::run_failed) return fmt::format("none (the run failed: {})", m.run_error);
+  if (m.verdict == InputBound::nothing_measured)
+    return fmt::format("none (the run ended before it measured anything: {})", m.run_error);
+  return input_bound_name(m.verdict);
+}
+
 std::string wait_basis_text(const RunMetrics& m) {
   switch (m.batch_source) {
     case BatchSource::none: return "no batch timings";

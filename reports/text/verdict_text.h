@@ -10,6 +10,9 @@
 
 namespace ingero::reports {
 
+// The verdict in words: "HIGHLY input-bound", ...; for a run that gets none, why: "none (the run
+// failed: the process exited with status 1)".
+std::string verdict_words(const RunMetrics& m);
 // "the observer: every DataLoader next() of the job", "estimated from wake-ups: ...".
 std::string wait_basis_text(const RunMetrics& m);
 // The host's and the GPU's side: "GPU busy 31 % of the run (NVML, 1 GPU)", "main thread on CPU

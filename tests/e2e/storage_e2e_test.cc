@@ -90,9 +90,27 @@ TEST_F(StorageE2e, ADamagedCacheFailsTheRunNamingTheFile) {
   Output corrupt = run("corrupt", "--mode loader --num-workers 1 --storage files");
   EXPECT_EQ(corrupt.exit_code, 1) << corrupt.text;
   EXPECT_NE(corrupt.text.find(victim), std::string::npos) << corrupt.text;
+  // The results table's status too: the workload's message, not only how its process ended.
+  EXPECT_NE(corrupt.text.find("| failed: loader worker 0"), std::string::npos) << corrupt.text;
   for (const auto& [run, record] : records("corrupt")) {
     EXPECT_EQ(record["status"], "failed") << run;
     EXPECT_NE(record.value("error", "").find(victim), std::string::npos) << record.value("error", "");
+  }
+  // The python mode's workers raise it in their own process: the run's error is still one line
+  // naming the file (not the worker's traceback), in the record and in the DB.
+  if (python_with_torch()) {
+    Output python = run("corrupt-python", "--mode python --num-workers 1 --storage files");
+    EXPECT_EQ(python.exit_code, 1) << python.text;
+    for (const auto& [run, record] : records("corrupt-python")) {
+      const std::string error = record.value("error", "");
+      EXPECT_NE(error.find(victim + ": crc32 mismatch"), std::string::npos) << error;
+      EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    }
+    const Output runs = capture(std::string(kBinary) + " runs --db " + dir_ + "/corrupt-python.db");
+    EXPECT_NE(runs.text.find("failed: Caught DatasetError in DataLoader worker process 0. DatasetError: sample 7 in " +
+                             victim + ": crc32 mismatch"),
+              std::string::npos)
+        << runs.text;
   }
   fs::resize_file(victim, 12);
   Output truncated = run("truncated", "--mode direct --storage files");

@@ -11,8 +11,12 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "deb: $*" >&2; exit 1; }
 command -v dpkg-deb >/dev/null || { echo "dpkg-deb is missing: the package is not checked"; exit 0; }
 
+# cpack -B writes only there: the build's install_manifest.txt (a real install's list) is as it was.
+manifest_state() { [[ -f $build/install_manifest.txt ]] && md5sum <"$build/install_manifest.txt" || echo none; }
+manifest_before=$(manifest_state)
 (cd "$work" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/out" >"$work/cpack.log" 2>&1) ||
   { cat "$work/cpack.log" >&2; fail "cpack -G DEB failed"; }
+[[ $(manifest_state) == "$manifest_before" ]] || fail "cpack -B changed $build/install_manifest.txt"
 deb=$(ls "$work"/out/ingero-bench_*.deb 2>/dev/null | head -1)
 [[ -n $deb ]] || { cat "$work/cpack.log" >&2; fail "cpack wrote no ingero-bench_*.deb"; }
 
@@ -34,13 +38,20 @@ version=$(dpkg-deb -f "$deb" Version)
 dpkg-deb -c "$deb" >"$work/contents.txt"
 for f in ./usr/bin/ingero-bench ./usr/bin/ingero-bench-workload ./usr/share/ingero-bench/python/python_reference.py \
          ./usr/share/ingero-bench/python/ingero_observer.py ./usr/share/doc/ingero-bench/README.md \
-         ./usr/share/doc/ingero-bench/LICENSES/Apache-2.0.txt; do
+         ./usr/share/doc/ingero-bench/LICENSES/Apache-2.0.txt ./usr/share/doc/ingero-bench/copyright; do
   grep -q " $f\$" "$work/contents.txt" || fail "$f is not in the package"
 done
 
 # The extracted programs, away from the build folder.
 root="$work/root"
 dpkg-deb -x "$deb" "$root"
+# Debian's machine-readable copyright format, naming each licence the package's files are under.
+copyright="$root/usr/share/doc/ingero-bench/copyright"
+head -1 "$copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+  fail "$copyright is not in Debian's copyright format"
+for licence in Apache-2.0 GPL-2.0-only; do
+  grep -q "^License: $licence\$" "$copyright" || fail "$copyright does not give the $licence text"
+done
 cd "$work"
 printed=$("$root/usr/bin/ingero-bench" --version)
 [[ $printed == "ingero-bench $version" ]] || fail "--version says '$printed', the package $version"

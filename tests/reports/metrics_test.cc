@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/trace_contract.h"
@@ -165,6 +166,58 @@ TEST(ExplainCommand, MetricsComeFromTheResultRecord) {
   EXPECT_EQ(doc["metrics"]["batch_wait"]["count"], 10);
   EXPECT_EQ(doc["roles"][1]["role"], "worker");
   EXPECT_EQ(doc["roles"][1]["page_allocs"], 60000);
+}
+
+// A run that failed, or was interrupted before its first epoch, gets no data-loading verdict however
+// long its main loop waited: explain says it failed and why instead.
+std::string write_cut_short_run(const std::string& name, const std::string& status, const std::string& error,
+                                const std::string& result_json) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  RunSpec spec;
+  spec.label = "loader w2";
+  spec.config_json = loader_config(2);
+  spec.result_json = result_json;
+  spec.status = status;
+  spec.end_ns = 1000 * kMs;
+  const int64_t run = db->add_run(spec);
+  db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 1000 * kMs, std::nullopt, std::nullopt});
+  for (int i = 0; i < 10; ++i) db->add_event(run, "batch_wait", i * 100 * kMs, 90 * kMs, kMain, kMain);
+  EXPECT_TRUE(db->db().exec(fmt::format("UPDATE runs SET error = '{}' WHERE run_id = {}", error, run)).ok());
+  return path;
+}
+
+std::pair<nlohmann::json, std::string> explain_both(const std::string& path) {
+  ExplainOptions options;
+  options.db = path;
+  options.json = true;
+  std::ostringstream json, text;
+  EXPECT_TRUE(explain(options, json).ok());
+  options.json = false;
+  EXPECT_TRUE(explain(options, text).ok());
+  return {nlohmann::json::parse(json.str()), text.str()};
+}
+
+TEST(ExplainCommand, AFailedRunGetsNoVerdictButWhyItFailed) {
+  const std::string error = "sample 17 of /data/shard-0.bin failed its crc check";
+  const auto [doc, text] = explain_both(write_cut_short_run("failed-run", "failed", error, R"({"status":"failed"})"));
+  EXPECT_EQ(doc["metrics"]["verdict"], "none (the run failed)");
+  EXPECT_NE(text.find("VERDICT: none (the run failed: " + error + ")"), std::string::npos) << text;
+  EXPECT_EQ(text.find("HIGHLY input-bound"), std::string::npos) << text;
+}
+
+TEST(ExplainCommand, ARunInterruptedBeforeItsFirstEpochGetsNoVerdict) {
+  const auto [doc, text] = explain_both(write_cut_short_run(
+      "interrupted-run", "interrupted", "interrupted", R"({"status":"interrupted","epoch_seconds":[]})"));
+  EXPECT_EQ(doc["metrics"]["verdict"], "none (the run ended before it measured anything)");
+  EXPECT_NE(text.find("VERDICT: none (the run ended before it measured anything)"), std::string::npos) << text;
+}
+
+TEST(ExplainCommand, AnInterruptedRunThatKeptEpochsKeepsItsVerdict) {
+  const auto [doc, text] = explain_both(write_cut_short_run(
+      "interrupted-kept", "interrupted", "interrupted",
+      R"({"status":"interrupted","epoch_seconds":[1.0],"epoch_median_s":1.0,"wait_fraction":0.9})"));
+  EXPECT_EQ(doc["metrics"]["verdict"], "HIGHLY input-bound");
 }
 
 // The kernel programs' times as the tracer stores them (tracer.cc's kProgramTimeSetting) give the

@@ -21,6 +21,7 @@
 #include "workloads/jpeg_samples.h"
 #include "workloads/model.h"
 #include "workloads/page_cache.h"
+#include "workloads/process_loader.h"
 #include "workloads/runner.h"
 #include "tests/common/temp_dir.h"
 #include "workloads/sample_store.h"
@@ -205,6 +206,37 @@ TEST_F(StorageTest, ACorruptedByteIsNamedWithItsSample) {
       EXPECT_NE(what.find("sample 42"), std::string::npos) << what;
       EXPECT_NE(what.find("crc32"), std::string::npos) << what;
     }
+  }
+}
+
+// A loader worker that fails a batch replies with why and exits. Found gone while the main process
+// sends it its next task (the main process slower than the worker), the run still says why, not
+// only that the worker exited with status 1.
+TEST_F(StorageTest, AWorkerFoundGoneStillNamesTheCorruptedSample) {
+  dataset::Entry entry;
+  auto c = config(Storage::files);
+  c.mode = Mode::loader;
+  c.shuffle = false;
+  c.num_workers = 1;
+  c.prefetch_factor = 2;
+  const auto store = store_of(c, &entry);
+  // In the third batch: the first two are asked for at once, the third when the first arrives.
+  const std::string victim = entry.path(entry.files[260]);
+  {
+    std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);
+    f.put('\x5a');
+  }
+  auto loader = make_process_loader(c, store, true, false);
+  loader->begin_epoch(0);
+  ASSERT_TRUE(loader->next());
+  usleep(500'000);  // the worker has failed the third batch and exited; the fourth is sent to no one
+  try {
+    while (loader->next()) {
+    }
+    ADD_FAILURE() << "the corrupted sample was read without an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(victim + ": crc32 mismatch"), std::string::npos) << e.what();
   }
 }
 
