@@ -18,7 +18,7 @@ int shell_exit_code(int status) {
 std::string signal_text(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   if (!abbreviation) return fmt::format("signal {}", signal);
-  return fmt::format("SIG{} ({})", abbreviation, strsignal(signal));
+  return fmt::format("SIG{} (signal {}, {})", abbreviation, signal, strsignal(signal));
 }
 
 std::string describe_wait_status(int status) {

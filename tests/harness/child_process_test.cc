@@ -55,8 +55,8 @@ TEST(RunAndCapture, KeepsHowTheProgramEndedAndNamesItsSignal) {
   const CommandOutput aborted = run_and_capture({"sh", "-c", "kill -ABRT $$"});
   EXPECT_EQ(aborted.exit_code, -1);
   ASSERT_TRUE(aborted.wait_status);
-  EXPECT_EQ(describe_wait_status(*aborted.wait_status), "was killed by SIGABRT (Aborted)");
-  EXPECT_EQ(signal_text(SIGKILL), "SIGKILL (Killed)");
+  EXPECT_EQ(describe_wait_status(*aborted.wait_status), "was killed by SIGABRT (signal 6, Aborted)");
+  EXPECT_EQ(signal_text(SIGKILL), "SIGKILL (signal 9, Killed)");
 }
 
 TEST(PausedChild, NeverReleasedIsKilledAndReapedWithItsPipesClosed) {
