@@ -540,19 +540,26 @@ int wait_or_kill(pid_t pid, std::chrono::seconds limit) {
   return -1;
 }
 
+// `trace --no-observer --db DB -- sh -c SCRIPT` started on a new pseudo-terminal, whose controlling side
+// is `master`; -1 when it could not be started.
+pid_t trace_on_a_terminal(const std::string& db, const char* script, int& master) {
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c", script,
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
 // A job that reads its terminal (input(), pdb, a login prompt) gets the line typed: the harness lends
 // it the terminal while it runs. It once stopped on SIGTTIN, in a process group of its own.
 TEST_F(Reliability, ALaunchedJobReadsTheTerminal) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
   const std::string db = path("tty.db");
   int master = -1;
-  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  const pid_t pid = trace_on_a_terminal(db, "echo ready; read line; echo got $line", master);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
-          "echo ready; read line; echo got $line", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   std::string seen;
   read_until(master, seen, "ready", 30s);
   ASSERT_EQ(write(master, "hello\n", 6), 6);
@@ -597,13 +604,8 @@ TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
   const std::string db = path("tty.db");
   int master = -1;
-  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  const pid_t pid = trace_on_a_terminal(db, "echo ready; sleep 60", master);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl(kBinary.c_str(), kBinary.c_str(), "trace", "--no-observer", "--db", db.c_str(), "--", "sh", "-c",
-          "echo ready; sleep 60", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   std::string seen;
   read_until(master, seen, "ready", 30s);
   std::this_thread::sleep_for(300ms);
