@@ -164,7 +164,7 @@ class JobRunner final : public PointRunner {
   // meters are the user's check of ours.
   void keep_output(const std::string& path, int64_t run_id, const std::string& label) const {
     if (auto text = proc::read_file(path))
-      (void)write_file_atomically(run_file_path(out_dir_, run_id, label, "log"), *text);
+      (void)write_file_atomically(run_file_path(out_dir_, run_id, label, "log"), kept_log(*text));
   }
 
   JobPlan plan_;
@@ -412,6 +412,18 @@ std::vector<std::string> templated_knobs(const std::vector<std::string>& command
         break;
       }
   return out;
+}
+
+std::string kept_log(std::string_view text, size_t head, size_t tail) {
+  if (text.size() <= head + tail) return std::string(text);
+  // Cut at line ends, so that neither part starts or ends inside a line.
+  size_t head_end = text.rfind('\n', head);
+  head_end = head_end == std::string_view::npos ? head : head_end + 1;
+  size_t tail_start = text.find('\n', text.size() - tail);
+  tail_start = tail_start == std::string_view::npos ? text.size() - tail : tail_start + 1;
+  if (tail_start <= head_end) return std::string(text);
+  return fmt::format("{}[... {} bytes of the job's output left out ...]\n{}", text.substr(0, head_end),
+                     tail_start - head_end, text.substr(tail_start));
 }
 
 std::vector<std::string> fill_templates(const std::vector<std::string>& command, const Knobs& knobs) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/knobs.h"
@@ -29,5 +30,10 @@ inline constexpr auto& kTemplateKnobs = knob::kLoaderKnobs;
 std::vector<std::string> templated_knobs(const std::vector<std::string>& command);
 // The command with each {knob} replaced by the point's value.
 std::vector<std::string> fill_templates(const std::vector<std::string>& command, const Knobs& knobs);
+
+// What is kept of a point's output (run-ID-LABEL.log): its first `head` and last `tail` bytes, whole lines,
+// with a line saying how much was left out between them; all of it when it is no longer. A chatty job
+// once left 76 MB of logs for 10 runs.
+std::string kept_log(std::string_view text, size_t head = 64 * 1024, size_t tail = 1024 * 1024);
 
 }  // namespace ingero::harness
