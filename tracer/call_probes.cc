@@ -63,7 +63,6 @@ CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPo
 
 CallProbes::~CallProbes() { (void)stop(now_ns()); }
 
-
 Status CallProbes::attach(const Target& target, pid_t pid, bool scoped, Links& into) const {
   const UprobeSpec spec{target.path, target.offset, target.cookie | (scoped ? kScopedCookie : 0), false, pid};
   const auto op = static_cast<uint16_t>(IB_COOKIE_OP(target.cookie));

@@ -128,7 +128,6 @@ CallTotals read_call_sums(const sql::Statement& row, int first) {
           row.column_optional_int(first + 9), {},                         std::nullopt};
 }
 
-
 // A plain read-only open, or, where that fails (a WAL file whose directory this user
 // cannot write), the file read as it is on disk.
 Result<sql::Connection> open_read_only(const std::string& path, std::vector<std::string>& notes) {
