@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
--- ingero-bench trace database, schema version 8 (PRAGMA user_version = 8).
+-- ingero-bench trace database, schema version 10 (PRAGMA user_version = 10).
 -- One file holds many runs (a sweep, a CI suite, traces of several jobs). Every timestamp
 -- is CLOCK_MONOTONIC nanoseconds of the node that recorded it (bpf_ktime_get_ns in the
 -- kernel, the same clock in the workload), so kernel events and the workload's own batch
@@ -347,3 +347,62 @@ CREATE TABLE IF NOT EXISTS gpu_samples (
   value   REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS gpu_samples_run ON gpu_samples(run_id, metric, ts_ns);
+
+-- CPU profiles (schema version 10): on-CPU samples of the traced threads, taken by a BPF program on
+-- the kernel's software CPU clock (run settings 'profile_hz', the rate per CPU; 'profile_python': 'ok'
+-- or why Python frames are unavailable; 'profile_bucket_ns': the width of a time bucket). Frames and
+-- stacks are interned per run. kind: 'python' | 'native' | 'kernel'. name: a Python function's
+-- qualified name, a native or kernel symbol, or the address in hex where no symbol covers it. file: the
+-- Python source file, or the native binary. line: the Python line; line_kind: 'executing' (the line
+-- the frame was running) or 'first' (the function's first line, where the executing one could not be
+-- read); both NULL for native and kernel frames.
+CREATE TABLE IF NOT EXISTS profile_frames (
+  run_id    INTEGER NOT NULL,
+  frame_id  INTEGER NOT NULL,
+  kind      TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  file      TEXT,
+  line      INTEGER,
+  line_kind TEXT,
+  PRIMARY KEY (run_id, frame_id)
+);
+
+-- A stack is a node of a tree: its innermost frame, and the stack of its callers (parent_id; NULL at
+-- the outermost frame). Walking parent_id from a sample's stack lists its frames, the sampled code first.
+CREATE TABLE IF NOT EXISTS profile_stacks (
+  run_id    INTEGER NOT NULL,
+  stack_id  INTEGER NOT NULL,
+  parent_id INTEGER,
+  frame_id  INTEGER NOT NULL,
+  PRIMARY KEY (run_id, stack_id)
+);
+
+-- Samples per thread, stack and time bucket (bucket_ns: the bucket's start on the run's clock).
+CREATE TABLE IF NOT EXISTS profile_samples (
+  run_id    INTEGER NOT NULL,
+  tid       INTEGER NOT NULL,
+  stack_id  INTEGER NOT NULL,
+  bucket_ns INTEGER NOT NULL,
+  samples   INTEGER NOT NULL,
+  PRIMARY KEY (run_id, tid, stack_id, bucket_ns)
+);
+
+-- Memory and descriptors of each traced process, sampled from /proc at a low rate (schema version 10;
+-- run setting 'health_interval_ns'): from /proc/PID/smaps_rollup its rss, pss, private_dirty (pages the
+-- process wrote to its own copy: copy-on-write growth after a fork shows here) and swap; its open
+-- descriptors and soft RLIMIT_NOFILE; the /dev/shm it sees (its own mount namespace): size and free
+-- bytes. A column is NULL where it could not be read.
+CREATE TABLE IF NOT EXISTS process_samples (
+  run_id               INTEGER NOT NULL,
+  pid                  INTEGER NOT NULL,
+  ts_ns                INTEGER NOT NULL,
+  rss_bytes            INTEGER,
+  pss_bytes            INTEGER,
+  private_dirty_bytes  INTEGER,
+  swap_bytes           INTEGER,
+  fds                  INTEGER,
+  fd_limit             INTEGER,
+  shm_size_bytes       INTEGER,
+  shm_free_bytes       INTEGER,
+  PRIMARY KEY (run_id, pid, ts_ns)
+);

@@ -133,7 +133,8 @@ Result<int> version_of(const sql::Connection& db) {
 // Versions 2 -> 3, 3 -> 4 and 6 -> 7 only added tables (loaders, gpus, gpu_samples; call_sampling;
 // call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
 // to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows, 8 -> 9 one to
-// call_stats.
+// call_stats; 9 -> 10 added tables again (profile_frames, profile_stacks, profile_samples,
+// process_samples).
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();

@@ -202,6 +202,22 @@ TEST(TraceDb, AVersion8FileGainsTheCutCallsAndKeepsItsTotals) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE pid = 7 AND cut_calls = 3"), 1);
 }
 
+// A version-9 file gains the profile and process-sample tables, empty, and keeps its rows.
+TEST(TraceDb, AVersion9FileGainsTheProfileAndProcessSampleTables) {
+  TempDir dir;
+  auto db = reopened_after(dir.file("v9.db"),
+                           "DROP TABLE profile_frames; DROP TABLE profile_stacks; DROP TABLE profile_samples;"
+                           "DROP TABLE process_samples;"
+                           "INSERT INTO call_stats VALUES(1, 42, 42, 1, 10, 9, 0, 900, 200, 0, 9, 1);"
+                           "PRAGMA user_version = 9");
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE tid = 42 AND cut_calls = 1"), 1);
+  for (const char* table : {"profile_frames", "profile_stacks", "profile_samples", "process_samples"})
+    EXPECT_EQ(query_int(h, std::string("SELECT count(*) FROM ") + table), 0) << table;
+}
+
 // Every window an estimate was computed from is stored in order, with its callers' on-CPU time
 // where it was read and NULL where it was not.
 TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
