@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ingero-bench ci: bad suites and baselines are refused, the same build passes against its
-// own baseline (twice), and a slowdown injected into one configuration is caught.
+// ingero-bench ci: bad suites and baselines are refused, and the same build passes against its
+// own baseline (twice). A slowdown injected into one configuration is checked on synthetic epochs
+// (tests/reports/ci_gate_test.cc), where its verdict does not ride on this machine's noise.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/command.h"
@@ -54,13 +55,18 @@ json suite(int64_t loader_samples) {
 class Ci : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() / ("ingero-ci-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    write_file(path("suite.json"), suite(131072).dump());
-    baseline_ = new Output(capture(kBinary + " ci --suite " + path("suite.json") + " --baseline " +
-                                   path("baseline.json") + " --update-baseline"));
+    testing::SharedSetup setup = testing::shared_setup("ci-baseline", [](const std::string& dir) {
+      write_file(dir + "/suite.json", suite(131072).dump());
+      return capture(kBinary + " ci --suite " + dir + "/suite.json --baseline " + dir +
+                     "/baseline.json --update-baseline");
+    });
+    dir_ = new std::string(setup.dir);
+    baseline_ = new Output(setup.result);
+    owned_ = setup.owned;
   }
-  static void TearDownTestSuite() { fs::remove_all(*dir_); }
+  static void TearDownTestSuite() {
+    if (owned_) fs::remove_all(*dir_);
+  }
   void SetUp() override { ASSERT_EQ(baseline_->exit_code, 0) << baseline_->text; }
   static std::string path(const std::string& name) { return *dir_ + "/" + name; }
   // The threshold tolerates what this 2-core machine does between invocations minutes apart
@@ -71,10 +77,12 @@ class Ci : public ::testing::Test {
   }
   static std::string* dir_;
   static Output* baseline_;
+  static bool owned_;
 };
 
 std::string* Ci::dir_ = nullptr;
 Output* Ci::baseline_ = nullptr;
+bool Ci::owned_ = false;
 
 TEST_F(Ci, TheSameBuildPassesAgainstItsOwnBaselineRepeatedly) {
   const json baseline = json::parse(read_file(path("baseline.json")));
@@ -88,21 +96,6 @@ TEST_F(Ci, TheSameBuildPassesAgainstItsOwnBaselineRepeatedly) {
     EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
     EXPECT_NE(read_file(path("summary.md")).find("| loader w0 |"), std::string::npos);
   }
-}
-
-TEST_F(Ci, AnInjectedSlowdownInOneConfigurationIsCaught) {
-  write_file(path("slow-suite.json"), suite(131072 * 4).dump());  // the same label, four times the work
-  auto r = gate(path("slow-suite.json"));
-  EXPECT_EQ(r.exit_code, 1) << r.text;
-  const std::string junit = read_file(path("junit.xml"));
-  const size_t loader = junit.find("name=\"loader w0\"");
-  const size_t batched = junit.find("name=\"loader-batched w0\"");
-  ASSERT_NE(loader, std::string::npos) << junit;
-  ASSERT_NE(batched, std::string::npos) << junit;
-  const size_t failure = junit.find("<failure", loader);
-  EXPECT_LT(failure, batched) << junit;  // the failure belongs to loader w0
-  EXPECT_NE(junit.find("slower than the baseline", loader), std::string::npos) << junit;
-  EXPECT_NE(read_file(path("summary.md")).find("regression"), std::string::npos);
 }
 
 TEST_F(Ci, ABaselineFromAnotherMachineKindIsAWarning) {

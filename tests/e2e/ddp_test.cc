@@ -48,14 +48,17 @@ class Ddp : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (geteuid() != 0) return;
-    dir_ = new std::string(fs::temp_directory_path() / ("ingero-ddp-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    job_ = new Output(capture(kBinary + " --workload dataloader --device cpu --mode python --ranks 2 --num-workers 1"
-                                        " --samples 8192 --batch-size 1024 --features 16 --hidden 32 --epochs " +
-                              std::to_string(kEpochs) + " --db " + db() + " --out " + *dir_ + "/runs"));
+    ingero::testing::SharedSetup setup = ingero::testing::shared_setup("ddp-job", [](const std::string& dir) {
+      return capture(kBinary + " --workload dataloader --device cpu --mode python --ranks 2 --num-workers 1"
+                               " --samples 8192 --batch-size 1024 --features 16 --hidden 32 --epochs " +
+                     std::to_string(kEpochs) + " --db " + dir + "/trace.db --out " + dir + "/runs");
+    });
+    dir_ = new std::string(setup.dir);
+    job_ = new Output(setup.result);
+    owned_ = setup.owned;
   }
   static void TearDownTestSuite() {
-    if (dir_ != nullptr) fs::remove_all(*dir_);
+    if (dir_ != nullptr && owned_) fs::remove_all(*dir_);
   }
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "the eBPF tracer needs root (run the tests with sudo)";
@@ -66,10 +69,12 @@ class Ddp : public ::testing::Test {
 
   static std::string* dir_;
   static Output* job_;
+  static bool owned_;
 };
 
 std::string* Ddp::dir_ = nullptr;
 Output* Ddp::job_ = nullptr;
+bool Ddp::owned_ = false;
 
 TEST_F(Ddp, EveryRanksProcessTreeIsTracedWithItsRankAndRole) {
   EXPECT_NE(job_->text.find("python w1 pf2 ranks2 train"), std::string::npos) << job_->text;
@@ -112,8 +117,9 @@ TEST_F(Ddp, ExplainGivesEachRankItsVerdictAndCountsCoresAgainstRanksTimesWorkers
 }
 
 TEST_F(Ddp, MergeJoinsTwoNodesDbsAndRefusesBadInputWithoutWriting) {
-  fs::copy_file(db(), path("node-b.db"));
+  fs::copy_file(db(), path("node-b.db"), fs::copy_options::overwrite_existing);
   const std::string merged = path("merged.db");
+  fs::remove(merged);
   Output out = capture(kBinary + " merge --out " + merged + " " + db() + " " + path("node-b.db"));
   ASSERT_EQ(out.exit_code, 0) << out.text;
   EXPECT_EQ(query_int(merged, "SELECT count(*) FROM runs"), 2);

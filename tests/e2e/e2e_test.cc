@@ -14,16 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/e2e/command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const char* kBinary = INGERO_BENCH_BINARY;
 
-struct Output {
-  int exit_code = -1;
-  std::string text;
-};
+using ingero::testing::Output;
 
 // Runs a shell command line, capturing stdout.
 Output capture(const std::string& command) {
@@ -53,16 +52,18 @@ class EndToEnd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (geteuid() != 0) return;
-    dir_ = new std::string(fs::temp_directory_path() / ("ingero-e2e-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    const std::string cmd = std::string(kBinary) +
-                            " --workload dataloader --device cpu --mode direct,loader --num-workers 0,2"
-                            " --samples 16384 --batch-size 2048 --features 16 --hidden 32 --epochs 2"
-                            " --db " + db() + " --out " + *dir_ + "/runs 2>&1";
-    sweep_ = new Output(capture(cmd));
+    ingero::testing::SharedSetup setup = ingero::testing::shared_setup("e2e-sweep", [](const std::string& dir) {
+      return capture(std::string(kBinary) +
+                     " --workload dataloader --device cpu --mode direct,loader --num-workers 0,2"
+                     " --samples 16384 --batch-size 2048 --features 16 --hidden 32 --epochs 2"
+                     " --db " + dir + "/trace.db --out " + dir + "/runs 2>&1");
+    });
+    dir_ = new std::string(setup.dir);
+    sweep_ = new Output(setup.result);
+    owned_ = setup.owned;
   }
   static void TearDownTestSuite() {
-    if (dir_ != nullptr) fs::remove_all(*dir_);
+    if (dir_ != nullptr && owned_) fs::remove_all(*dir_);
   }
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "the eBPF tracer needs root (run the tests with sudo)";
@@ -72,10 +73,12 @@ class EndToEnd : public ::testing::Test {
 
   static std::string* dir_;
   static Output* sweep_;
+  static bool owned_;
 };
 
 std::string* EndToEnd::dir_ = nullptr;
 Output* EndToEnd::sweep_ = nullptr;
+bool EndToEnd::owned_ = false;
 
 TEST_F(EndToEnd, SweepTracesEveryRunIntoTheDb) {
   EXPECT_NE(sweep_->text.find("loader w2 pf2"), std::string::npos) << sweep_->text;
@@ -118,9 +121,10 @@ TEST_F(EndToEnd, ExplainCompareRecommendReadTheDb) {
 }
 
 TEST_F(EndToEnd, TraceCommandPassesTheExitStatusThrough) {
-  auto r = capture(std::string(kBinary) + " trace --db " + db() + " -- sh -c 'exit 7' 2>/dev/null");
+  const std::string own_db = *dir_ + "/exit-status.db";  // the shared sweep's DB stays as it was made
+  auto r = capture(std::string(kBinary) + " trace --db " + own_db + " -- sh -c 'exit 7' 2>/dev/null");
   EXPECT_EQ(r.exit_code, 7);
-  auto missing = capture(std::string(kBinary) + " trace --db " + db() + " -- /no/such/program 2>/dev/null");
+  auto missing = capture(std::string(kBinary) + " trace --db " + own_db + " -- /no/such/program 2>/dev/null");
   EXPECT_EQ(missing.exit_code, 2);
 }
 
@@ -128,6 +132,7 @@ TEST_F(EndToEnd, TraceCommandPassesTheExitStatusThrough) {
 // stored traced or not: here dd's system time (zero pages copied) and the shell's user time.
 TEST_F(EndToEnd, ALaunchedJobsCpuTimeIsStoredTracedOrNot) {
   const std::string job_db = *dir_ + "/job-cpu.db";
+  fs::remove(job_db);  // its runs are numbered from 1 below
   const std::string job =
       "sh -c 'dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null; i=0; "
       "while [ $i -lt 200000 ]; do i=$((i+1)); done'";

@@ -76,5 +76,31 @@ TEST(CiGate, VerdictsAreNumbersAndTheirReasonsAreWords) {
       << render_junit(report);
 }
 
+// A slowdown injected into one of two configurations (synthetic epochs: 4x the baseline's, as the
+// end-to-end suite once made by giving one configuration four times the work) fails that one only,
+// and the JUnit file puts the failure under its testcase.
+TEST(CiGate, ASlowdownInjectedIntoOneConfigurationFailsThatOneOnly) {
+  const CiBaseline baseline{"cpu", {{"cpu_model", "A"}, {"cpu_count", 2}},
+                            {{"loader w0", {0.20, 0.21, 0.20, 0.22, 0.20}},
+                             {"loader-batched w0", {0.05, 0.05, 0.06, 0.05, 0.05}}}};
+  const std::map<std::string, std::vector<double>> current = {{"loader w0", {0.81, 0.80, 0.83, 0.80, 0.82}},
+                                                              {"loader-batched w0", {0.05, 0.06, 0.05, 0.05, 0.05}}};
+  const GateRule rule{1.0, 0.95};
+  const GateReport report = gate("cpu", {"loader w0", "loader-batched w0"}, baseline, current,
+                                 {{"cpu_model", "A"}, {"cpu_count", 2}}, rule);
+  ASSERT_EQ(report.results.size(), 2u);
+  EXPECT_EQ(report.results[0].verdict, GateVerdict::regression);
+  EXPECT_EQ(report.results[1].verdict, GateVerdict::unchanged);
+  const std::string junit = render_junit(report);
+  const size_t loader = junit.find("name=\"loader w0\"");
+  const size_t batched = junit.find("name=\"loader-batched w0\"");
+  ASSERT_NE(loader, std::string::npos) << junit;
+  ASSERT_NE(batched, std::string::npos) << junit;
+  EXPECT_LT(junit.find("<failure", loader), batched) << junit;
+  EXPECT_EQ(junit.find("<failure", batched), std::string::npos) << junit;
+  EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
+  EXPECT_NE(render_markdown(report).find("regression"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ingero::reports
