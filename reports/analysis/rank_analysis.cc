@@ -162,10 +162,4 @@ std::optional<RankAnalysis> compare_ranks(std::vector<NodeRanks> nodes, std::opt
   return out;
 }
 
-std::optional<RankAnalysis> analyze_ranks(const RankInputs& in) {
-  std::vector<NodeRanks> one;
-  one.push_back(node_ranks(in));
-  return compare_ranks(std::move(one), std::nullopt);
-}
-
 }  // namespace ingero::reports

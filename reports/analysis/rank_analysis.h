@@ -105,7 +105,4 @@ NodeRanks node_ranks(const RankInputs& inputs);
 // straggler and the others' wait for it. Empty optional unless there are two ranks or more.
 std::optional<RankAnalysis> compare_ranks(std::vector<NodeRanks> nodes, std::optional<Job> job);
 
-// One run's ranks compared: empty optional unless its threads carry at least two ranks.
-std::optional<RankAnalysis> analyze_ranks(const RankInputs& inputs);
-
 }  // namespace ingero::reports
