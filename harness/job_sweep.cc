@@ -146,9 +146,10 @@ JobPlan plan_from_request(const json& r) {
 // Runs one point of the user's command and times it from the observer's records.
 class JobRunner final : public PointRunner {
  public:
-  JobRunner(JobPlan plan, TraceSettings trace, std::string machine_json, std::string out_dir)
+  JobRunner(JobPlan plan, TraceSettings trace, std::string machine_json, std::string out_dir,
+            UserOutputs& outputs, bool as_root)
       : plan_(std::move(plan)), trace_(std::move(trace)), machine_json_(std::move(machine_json)),
-        out_dir_(std::move(out_dir)) {}
+        out_dir_(std::move(out_dir)), outputs_(outputs), run_as_(as_root ? std::nullopt : outputs.user()) {}
   void set_loader(std::optional<int> loader) { plan_.loader = loader; }
 
   Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
@@ -163,14 +164,18 @@ class JobRunner final : public PointRunner {
   // The job's own output, kept in --out (checked before the first run) as run-ID-LABEL.log: its
   // meters are the user's check of ours.
   void keep_output(const std::string& path, int64_t run_id, const std::string& label) const {
-    if (auto text = proc::read_file(path))
-      (void)write_file_atomically(run_file_path(out_dir_, run_id, label, "log"), kept_log(*text));
+    const std::string kept = run_file_path(out_dir_, run_id, label, "log");
+    if (auto text = proc::read_file(path)) (void)write_file_atomically(kept, kept_log(*text));
+    outputs_.add_file(kept);
+    outputs_.give();
   }
 
   JobPlan plan_;
   TraceSettings trace_;
   std::string machine_json_;
   std::string out_dir_;
+  UserOutputs& outputs_;
+  std::optional<Credentials> run_as_;  // the user the command runs as (sudo's); nullopt: as this process
   int runs_ = 0;
 };
 
@@ -205,7 +210,13 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
   RunRequest req;
   req.kind = std::string(contract::kind::kCommand);
   req.argv = fill_templates(plan_.command, point.knobs);
-  req.env = observer->env;
+  if (run_as_) {
+    req.run_as = run_as_;
+    req.env = user_environment(*run_as_);
+    // The job's observer reads its code and writes its records there, as the job's user.
+    give_tree_to_user(*run_as_, dir->path());
+  }
+  req.env.insert(req.env.end(), observer->env.begin(), observer->env.end());
   req.observer_dir = observer->records_dir;
   req.signal_group = true;
   req.label = "job " + point.label;
@@ -440,7 +451,7 @@ std::vector<std::string> fill_templates(const std::vector<std::string>& command,
   return out;
 }
 
-Result<int> run_job_sweep(const SweepFlags& flags) {
+Result<int> run_job_sweep(const SweepFlags& flags, UserOutputs& outputs) {
   if (flags.resume)
     return Error::bad_input("--resume continues the sweep stored in --db; it takes no command",
                             "ingero-bench sweep --resume --db FILE");
@@ -483,11 +494,11 @@ Result<int> run_job_sweep(const SweepFlags& flags) {
                                      : fmt::format("{:g} s", plan->steady.seconds).c_str(),
               plan->steady.windows);
   std::printf("(the rules' epochs are those windows: seconds per step, lower is faster)\n");
-  JobRunner runner(*plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
+  JobRunner runner(*plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir, outputs, flags.as_root);
   return run_sweep(std::move(spec), runner, flags);
 }
 
-Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
+Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags, UserOutputs& outputs) {
   JobPlan plan = plan_from_request(spec.request);
   if (plan.command.empty()) return Error::bad_input("the stored sweep has no command to resume", "start a new sweep");
   if (Status s = check_program(plan.command.front()); !s) return s.error();
@@ -498,7 +509,7 @@ Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
   if (!trace) return trace.error();
   if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
   if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each point's private folder goes there
-  JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
+  JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir, outputs, flags.as_root);
   return run_sweep(std::move(spec), runner, flags);
 }
 

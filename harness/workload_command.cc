@@ -21,6 +21,7 @@
 #include "harness/machine_info.h"
 #include "harness/results_table.h"
 #include "harness/signals.h"
+#include "harness/sudo_user.h"
 #include "tracer/call_probes.h"
 #include "workloads/python_reference.h"
 #include "workloads/workload_process.h"
@@ -304,13 +305,22 @@ void report_outcome(const RunOutcome& o, bool expects_cuda) {
 }
 
 Result<int> run_workload_command(const WorkloadFlags& flags) {
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
   auto setup = prepare_workloads(flags);
   if (!setup) return setup.error();
+  // Under sudo what the runs write where the user looks is theirs: a root-owned results/ would make
+  // their next run fail.
+  UserOutputs outputs(*sudo);
+  outputs.add_db(flags.trace.db);
+  outputs.add_folder(flags.out_dir);
+  if (!flags.report.empty()) outputs.add_file(flags.report);
   if (!setup->plan.scaling_note.empty()) std::printf("note: %s\n", setup->plan.scaling_note.c_str());
   for (const auto& warning : setup->plan.warnings) std::printf("warning: %s\n", warning.c_str());
 
   auto db = tracer::TraceDb::open(flags.trace.db);
   if (!db) return db.error();
+  outputs.give();
 
   std::vector<TableRow> rows;
   std::vector<int64_t> run_ids;
@@ -326,6 +336,8 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     auto outcome = execute_run(*request, *db, setup->trace, setup->machine_json);
     if (!outcome) return outcome.error();
     if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
+    else if (outcome->record_kept_at) outputs.add_file(*outcome->record_kept_at);
+    outputs.give();
     report_outcome(*outcome, setup->cuda);
     TableRow row = table_row(outcome->run_id, config.label(), outcome->status, run_error(*outcome),
                              outcome->result.value_or(nlohmann::json()), setup->trace.enabled);
