@@ -541,4 +541,27 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   return outcome;
 }
 
+Result<RunOutcome> store_unstarted_run(const RunRequest& request, tracer::TraceDb& db, const std::string& machine_json,
+                                       const Error& cause) {
+  tracer::RunStart start{request.label,  request.kind,     request.argv,       request.config_json,
+                         machine_json,   false,            false,              std::nullopt,
+                         request.sweep_id, request.sweep_point, request.sweep_phase};
+  auto guard = RunGuard::begin(db, start);
+  if (!guard) return guard.error();
+  RunOutcome outcome;
+  outcome.run_id = guard->id();
+  outcome.exit_code = cause.exit_code;
+  outcome.status = std::string(contract::status::kFailed);
+  outcome.child_exit = cause.message;
+  outcome.fix = cause.hint;
+  if (Status s = guard->commit(tracer::RunEnd{cause.exit_code, outcome.status, std::nullopt, cause.message,
+                                              std::nullopt, {}});
+      !s) {
+    guard->fail_with(cause.message);
+    outcome.stored = false;
+    outcome.store_error = s.error().message;
+  }
+  return outcome;
+}
+
 }  // namespace ingero::harness

@@ -67,7 +67,7 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   req.sweep_id = sweep_id;
   req.sweep_point = point.label;
   req.sweep_phase = std::string(phase);
-  auto outcome = execute_run(req, db, setup_.trace, setup_.machine_json);
+  auto outcome = execute_workload_run(config, req, setup_, dir->path(), db);
   if (!outcome) return outcome.error();
   if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
   else if (outcome->record_kept_at) outputs_.add_file(*outcome->record_kept_at);
