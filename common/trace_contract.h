@@ -158,11 +158,15 @@ inline constexpr std::string_view kWorldSizeSetting = "world_size";
 inline constexpr std::string_view kBatchSourceSetting = "batch_source";
 inline constexpr std::string_view kBatchSourceObserver = "observer";
 // Whether the Python observer was put on a launched job's PYTHONPATH: "on", "off" (switched
-// off), "unused" (on, but no Python process of the job built a DataLoader).
+// off), "unused" (on, but no Python process of the job built a DataLoader), "unreached" (below).
 inline constexpr std::string_view kObserverSetting = "observer";
 inline constexpr std::string_view kObserverOn = "on";
 inline constexpr std::string_view kObserverOff = "off";
 inline constexpr std::string_view kObserverUnused = "unused";
+// On, but it reached none of the job's Python processes; run_settings.observer_unreached says why
+// (a user switch, a PYTHONPATH the job replaced, python -E/-I/-S).
+inline constexpr std::string_view kObserverUnreached = "unreached";
+inline constexpr std::string_view kObserverUnreachedSetting = "observer_unreached";
 // In a loader's knobs (loaders.knobs_json), added by the observer's reader: len(loader) at its last
 // epoch, the batches an epoch takes, where the observer could tell.
 inline constexpr std::string_view kBatchesPerEpochKnob = "batches_per_epoch";

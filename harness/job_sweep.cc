@@ -313,6 +313,11 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
     return Error::bad_input("the observer could not apply the sweep's override to the job's DataLoader: " +
                                 loader->override_error,
                             "this is a bug of ingero-bench if the knobs were given on its command line; report it");
+  if (!loader && runs_ == 1 && outcome->observer_unreached)
+    return Error::bad_input("the DataLoader observer did not reach the job, so no loader can be changed or timed: " +
+                                *outcome->observer_unreached,
+                            "the sweep changes and times the job's DataLoader through the observer, which the "
+                            "job's Python loads from the PYTHONPATH it is started with");
   if (!loader && runs_ == 1)
     return Error::bad_input(
         fmt::format("the job built no torch.utils.data.DataLoader{}: there is no loader to change or to time; it {}; {}",
