@@ -127,7 +127,7 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
         for (const auto& t : totals->threads)
           if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
       if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
-      events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
+      events.push_back({std::string(contract::op::kWorkerStart), fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
     }
   }
   return events;

@@ -69,7 +69,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   }
   const bool has_workers = std::any_of(a.context.threads.begin(), a.context.threads.end(),
                                        [](const ThreadRecord& t) { return t.role == contract::kRoleWorker; });
-  if (has_workers && a.events_of("worker_start") == 0)
+  if (has_workers && a.events_of(std::string(contract::op::kWorkerStart)) == 0)
     notes.push_back("worker start-up (fork to ready) was not measured in this run: no chain blames it; the "
                     "workers' first batches count as their per-sample work");
   auto observer = a.context.settings.find(std::string(contract::kObserverSetting));
