@@ -165,7 +165,9 @@ class JobRunner final : public PointRunner {
   // meters are the user's check of ours.
   void keep_output(const std::string& path, int64_t run_id, const std::string& label) const {
     const std::string kept = run_file_path(out_dir_, run_id, label, "log");
-    if (auto text = proc::read_file(path)) (void)write_file_atomically(kept, kept_log(*text));
+    if (auto text = proc::read_file(path))
+      if (Status s = write_file_atomically(kept, kept_log(*text)); !s)  // the run is stored whole all the same
+        std::printf("  warning: the job's output could not be kept in --out: %s\n", s.error().message.c_str());
     outputs_.add_file(kept);
     outputs_.give();
   }
@@ -248,6 +250,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
                    {"loader", {{"pid", loader.pid}, {"index", loader.loader}, {"knobs", loader.knobs},
                                {"overrides_applied", loader.overrides_applied}}}};
     if (early) record["error"] = fmt::format("slower than {:.4g} s a step, the deadline", deadline.value_or(0));
+    // Into the point's private folder (made for it); should it fail, the run has no record and counts as failed.
     (void)write_file_atomically(*req.result_path, record.dump());
   };
   req.end_when = [&]() -> bool {
