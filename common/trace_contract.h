@@ -5,7 +5,9 @@
 // The tables themselves are in common/schema.sql; every name a reader relies on is here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,13 +37,32 @@ inline constexpr OpInfo kOps[] = {
 std::optional<uint16_t> op_code(std::string_view name);
 std::string_view op_name(uint16_t code);  // "?" when unknown
 
-// The ops readers name in their logic, taken from IB_OPS so that a rename there reaches them:
-// a batch's wait for data and its compute, from a workload's record or the Python observer.
+// The ops readers name in their logic, taken from IB_OPS so that a rename there reaches them.
 namespace op {
-static_assert(kOps[IB_OP_BATCH_WAIT].code == IB_OP_BATCH_WAIT && kOps[IB_OP_BATCH_COMPUTE].code == IB_OP_BATCH_COMPUTE,
-              "IB_OPS codes are positions");
+constexpr bool codes_are_positions() {
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    if (kOps[i].code != i) return false;
+  return true;
+}
+static_assert(codes_are_positions(), "IB_OPS codes are positions");
+// A batch's wait for data and its compute, from a workload's record or the Python observer, and a
+// DataLoader worker's start-up (fork to ready).
 inline constexpr std::string_view kBatchWait = kOps[IB_OP_BATCH_WAIT].name;
 inline constexpr std::string_view kBatchCompute = kOps[IB_OP_BATCH_COMPUTE].name;
+inline constexpr std::string_view kWorkerStart = kOps[IB_OP_WORKER_START].name;
+// A thread off the CPU: preempted while runnable, blocked, or blocked on I/O; then waiting in the run queue.
+inline constexpr std::string_view kOffcpuPreempted = kOps[IB_OP_OFFCPU_PREEMPTED].name;
+inline constexpr std::string_view kOffcpuBlocked = kOps[IB_OP_OFFCPU_BLOCKED].name;
+inline constexpr std::string_view kOffcpuIo = kOps[IB_OP_OFFCPU_IO].name;
+inline constexpr std::string_view kRunqWait = kOps[IB_OP_RUNQ_WAIT].name;
+// Memory bursts and block I/O requests.
+inline constexpr std::string_view kPageFaults = kOps[IB_OP_PAGE_FAULTS].name;
+inline constexpr std::string_view kPageAllocs = kOps[IB_OP_PAGE_ALLOCS].name;
+inline constexpr std::string_view kBlockIo = kOps[IB_OP_BLOCK_IO].name;
+// Process events.
+inline constexpr std::string_view kFork = kOps[IB_OP_FORK].name;
+inline constexpr std::string_view kExit = kOps[IB_OP_EXIT].name;
+inline constexpr std::string_view kThreadExit = kOps[IB_OP_THREAD_EXIT].name;
 }  // namespace op
 
 namespace category {
@@ -158,11 +179,15 @@ inline constexpr std::string_view kWorldSizeSetting = "world_size";
 inline constexpr std::string_view kBatchSourceSetting = "batch_source";
 inline constexpr std::string_view kBatchSourceObserver = "observer";
 // Whether the Python observer was put on a launched job's PYTHONPATH: "on", "off" (switched
-// off), "unused" (on, but no Python process of the job built a DataLoader).
+// off), "unused" (on, but no Python process of the job built a DataLoader), "unreached" (below).
 inline constexpr std::string_view kObserverSetting = "observer";
 inline constexpr std::string_view kObserverOn = "on";
 inline constexpr std::string_view kObserverOff = "off";
 inline constexpr std::string_view kObserverUnused = "unused";
+// On, but it reached none of the job's Python processes; run_settings.observer_unreached says why
+// (a user switch, a PYTHONPATH the job replaced, python -E/-I/-S).
+inline constexpr std::string_view kObserverUnreached = "unreached";
+inline constexpr std::string_view kObserverUnreachedSetting = "observer_unreached";
 // In a loader's knobs (loaders.knobs_json), added by the observer's reader: len(loader) at its last
 // epoch, the batches an epoch takes, where the observer could tell.
 inline constexpr std::string_view kBatchesPerEpochKnob = "batches_per_epoch";

@@ -252,6 +252,9 @@ void add_sweep_command(CLI::App& app, ParsedCommand& parsed, Holders& h, Subcomm
   sweep->add_option("--warmup-steps", parsed.sweep.warmup_steps, "Your command: steps skipped before timing")
       ->capture_default_str()
       ->check(number_in(0, 1'000'000));
+  sweep->add_flag("--as-root", parsed.sweep.as_root,
+                  "Your command: under sudo, run it as root (default: as the user who ran sudo, with their groups; "
+                  "the DB and --out are theirs either way)");
   sweep->add_option("--loader", parsed.sweep.loader,
                     "Your command: the DataLoader to change, by construction order from 0 (default: the one "
                     "iterated most)")

@@ -72,6 +72,7 @@ struct SweepFlags {
   double seconds = 0;                // or seconds timed per run
   int warmup_steps = 10;             // steps skipped before timing
   std::optional<int> loader;         // which DataLoader (its construction index); default: the busiest
+  bool as_root = false;              // --as-root: under sudo, the command runs as root
 };
 
 struct TraceCommandFlags {

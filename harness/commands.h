@@ -59,6 +59,13 @@ Result<bool> resolve_cuda(const std::string& device);
 Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
                                     const std::string& private_dir, const std::string& out_dir);
 
+// Prepares the configuration's dataset (an on-disk one is written or checked), then runs the request.
+// A dataset that cannot be prepared (a damaged cache entry) makes a failed run, stored with the
+// cause; bad input (a cache folder another user can change) stops before any run is stored.
+Result<RunOutcome> execute_workload_run(const workloads::WorkloadConfig& config, const RunRequest& request,
+                                        const WorkloadSetup& setup, const std::string& private_dir,
+                                        tracer::TraceDb& db);
+
 // The program execvp would run (argv[0] of a command to launch), or bad input naming it.
 Status check_program(const std::string& program);
 

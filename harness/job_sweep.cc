@@ -146,9 +146,10 @@ JobPlan plan_from_request(const json& r) {
 // Runs one point of the user's command and times it from the observer's records.
 class JobRunner final : public PointRunner {
  public:
-  JobRunner(JobPlan plan, TraceSettings trace, std::string machine_json, std::string out_dir)
+  JobRunner(JobPlan plan, TraceSettings trace, std::string machine_json, std::string out_dir,
+            UserOutputs& outputs, bool as_root)
       : plan_(std::move(plan)), trace_(std::move(trace)), machine_json_(std::move(machine_json)),
-        out_dir_(std::move(out_dir)) {}
+        out_dir_(std::move(out_dir)), outputs_(outputs), run_as_(as_root ? std::nullopt : outputs.user()) {}
   void set_loader(std::optional<int> loader) { plan_.loader = loader; }
 
   Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
@@ -163,14 +164,20 @@ class JobRunner final : public PointRunner {
   // The job's own output, kept in --out (checked before the first run) as run-ID-LABEL.log: its
   // meters are the user's check of ours.
   void keep_output(const std::string& path, int64_t run_id, const std::string& label) const {
+    const std::string kept = run_file_path(out_dir_, run_id, label, "log");
     if (auto text = proc::read_file(path))
-      (void)write_file_atomically(run_file_path(out_dir_, run_id, label, "log"), kept_log(*text));
+      if (Status s = write_file_atomically(kept, kept_log(*text)); !s)  // the run is stored whole all the same
+        std::printf("  warning: the job's output could not be kept in --out: %s\n", s.error().message.c_str());
+    outputs_.add_file(kept);
+    outputs_.give();
   }
 
   JobPlan plan_;
   TraceSettings trace_;
   std::string machine_json_;
   std::string out_dir_;
+  UserOutputs& outputs_;
+  std::optional<Credentials> run_as_;  // the user the command runs as (sudo's); nullopt: as this process
   int runs_ = 0;
 };
 
@@ -205,7 +212,13 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
   RunRequest req;
   req.kind = std::string(contract::kind::kCommand);
   req.argv = fill_templates(plan_.command, point.knobs);
-  req.env = observer->env;
+  if (run_as_) {
+    req.run_as = run_as_;
+    req.env = user_environment(*run_as_);
+    // The job's observer reads its code and writes its records there, as the job's user.
+    give_tree_to_user(*run_as_, dir->path());
+  }
+  req.env.insert(req.env.end(), observer->env.begin(), observer->env.end());
   req.observer_dir = observer->records_dir;
   req.signal_group = true;
   req.label = "job " + point.label;
@@ -237,6 +250,7 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
                    {"loader", {{"pid", loader.pid}, {"index", loader.loader}, {"knobs", loader.knobs},
                                {"overrides_applied", loader.overrides_applied}}}};
     if (early) record["error"] = fmt::format("slower than {:.4g} s a step, the deadline", deadline.value_or(0));
+    // Into the point's private folder (made for it); should it fail, the run has no record and counts as failed.
     (void)write_file_atomically(*req.result_path, record.dump());
   };
   req.end_when = [&]() -> bool {
@@ -302,6 +316,11 @@ Result<PointRun> JobRunner::run(tracer::TraceDb& db, const SweepPoint& point, st
     return Error::bad_input("the observer could not apply the sweep's override to the job's DataLoader: " +
                                 loader->override_error,
                             "this is a bug of ingero-bench if the knobs were given on its command line; report it");
+  if (!loader && runs_ == 1 && outcome->observer_unreached)
+    return Error::bad_input("the DataLoader observer did not reach the job, so no loader can be changed or timed: " +
+                                *outcome->observer_unreached,
+                            "the sweep changes and times the job's DataLoader through the observer, which the "
+                            "job's Python loads from the PYTHONPATH it is started with");
   if (!loader && runs_ == 1)
     return Error::bad_input(
         fmt::format("the job built no torch.utils.data.DataLoader{}: there is no loader to change or to time; it {}; {}",
@@ -440,7 +459,7 @@ std::vector<std::string> fill_templates(const std::vector<std::string>& command,
   return out;
 }
 
-Result<int> run_job_sweep(const SweepFlags& flags) {
+Result<int> run_job_sweep(const SweepFlags& flags, UserOutputs& outputs) {
   if (flags.resume)
     return Error::bad_input("--resume continues the sweep stored in --db; it takes no command",
                             "ingero-bench sweep --resume --db FILE");
@@ -483,11 +502,11 @@ Result<int> run_job_sweep(const SweepFlags& flags) {
                                      : fmt::format("{:g} s", plan->steady.seconds).c_str(),
               plan->steady.windows);
   std::printf("(the rules' epochs are those windows: seconds per step, lower is faster)\n");
-  JobRunner runner(*plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
+  JobRunner runner(*plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir, outputs, flags.as_root);
   return run_sweep(std::move(spec), runner, flags);
 }
 
-Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
+Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags, UserOutputs& outputs) {
   JobPlan plan = plan_from_request(spec.request);
   if (plan.command.empty()) return Error::bad_input("the stored sweep has no command to resume", "start a new sweep");
   if (Status s = check_program(plan.command.front()); !s) return s.error();
@@ -498,7 +517,7 @@ Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags) {
   if (!trace) return trace.error();
   if (Status s = check_writable_dir("--out", flags.workload.out_dir); !s) return s.error();
   if (auto tmp = temp_folder(); !tmp) return tmp.error();  // each point's private folder goes there
-  JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir);
+  JobRunner runner(plan, *trace, machine_info(std::nullopt).dump(), flags.workload.out_dir, outputs, flags.as_root);
   return run_sweep(std::move(spec), runner, flags);
 }
 

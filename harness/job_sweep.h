@@ -14,12 +14,14 @@
 #include "common/knobs.h"
 #include "common/result.h"
 #include "harness/cli.h"
+#include "harness/sudo_user.h"
 #include "harness/sweep_engine.h"
 
 namespace ingero::harness {
 
-Result<int> run_job_sweep(const SweepFlags& flags);
-Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags);
+// Under sudo the command runs as outputs.user() (unless --as-root), and the logs kept are theirs.
+Result<int> run_job_sweep(const SweepFlags& flags, UserOutputs& outputs);
+Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags, UserOutputs& outputs);
 // Whether a stored sweep request is one of the user's command (it holds the command).
 bool is_job_sweep(const nlohmann::json& request);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/point_processes.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -33,6 +35,8 @@ bool write_text(const std::string& path, const std::string& text) {
   ::close(fd);
   return ok;
 }
+
+constexpr std::string_view kFolderPrefix = "ingero-bench-point-";
 
 // The cgroup v2 folder this process is in: the cgroup2 mount's path to it; empty when there is none.
 std::string own_cgroup_folder() {
@@ -82,13 +86,40 @@ std::vector<std::pair<pid_t, uint64_t>> descendants_of(const std::vector<pid_t>&
 
 }  // namespace
 
+std::string PointProcesses::cgroup_home() { return own_cgroup_folder(); }
+
+std::vector<std::string> PointProcesses::remove_stale_folders(const std::string& home) {
+  std::vector<std::string> removed;
+  DIR* dir = ::opendir(home.c_str());
+  if (dir == nullptr) return removed;
+  while (const dirent* entry = ::readdir(dir)) {
+    // "ingero-bench-point-PID-N": PID is the harness that made it.
+    const std::string_view name = entry->d_name;
+    if (entry->d_type != DT_DIR || name.rfind(kFolderPrefix, 0) != 0) continue;
+    const std::string_view rest = name.substr(kFolderPrefix.size());
+    const size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string_view::npos) continue;
+    const std::string pid_text(rest.substr(0, dash));
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    // A running harness's folder (or one of a process that took its pid) is left alone; the
+    // kernel refuses to remove a folder that still holds a process (EBUSY): nothing is ended here.
+    if (proc::read_stat(pid)) continue;
+    const std::string path = home + "/" + std::string(name);
+    if (::rmdir(path.c_str()) == 0) removed.push_back(path);
+  }
+  ::closedir(dir);
+  return removed;
+}
+
 PointProcesses PointProcesses::begin(Hold hold) {
   PointProcesses p;
   if (hold == Hold::scan) return p;
   const std::string home = own_cgroup_folder();
   if (home.empty()) return p;
+  (void)remove_stale_folders(home);  // best effort: a folder left is only an empty entry
   static std::atomic<int> serial{0};
-  const std::string folder = fmt::format("{}/ingero-bench-point-{}-{}", home, getpid(), serial++);
+  const std::string folder = fmt::format("{}/{}{}-{}", home, kFolderPrefix, getpid(), serial++);
   if (::mkdir(folder.c_str(), 0755) != 0) return p;  // not cgroup2, or not writable: the scan
   if (!write_text(folder + "/cgroup.procs", std::to_string(getpid()))) {
     ::rmdir(folder.c_str());

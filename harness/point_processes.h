@@ -32,6 +32,13 @@ class PointProcesses {
   std::vector<std::string> end_leftovers();
   bool in_cgroup() const { return !folder_.empty(); }
 
+  // The cgroup v2 folder this process is in, where the points' folders are made; empty when none.
+  static std::string cgroup_home();
+  // The points' folders in home that a harness no longer running left behind (it crashed or was
+  // killed before its destructor ran): each removed when empty. begin() does this first. Returns
+  // the folders removed.
+  static std::vector<std::string> remove_stale_folders(const std::string& home);
+
  private:
   PointProcesses() = default;
   void leave();

@@ -127,7 +127,7 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
         for (const auto& t : totals->threads)
           if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
       if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
-      events.push_back({"worker_start", fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
+      events.push_back({std::string(contract::op::kWorkerStart), fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
     }
   }
   return events;
@@ -166,13 +166,32 @@ std::optional<std::string> override_reached_nothing(const nlohmann::json& asked,
                                               built - 1));
 }
 
+// The observer's folder on a launched job's PYTHONPATH (its first entry, as install_observer puts it).
+std::string observer_path_entry(const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [name, value] : env)
+    if (name == "PYTHONPATH") return value.substr(0, value.find(':'));
+  return "";
+}
+
+bool on_path(const std::string& path_list, const std::string& entry) {
+  for (size_t at = 0; at <= path_list.size();) {
+    size_t end = path_list.find(':', at);
+    if (end == std::string::npos) end = path_list.size();
+    if (path_list.compare(at, end - at, entry) == 0) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 // Why the observer reached none of the job's Python processes, when the run shows why: a
 // process of another user (setpriv, su, runuser: the job switched user, or the tracer saw its
 // uid) cannot read the observer's private folder, and a command line that sets PYTHONPATH or
-// starts python with -E, -I or -S leaves the observer off the path. A PYTHONPATH replaced
-// inside a script leaves no such trace.
+// starts python with -E, -I or -S leaves the observer off the path, as does a PYTHONPATH replaced
+// inside a script (os.environ, or a re-exec with an environment of its own): the tracer saw a
+// Python start without the observer's folder on its PYTHONPATH.
 std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, const tracer::TraceTotals& totals,
-                                              const std::vector<std::string>& argv, uid_t folder_owner) {
+                                              const std::vector<std::string>& argv, uid_t folder_owner,
+                                              const std::string& observer_entry) {
   if (job.processes > 0) return std::nullopt;
   constexpr std::string_view kUserSwitches[] = {"setpriv", "su", "sudo", "runuser", "gosu", "su-exec", "setuidgid"};
   for (const auto& t : totals.threads) {
@@ -202,6 +221,12 @@ std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, co
       return fmt::format("python {} does not read PYTHONPATH's sitecustomize; drop {} or attach with --pid",
                          argv[i + 1], argv[i + 1]);
   }
+  for (const auto& t : totals.threads)
+    if (t.tid == t.pid && t.python_path && !observer_entry.empty() && !on_path(*t.python_path, observer_entry))
+      return fmt::format("{} (pid {}) started with {}, without the observer's folder: the job replaced PYTHONPATH "
+                         "(os.environ['PYTHONPATH'] = ..., or a re-exec with an environment of its own); add to it "
+                         "instead (keep the entries it had), or attach with --pid",
+                         t.comm, t.pid, t.python_path->empty() ? "no PYTHONPATH" : "PYTHONPATH=" + *t.python_path);
   return std::nullopt;
 }
 
@@ -213,12 +238,17 @@ void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t ru
   if (!request.overrides.empty())
     totals.settings.emplace_back(std::string(contract::kOverridesAskedSetting), request.overrides.dump());
   if (auto note = override_reached_nothing(request.overrides, job)) job.notes.push_back(*note);
-  outcome.observer_unreached =
-      observer_unreached(job, totals, request.argv, request.run_as ? request.run_as->uid : geteuid());
+  outcome.observer_unreached = observer_unreached(job, totals, request.argv,
+                                                  request.run_as ? request.run_as->uid : geteuid(),
+                                                  observer_path_entry(request.env));
   tracer::assign_roles(totals, job.roles);
   const bool used = job.processes > 0;
   totals.settings.emplace_back(std::string(contract::kObserverSetting),
-                               std::string(used ? contract::kObserverOn : contract::kObserverUnused));
+                               std::string(used                          ? contract::kObserverOn
+                                           : outcome.observer_unreached ? contract::kObserverUnreached
+                                                                        : contract::kObserverUnused));
+  if (outcome.observer_unreached)
+    totals.settings.emplace_back(std::string(contract::kObserverUnreachedSetting), *outcome.observer_unreached);
   if (job.batches > 0)
     totals.settings.emplace_back(std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
   outcome.observed_batches = job.batches;
@@ -538,6 +568,29 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
     }
   }
   if (!outcome.stored && !outcome.record_kept_at) outcome.record_kept_at = request.result_path;
+  return outcome;
+}
+
+Result<RunOutcome> store_unstarted_run(const RunRequest& request, tracer::TraceDb& db, const std::string& machine_json,
+                                       const Error& cause) {
+  tracer::RunStart start{request.label,  request.kind,     request.argv,       request.config_json,
+                         machine_json,   false,            false,              std::nullopt,
+                         request.sweep_id, request.sweep_point, request.sweep_phase};
+  auto guard = RunGuard::begin(db, start);
+  if (!guard) return guard.error();
+  RunOutcome outcome;
+  outcome.run_id = guard->id();
+  outcome.exit_code = cause.exit_code;
+  outcome.status = std::string(contract::status::kFailed);
+  outcome.child_exit = cause.message;
+  outcome.fix = cause.hint;
+  if (Status s = guard->commit(tracer::RunEnd{cause.exit_code, outcome.status, std::nullopt, cause.message,
+                                              std::nullopt, {}});
+      !s) {
+    guard->fail_with(cause.message);
+    outcome.stored = false;
+    outcome.store_error = s.error().message;
+  }
   return outcome;
 }
 

@@ -99,6 +99,7 @@ struct RunOutcome {
   std::string store_error;
   std::optional<Error> record_error;     // the record could not be written to --out (the DB has it)
   std::optional<std::string> record_kept_at;
+  std::string fix;                       // a run that failed before it started: how to mend its cause
 };
 
 // A file kept for a run in --out: out/run-12-loader-w4-pf2.json (ext "json"), the label made file-safe.
@@ -106,5 +107,10 @@ std::string run_file_path(const std::string& dir, int64_t run_id, const std::str
 
 Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
                                const std::string& machine_json);
+
+// A run that failed before anything was started (its dataset could not be prepared): stored as
+// failed with the cause, nothing traced, so that it is counted and shown like any failed run.
+Result<RunOutcome> store_unstarted_run(const RunRequest& request, tracer::TraceDb& db, const std::string& machine_json,
+                                       const Error& cause);
 
 }  // namespace ingero::harness

@@ -86,4 +86,26 @@ void give_tree_to_user(const Credentials& user, const std::string& dir) {
     give(user, it->path().string());
 }
 
+void UserOutputs::add_file(const std::string& path) {
+  if (!user_) return;
+  std::vector<std::string> made = missing_parents(path);
+  paths_.insert(paths_.end(), made.rbegin(), made.rend());
+  paths_.push_back(path);
+}
+
+void UserOutputs::add_db(const std::string& path) {
+  add_file(path);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) add_file(path + suffix);
+}
+
+void UserOutputs::add_folder(const std::string& dir) {
+  if (!user_) return;
+  std::error_code ec;
+  if (fs::symlink_status(dir, ec).type() == fs::file_type::not_found) add_file(dir);
+}
+
+void UserOutputs::give() const {
+  if (user_) give_to_user(*user_, paths_);
+}
+
 }  // namespace ingero::harness

@@ -32,4 +32,29 @@ void give_to_user(const Credentials& user, const std::vector<std::string>& paths
 // The same for a folder and everything in it.
 void give_tree_to_user(const Credentials& user, const std::string& dir);
 
+// What a root run under sudo writes where the user will look (the DB, --out and its records,
+// --report) and the folders made for it: noted before it is made, given to the user once made.
+// Without sudo (no user) it does nothing. A folder that existed already keeps its owner. What is
+// noted is given again at the end, whichever way the command ends.
+class UserOutputs {
+ public:
+  explicit UserOutputs(std::optional<Credentials> user = std::nullopt) : user_(std::move(user)) {}
+  UserOutputs(const UserOutputs&) = delete;
+  UserOutputs& operator=(const UserOutputs&) = delete;
+  ~UserOutputs() { give(); }  // whichever way the command ends
+  const std::optional<Credentials>& user() const { return user_; }
+  // A file this run writes (or replaces), and the folders above it that do not exist yet.
+  void add_file(const std::string& path);
+  // A DB: the file with its -wal, -shm and -journal.
+  void add_db(const std::string& path);
+  // A folder this run writes into: the folder itself when it does not exist yet, and those above it.
+  void add_folder(const std::string& dir);
+  // Gives what is noted and made so far; called again as outputs appear (a path not made yet is skipped).
+  void give() const;
+
+ private:
+  std::optional<Credentials> user_;
+  std::vector<std::string> paths_;  // the outermost folders first
+};
+
 }  // namespace ingero::harness

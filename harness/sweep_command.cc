@@ -12,6 +12,7 @@
 #include "harness/commands.h"
 #include "harness/job_sweep.h"
 #include "harness/progress.h"
+#include "harness/sudo_user.h"
 #include "harness/sweep_engine.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/text/format.h"
@@ -35,7 +36,8 @@ Knobs knobs_of(const workloads::WorkloadConfig& c) {
 // Our workloads: a point's config is a WorkloadConfig.
 class WorkloadRunner final : public PointRunner {
  public:
-  WorkloadRunner(WorkloadSetup setup, const SweepFlags& flags) : setup_(std::move(setup)), flags_(flags) {}
+  WorkloadRunner(WorkloadSetup setup, const SweepFlags& flags, UserOutputs& outputs)
+      : setup_(std::move(setup)), flags_(flags), outputs_(outputs) {}
   Result<PointRun> run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
                        std::optional<double> deadline, int64_t sweep_id) override;
   Result<BudgetFit> fit_budget(tracer::TraceDb& db, std::vector<SweepPoint>& points, const std::string& baseline,
@@ -44,6 +46,7 @@ class WorkloadRunner final : public PointRunner {
  private:
   WorkloadSetup setup_;
   const SweepFlags& flags_;
+  UserOutputs& outputs_;
 };
 
 Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& point, std::string_view phase,
@@ -64,9 +67,11 @@ Result<PointRun> WorkloadRunner::run(tracer::TraceDb& db, const SweepPoint& poin
   req.sweep_id = sweep_id;
   req.sweep_point = point.label;
   req.sweep_phase = std::string(phase);
-  auto outcome = execute_run(req, db, setup_.trace, setup_.machine_json);
+  auto outcome = execute_workload_run(config, req, setup_, dir->path(), db);
   if (!outcome) return outcome.error();
   if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
+  else if (outcome->record_kept_at) outputs_.add_file(*outcome->record_kept_at);
+  outputs_.give();
   report_outcome(*outcome, setup_.cuda);
   PointRun run{*outcome, std::nullopt, {}, false, "", std::nullopt};
   const auto& record = outcome->result;
@@ -182,14 +187,21 @@ Result<SweepSpec> plan_workload_sweep(const SweepFlags& flags, const WorkloadSet
 }  // namespace
 
 Result<int> run_sweep_command(const SweepFlags& flags) {
-  if (!flags.command.empty()) return run_job_sweep(flags);
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
+  // Under sudo the DB, --out and what is kept there are the user's: a root-owned results/ would make
+  // their next run fail. Given after each point and at the end.
+  UserOutputs outputs(*sudo);
+  outputs.add_db(flags.workload.trace.db);
+  outputs.add_folder(flags.workload.out_dir);
+  if (!flags.command.empty()) return run_job_sweep(flags, outputs);
   SweepSpec spec;
   WorkloadSetup setup;
   if (flags.resume) {
     auto resumed = load_sweep(flags.workload.trace.db, flags.sweep_id);
     if (!resumed) return resumed.error();
     spec = std::move(*resumed);
-    if (is_job_sweep(spec.request)) return resume_job_sweep(std::move(spec), flags);
+    if (is_job_sweep(spec.request)) return resume_job_sweep(std::move(spec), flags, outputs);
     RunPlan plan;
     for (auto& p : spec.points) {
       auto config = workloads::config_from_json(p.config);
@@ -212,7 +224,7 @@ Result<int> run_sweep_command(const SweepFlags& flags) {
   }
   if (!setup.plan.scaling_note.empty()) std::printf("note: %s\n", setup.plan.scaling_note.c_str());
   for (const auto& warning : setup.plan.warnings) std::printf("warning: %s\n", warning.c_str());
-  WorkloadRunner runner(std::move(setup), flags);
+  WorkloadRunner runner(std::move(setup), flags, outputs);
   return run_sweep(std::move(spec), runner, flags);
 }
 

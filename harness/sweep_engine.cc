@@ -57,7 +57,7 @@ class Sweep {
   Result<PointRun> run(SweepPoint& point, std::string_view phase, std::optional<double> deadline);
   void count_run_time(SweepPoint& point, double seconds);
   void settle(SweepPoint& point);
-  void learn_knobs(SweepPoint& point, const Knobs& knobs);
+  Status learn_knobs(SweepPoint& point, const Knobs& knobs);
   std::optional<Best> best_except(const std::string& label) const;
   // A run's expected wall time: its own runs', else the other measured points' (the median), else
   // the baseline's.
@@ -286,7 +286,7 @@ Result<int> Sweep::search() {
 
 // A point whose knobs its first run told (the job as written). Points that would run the same
 // knobs are that point: they are not run again.
-void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
+Status Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
   point.knobs = knobs;
   point.config["knobs"] = nlohmann::json(knobs);
   for (auto& other : points_) {
@@ -298,8 +298,10 @@ void Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
     if (!same) continue;
     other.state = contract::point_state::kSkipped;
     other.reason = fmt::format("the same knobs as {}, measured as that point", point.label);
-    (void)store(other);
+    // Unstored, the DB would keep the point pending, and a resumed sweep would run it again.
+    if (Status s = store(other); !s) return s;
   }
+  return {};
 }
 
 // One measurement of a point; false when the sweep must stop (interrupted, budget).
@@ -322,7 +324,8 @@ Result<bool> Sweep::measure(SweepPoint& point, int index, int total, const std::
 // A point's measurement, taken into its progress and decided.
 Status Sweep::absorb(SweepPoint& point, const PointRun& outcome) {
   for (const auto& [key, value] : outcome.config_update.items()) point.config[key] = value;
-  if (outcome.knobs && point.knobs.empty()) learn_knobs(point, *outcome.knobs);
+  if (outcome.knobs && point.knobs.empty())
+    if (Status s = learn_knobs(point, *outcome.knobs); !s) return s;
   if (outcome.failure) {
     point.state = contract::point_state::kFailed;
     point.reason = *outcome.failure;
@@ -694,8 +697,11 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
   const std::string status(!searched              ? contract::sweep_status::kFailed
                            : sweep.interrupted() ? contract::sweep_status::kInterrupted
                                                  : contract::sweep_status::kDone);
-  (void)db->finish_sweep(id, status, spec.baseline, recommended);
+  Status finished = db->finish_sweep(id, status, spec.baseline, recommended);
+  // The search's own error says more; a sweep whose end is not stored stays 'running' in the DB,
+  // which --resume takes for one whose harness died.
   if (!searched) return searched.error();
+  if (!finished) return finished.error();
   if (sweep.interrupted()) {
     std::fprintf(stderr, "sweep %lld interrupted; resume it with: ingero-bench sweep --resume %lld --db %s\n",
                  static_cast<long long>(id), static_cast<long long>(id), flags.workload.trace.db.c_str());

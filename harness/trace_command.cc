@@ -33,8 +33,13 @@ Result<std::vector<pid_t>> parse_pids(const std::string& text) {
     if (*id > INT32_MAX) return Error::bad_input(fmt::format("--pid {} is not a process id", *id));
     const auto pid = static_cast<pid_t>(*id);
     if (pid == getpid()) return Error::bad_input("--pid names ingero-bench itself", "pass the job's pid");
-    if (!proc::read_stat(pid))
-      return Error::bad_input(fmt::format("--pid {}: no such process", pid), "check the pid with ps");
+    const auto stat = proc::read_stat(pid);
+    if (!stat) return Error::bad_input(fmt::format("--pid {}: no such process", pid), "check the pid with ps");
+    // A zombie has exited and waits only to be reaped: nothing of it runs to trace.
+    if (stat->state == 'Z' || stat->state == 'X')
+      return Error::bad_input(fmt::format("--pid {} ({}) has exited; its parent (pid {}) has not reaped it yet", pid,
+                                          stat->comm, stat->ppid),
+                              "attach to a running process: check the pid with ps (state Z is an exited one)");
     // --pid X,X attaches once: a second attach would count the process's events twice.
     if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
     start = comma + 1;

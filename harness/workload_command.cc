@@ -21,6 +21,7 @@
 #include "harness/machine_info.h"
 #include "harness/results_table.h"
 #include "harness/signals.h"
+#include "harness/sudo_user.h"
 #include "tracer/call_probes.h"
 #include "workloads/python_reference.h"
 #include "workloads/workload_process.h"
@@ -258,7 +259,6 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
 Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, const WorkloadSetup& setup,
                                     const std::string& private_dir, const std::string& out_dir) {
   const std::string& python = setup.python;
-  if (Status s = prepare_dataset(config, setup, private_dir); !s) return s.error();
   RunRequest req;
   req.label = config.label();
   req.kind = std::string(contract::kind::kWorkload);
@@ -279,6 +279,15 @@ Result<RunRequest> workload_request(const workloads::WorkloadConfig& config, con
     req.argv = {setup.workload_program, "--config", *req.config_json, "--result", *req.result_path};
   }
   return req;
+}
+
+Result<RunOutcome> execute_workload_run(const workloads::WorkloadConfig& config, const RunRequest& request,
+                                        const WorkloadSetup& setup, const std::string& private_dir,
+                                        tracer::TraceDb& db) {
+  Status prepared = prepare_dataset(config, setup, private_dir);
+  if (prepared) return execute_run(request, db, setup.trace, setup.machine_json);
+  if (prepared.error().exit_code == kExitBadInput) return prepared.error();
+  return store_unstarted_run(request, db, setup.machine_json, prepared.error());
 }
 
 void report_outcome(const RunOutcome& o, bool expects_cuda) {
@@ -304,13 +313,22 @@ void report_outcome(const RunOutcome& o, bool expects_cuda) {
 }
 
 Result<int> run_workload_command(const WorkloadFlags& flags) {
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
   auto setup = prepare_workloads(flags);
   if (!setup) return setup.error();
+  // Under sudo what the runs write where the user looks is theirs: a root-owned results/ would make
+  // their next run fail.
+  UserOutputs outputs(*sudo);
+  outputs.add_db(flags.trace.db);
+  outputs.add_folder(flags.out_dir);
+  if (!flags.report.empty()) outputs.add_file(flags.report);
   if (!setup->plan.scaling_note.empty()) std::printf("note: %s\n", setup->plan.scaling_note.c_str());
   for (const auto& warning : setup->plan.warnings) std::printf("warning: %s\n", warning.c_str());
 
   auto db = tracer::TraceDb::open(flags.trace.db);
   if (!db) return db.error();
+  outputs.give();
 
   std::vector<TableRow> rows;
   std::vector<int64_t> run_ids;
@@ -323,9 +341,11 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
     if (!dir) return dir.error();
     auto request = workload_request(config, *setup, dir->path(), flags.out_dir);
     if (!request) return request.error();
-    auto outcome = execute_run(*request, *db, setup->trace, setup->machine_json);
+    auto outcome = execute_workload_run(config, *request, *setup, dir->path(), *db);
     if (!outcome) return outcome.error();
     if (outcome->record_kept_at == dir->path() + "/result.json") dir->keep();
+    else if (outcome->record_kept_at) outputs.add_file(*outcome->record_kept_at);
+    outputs.give();
     report_outcome(*outcome, setup->cuda);
     TableRow row = table_row(outcome->run_id, config.label(), outcome->status, run_error(*outcome),
                              outcome->result.value_or(nlohmann::json()), setup->trace.enabled);
@@ -335,6 +355,7 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
       // row.failure starts with the status ("failed: the process ...").
       std::fprintf(stderr, "run %lld (%s) %s\n", static_cast<long long>(outcome->run_id), config.label().c_str(),
                    row.failure.c_str());
+      if (!outcome->fix.empty()) std::fprintf(stderr, "  fix: %s\n", outcome->fix.c_str());
     } else if (outcome->record_error && exit_code == 0) {
       exit_code = kExitFailure;  // the run is ok; an output asked for is missing
     }

@@ -173,7 +173,7 @@ void add_worker_starts(const Reading& r, const std::vector<ThreadInfo>& threads,
     auto t = std::find_if(threads.begin(), threads.end(),
                           [&](const ThreadInfo& info) { return info.tid == ready.pid && info.start_ns; });
     if (t == threads.end() || ready.ready_ns < *t->start_ns) continue;
-    job.events.push_back({"worker_start", *t->start_ns, ready.ready_ns - *t->start_ns, ready.pid, ready.pid,
+    job.events.push_back({std::string(contract::op::kWorkerStart), *t->start_ns, ready.ready_ns - *t->start_ns, ready.pid, ready.pid,
                           ready.worker_id, std::nullopt});
   }
 }

@@ -33,6 +33,9 @@ struct ThreadInfo {
   bool root = false;
   bool forked_copy = false;
   std::vector<std::string> cmdline;  // a process found running (attach): its command line, from /proc
+  // A Python process (its executable python*): the PYTHONPATH it exec'd with ("" when unset), so
+  // that a launched job's harness can tell a Python the observer was taken off (not stored).
+  std::optional<std::string> python_path;
 };
 
 // One row of the losses table.

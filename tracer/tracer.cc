@@ -228,6 +228,7 @@ class BpfTracer final : public Tracer {
   std::vector<SampledFunction> stop_sampling();
   void scan_for_cuda_processes();
   void read_ranks(const std::set<pid_t>& pids);
+  void read_python_paths(const std::set<pid_t>& pids);
   static int on_ring_event(void* ctx, void* data, size_t size);
   void consume();
   void detach_all();
@@ -568,6 +569,18 @@ void BpfTracer::read_ranks(const std::set<pid_t>& pids) {
   }
 }
 
+// A process that exec'd a Python keeps the PYTHONPATH it started with (ThreadInfo::python_path).
+void BpfTracer::read_python_paths(const std::set<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    std::error_code ec;
+    const std::string exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), ec).filename().string();
+    if (ec || exe.rfind("python", 0) != 0) continue;
+    const std::string value = proc::environment_value(pid, "PYTHONPATH").value_or("");
+    std::lock_guard lock(mutex_);
+    threads_.ensure(pid, pid).python_path = value;
+  }
+}
+
 void BpfTracer::poll() {
   if (stopped_ || !skel_) return;
   std::set<pid_t> execed;
@@ -576,6 +589,7 @@ void BpfTracer::poll() {
     execed.swap(execed_);
   }
   read_ranks(execed);
+  read_python_paths(execed);
   if (opts_.cuda_processes_only) scan_for_cuda_processes();
   track_traced_processes();
 }

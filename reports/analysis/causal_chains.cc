@@ -121,14 +121,15 @@ void select_wait_victims(const ChainInputs& in, const ChainThresholds& limits,
 enum class IntervalKind { none, preempted, blocked, io, runq, pinned_alloc, page_faults, block_io, startup };
 
 IntervalKind interval_kind(const std::string& op_name) {
-  if (op_name == "offcpu_preempted") return IntervalKind::preempted;
-  if (op_name == "offcpu_blocked") return IntervalKind::blocked;
-  if (op_name == "offcpu_io") return IntervalKind::io;
-  if (op_name == "block_io") return IntervalKind::block_io;
-  if (op_name == "runq_wait") return IntervalKind::runq;
+  namespace op = contract::op;
+  if (op_name == op::kOffcpuPreempted) return IntervalKind::preempted;
+  if (op_name == op::kOffcpuBlocked) return IntervalKind::blocked;
+  if (op_name == op::kOffcpuIo) return IntervalKind::io;
+  if (op_name == op::kBlockIo) return IntervalKind::block_io;
+  if (op_name == op::kRunqWait) return IntervalKind::runq;
   if (kPinnedAllocOps.count(op_name)) return IntervalKind::pinned_alloc;
-  if (op_name == "page_faults") return IntervalKind::page_faults;
-  if (op_name == "worker_start") return IntervalKind::startup;
+  if (op_name == op::kPageFaults) return IntervalKind::page_faults;
+  if (op_name == op::kWorkerStart) return IntervalKind::startup;
   return IntervalKind::none;
 }
 
@@ -496,8 +497,11 @@ int64_t slow_threshold(const LatencyStats& stats, const ChainThresholds& limits)
 
 const std::vector<std::string>& activity_ops() {
   static const std::vector<std::string> ops = [] {
-    std::vector<std::string> names = {"offcpu_preempted", "offcpu_blocked", "offcpu_io", "runq_wait",
-                                      "page_faults",      "block_io",       "worker_start"};
+    std::vector<std::string> names;
+    for (std::string_view op : {contract::op::kOffcpuPreempted, contract::op::kOffcpuBlocked, contract::op::kOffcpuIo,
+                                contract::op::kRunqWait, contract::op::kPageFaults, contract::op::kBlockIo,
+                                contract::op::kWorkerStart})
+      names.emplace_back(op);
     names.insert(names.end(), kPinnedAllocOps.begin(), kPinnedAllocOps.end());
     return names;
   }();

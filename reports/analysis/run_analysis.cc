@@ -92,15 +92,18 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   auto wakers = a.context.settings.find(std::string(contract::kWakersSetting));
   if (mains.empty() || (wakers != a.context.settings.end() && wakers->second == "0")) return std::optional<EventList>();
   auto main_events = trace.events(
-      run.run_id, {{"offcpu_blocked", "offcpu_preempted"}, a.window.start_ns, a.window.end_ns, mains, std::nullopt});
+      run.run_id, {{std::string(contract::op::kOffcpuBlocked), std::string(contract::op::kOffcpuPreempted)},
+                   a.window.start_ns, a.window.end_ns, mains, std::nullopt});
   if (!main_events) return main_events.error();
-  WakeupTrace kernel{main_events->of("offcpu_blocked"), main_events->of("offcpu_preempted"), {}, {}};
+  WakeupTrace kernel{main_events->of(contract::op::kOffcpuBlocked), main_events->of(contract::op::kOffcpuPreempted), {},
+                     {}};
   if (const std::vector<int64_t> others = handoff_thread_ids(a.context); !others.empty()) {
     auto handoffs = trace.events(
-        run.run_id, {{"offcpu_blocked", "runq_wait"}, a.window.start_ns, a.window.end_ns, others, std::nullopt});
+        run.run_id, {{std::string(contract::op::kOffcpuBlocked), std::string(contract::op::kRunqWait)},
+                     a.window.start_ns, a.window.end_ns, others, std::nullopt});
     if (!handoffs) return handoffs.error();
-    kernel.handoff_blocked = handoffs->of("offcpu_blocked");
-    kernel.handoff_runq = handoffs->of("runq_wait");
+    kernel.handoff_blocked = handoffs->of(contract::op::kOffcpuBlocked);
+    kernel.handoff_runq = handoffs->of(contract::op::kRunqWait);
   }
   auto estimate = estimate_waits_from_wakeups(a.context, kernel, a.window);
   if (!estimate) return std::optional<EventList>();
@@ -205,7 +208,8 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   for (const OpCount& c : *counts) in_window += c.count;
   // worker_start: what the epochs' first batches waited for (EpochStartup).
   auto batches = trace.events(run.run_id, {{std::string(contract::op::kBatchWait),
-                                            std::string(contract::op::kBatchCompute), "worker_start"},
+                                            std::string(contract::op::kBatchCompute),
+                                            std::string(contract::op::kWorkerStart)},
                                            from, until, {}, std::nullopt});
   if (!batches) return batches.error();
   a.metrics = compute_run_metrics(a.context, *batches, a.window, in_window);

@@ -301,7 +301,7 @@ EpochStartup epoch_startup(const RunContext& context, const EventSet& batches, c
   }
   s.waited_for = s.num_workers > 0 ? StartupWait::worker_startup : StartupWait::iterator_setup;
   int64_t ready_total = 0;
-  for (const Event& e : batches.of("worker_start")) {
+  for (const Event& e : batches.of(contract::op::kWorkerStart)) {
     if (!window.contains_start(e)) continue;
     ++s.workers_started;
     ready_total += e.dur_ns;

@@ -266,21 +266,24 @@ std::vector<std::string> drawn_calls(const RunContext& context) {
 constexpr int64_t kNvmlFirstPeriodNs = 200'000'000;
 
 struct SpanKindOf {
-  const char* op;
+  std::string_view op;
   const char* kind;
 };
-constexpr SpanKindOf kDrawnOps[] = {{"batch_wait", "batch wait"},          {"batch_compute", "batch compute"},
-                                    {"worker_start", "worker start-up"},   {"offcpu_blocked", "blocked"},
-                                    {"offcpu_io", "I/O wait"},
-                                    {"offcpu_preempted", "waiting for a CPU"}, {"runq_wait", "waiting for a CPU"}};
+constexpr SpanKindOf kDrawnOps[] = {{contract::op::kBatchWait, "batch wait"},
+                                    {contract::op::kBatchCompute, "batch compute"},
+                                    {contract::op::kWorkerStart, "worker start-up"},
+                                    {contract::op::kOffcpuBlocked, "blocked"},
+                                    {contract::op::kOffcpuIo, "I/O wait"},
+                                    {contract::op::kOffcpuPreempted, "waiting for a CPU"},
+                                    {contract::op::kRunqWait, "waiting for a CPU"}};
 
 std::string span_text(const std::string& op, const Event& e) {
   if (op == contract::op::kBatchWait || op == contract::op::kBatchCompute) return fmt::format("batch {}", e.arg);
-  if (op == "worker_start") return fmt::format("worker {} starting", e.arg);
-  if (op == "offcpu_preempted") return "preempted";
-  if (op == "runq_wait") return "in the run queue";
-  if (op == "offcpu_blocked") return "blocked";
-  if (op == "offcpu_io") return "waiting for I/O";
+  if (op == contract::op::kWorkerStart) return fmt::format("worker {} starting", e.arg);
+  if (op == contract::op::kOffcpuPreempted) return "preempted";
+  if (op == contract::op::kRunqWait) return "in the run queue";
+  if (op == contract::op::kOffcpuBlocked) return "blocked";
+  if (op == contract::op::kOffcpuIo) return "waiting for I/O";
   return op;
 }
 
@@ -335,10 +338,10 @@ void add_gpu_lanes(const RunContext& context, RunTimeline& timeline) {
 Status add_block_io_lane(const TraceFile& trace, const RunContext& context, RunTimeline& timeline) {
   if (context.thread_stats.empty()) return {};
   EventFilter filter;
-  filter.ops.push_back("block_io");
+  filter.ops.emplace_back(contract::op::kBlockIo);
   auto events = trace.events(context.run.run_id, filter);
   if (!events) return events.error();
-  const EventList& requests = events->of("block_io");
+  const EventList& requests = events->of(contract::op::kBlockIo);
   if (requests.empty()) return {};
   TimelineLane lane{"io", 0, 0, "block device", {}, {}};
   for (const Event& e : requests)
@@ -367,7 +370,7 @@ Result<RunTimeline> run_timeline(const TraceFile& trace, const RunContext& conte
 
   std::map<std::string, std::string> kind_of_op;
   for (const auto& op : drawn_calls(context)) kind_of_op[op] = "CUDA call";
-  for (const auto& d : kDrawnOps) kind_of_op[d.op] = d.kind;
+  for (const auto& d : kDrawnOps) kind_of_op[std::string(d.op)] = d.kind;
   EventFilter filter;
   for (const auto& [op, kind] : kind_of_op) filter.ops.push_back(op);
   for (const ThreadRecord* t : threads) filter.tids.push_back(t->tid);

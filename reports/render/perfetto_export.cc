@@ -96,15 +96,15 @@ void emit_track_metadata(const std::vector<Track>& tracks, const EmitEvent& emit
 // What the op-specific columns mean, so that the args read as what they are.
 std::string_view arg_name(std::string_view op) {
   if (op == contract::op::kBatchWait || op == contract::op::kBatchCompute) return "batch";
-  if (op == "worker_start") return "worker_id";
-  if (op == "fork") return "child_pid";
-  if (op == "page_faults" || op == "page_allocs") return "count";
+  if (op == contract::op::kWorkerStart) return "worker_id";
+  if (op == contract::op::kFork) return "child_pid";
+  if (op == contract::op::kPageFaults || op == contract::op::kPageAllocs) return "count";
   return "arg";
 }
 
 std::string_view ret_name(std::string_view op) {
-  if (op == "exit" || op == "thread_exit") return "exit_code";
-  if (op == "block_io") return "status";
+  if (op == contract::op::kExit || op == contract::op::kThreadExit) return "exit_code";
+  if (op == contract::op::kBlockIo) return "status";
   return "ret";
 }
 
@@ -150,9 +150,9 @@ class Counters {
  public:
   void add(const EventRow& e) {
     const CounterSample sample{e.ts_ns, e.ts_ns + std::max<int64_t>(e.dur_ns, 0), e.arg.value_or(0)};
-    if (e.op == "page_faults") {
+    if (e.op == contract::op::kPageFaults) {
       samples_[{e.pid, kFaults}].push_back(sample);
-    } else if (e.op == "page_allocs") {
+    } else if (e.op == contract::op::kPageAllocs) {
       samples_[{e.pid, kAllocs}].push_back(sample);
       if (e.bytes) samples_[{e.pid, kAllocBytes}].push_back({sample.start_ns, sample.end_ns, *e.bytes});
     }

@@ -69,7 +69,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   }
   const bool has_workers = std::any_of(a.context.threads.begin(), a.context.threads.end(),
                                        [](const ThreadRecord& t) { return t.role == contract::kRoleWorker; });
-  if (has_workers && a.events_of("worker_start") == 0)
+  if (has_workers && a.events_of(std::string(contract::op::kWorkerStart)) == 0)
     notes.push_back("worker start-up (fork to ready) was not measured in this run: no chain blames it; the "
                     "workers' first batches count as their per-sample work");
   auto observer = a.context.settings.find(std::string(contract::kObserverSetting));
@@ -77,6 +77,10 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
     notes.push_back("the DataLoader observer was off (--no-observer): no batch timings from the job itself");
   else if (observer != a.context.settings.end() && observer->second == contract::kObserverUnused)
     notes.push_back("the DataLoader observer was on, but no Python process of the job iterated a torch DataLoader");
+  else if (observer != a.context.settings.end() && observer->second == contract::kObserverUnreached)
+    notes.push_back(fmt::format("the DataLoader observer did not reach the job's Python processes (the batch waits "
+                                "are estimated from wake-ups): {}",
+                                a.context.setting(contract::kObserverUnreachedSetting).value_or("why is not known")));
   if (a.metrics.batch_source == BatchSource::wakeups)
     notes.push_back(fmt::format(
         "batch waits estimated from wake-ups (nothing was injected into the job): a main-thread blocked interval "

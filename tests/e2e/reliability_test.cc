@@ -599,6 +599,90 @@ TEST_F(Reliability, UnderSudoTheJobRunsAsTheUserAndTheOutputsAreTheirs) {
   EXPECT_NE(bad.text.find("--as-root"), std::string::npos) << bad.text;
 }
 
+// Each path is owned by uid and gid 65534 (nobody, as SUDO_UID/SUDO_GID below).
+void expect_owned_by_nobody(const std::vector<std::string>& paths, const std::string& context) {
+  for (const std::string& output : paths) {
+    struct stat st {};
+    ASSERT_EQ(lstat(output.c_str(), &st), 0) << output << "\n" << context;
+    EXPECT_EQ(st.st_uid, 65534u) << output << "\n" << context;
+    EXPECT_EQ(st.st_gid, 65534u) << output << "\n" << context;
+  }
+}
+
+// The files in dir whose names start with prefix.
+std::vector<std::string> files_in(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) found.push_back(entry.path().string());
+  return found;
+}
+
+// Under sudo a workload run's DB, --out records and --report, and the folders made for them, are
+// the user's, as trace's are: they were left root-owned, and the user's next run failed.
+TEST_F(Reliability, UnderSudoAWorkloadRunsOutputsAreTheUsers) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving files to another user needs root";
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " ";
+  auto run = capture(sudo + workload("--mode direct --no-trace --epochs 1 --db " + path("results/sub/w.db") + " --out " +
+                                     path("results/runs") + " --report " + path("results/md/table.md")));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  const auto records = files_in(path("results/runs"), "run-");
+  ASSERT_EQ(records.size(), 1u) << run.text;
+  expect_owned_by_nobody({path("results"), path("results/sub"), path("results/sub/w.db"), path("results/runs"),
+                          records.front(), path("results/md"), path("results/md/table.md")},
+                         run.text);
+  // A folder that was there keeps its owner.
+  struct stat st {};
+  ASSERT_EQ(stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+}
+
+// The same for a sweep of our workloads, and for a sweep of the user's command, which runs as
+// the user (--as-root keeps root), with its kept logs theirs.
+TEST_F(Reliability, UnderSudoASweepRunsTheJobAsTheUserAndItsOutputsAreTheirs) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving files to another user needs root";
+  std::string python;
+  for (const char* candidate : {"/usr/bin/python3", "python3"})
+    if (python.empty() && capture(std::string(candidate) + " -c 'import torch' 2>/dev/null").exit_code == 0)
+      python = candidate;
+  if (python.empty()) GTEST_SKIP() << "no python3 here imports torch (install python3-torch)";
+  fs::permissions(dir_, fs::perms::all);  // the job, as nobody, writes its answer here
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " sweep ";
+  auto ours = capture(sudo + "--device cpu --mode direct --hidden 8 --features 4 --samples 1024 --batch-size 256 "
+                             "--no-trace --max-repeats 1 --verify-rounds 1 --db " + path("w/sweep.db") + " --out " +
+                      path("w/runs"));
+  ASSERT_EQ(ours.exit_code, 0) << ours.text;
+  const auto records = files_in(path("w/runs"), "run-");
+  ASSERT_FALSE(records.empty()) << ours.text;
+  std::vector<std::string> outputs = {path("w"), path("w/sweep.db"), path("w/runs")};
+  outputs.insert(outputs.end(), records.begin(), records.end());
+  expect_owned_by_nobody(outputs, ours.text);
+
+  const std::string job = path("job.py");
+  std::ofstream(job) << "import os, time\nfrom torch.utils.data import DataLoader\n"
+                        "print(os.getuid(), os.getgid(), file=open('" << path("ids") << "', 'w'))\n"
+                        "loader = DataLoader(range(1000000), batch_size=4)\n"
+                        "for batch in loader:\n    time.sleep(0.002)\n";
+  const std::string sweep_flags = "--no-trace --steps 5 --warmup-steps 1 --num-workers 0 --max-repeats 1 "
+                                  "--verify-rounds 1 ";
+  auto theirs = capture(sudo + sweep_flags + "--db " + path("j/sweep.db") + " --out " + path("j/runs") +
+                        " -- " + python + " " + job);
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s), "65534 65534") << theirs.text;
+  const auto logs = files_in(path("j/runs"), "run-");
+  ASSERT_FALSE(logs.empty()) << theirs.text;
+  outputs = {path("j"), path("j/sweep.db"), path("j/runs")};
+  outputs.insert(outputs.end(), logs.begin(), logs.end());
+  expect_owned_by_nobody(outputs, theirs.text);
+
+  fs::remove(path("ids"));
+  auto as_root = capture(sudo + "--as-root " + sweep_flags + "--db " + path("r/sweep.db") + " --out " +
+                         path("r/runs") + " -- " + python + " " + job);
+  ASSERT_EQ(as_root.exit_code, 0) << as_root.text;
+  EXPECT_EQ(wait_for_line(path("ids"), 1s), "0 0") << as_root.text;
+  expect_owned_by_nobody({path("r/sweep.db")}, as_root.text);
+}
+
 // Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
 TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";

@@ -116,6 +116,13 @@ TEST_F(StorageE2e, ADamagedCacheFailsTheRunNamingTheFile) {
   Output truncated = run("truncated", "--mode direct --storage files");
   EXPECT_EQ(truncated.exit_code, 1) << truncated.text;
   EXPECT_NE(truncated.text.find(victim), std::string::npos) << truncated.text;
+  // Found damaged while the dataset was prepared, before the run started: still a run, stored as
+  // failed with the cause (it once stored nothing), and shown in the table.
+  const Output truncated_runs = capture(std::string(kBinary) + " runs --db " + dir_ + "/truncated.db");
+  EXPECT_EQ(truncated_runs.exit_code, 0) << truncated_runs.text;
+  EXPECT_NE(truncated_runs.text.find("failed: preparing the files dataset"), std::string::npos) << truncated_runs.text;
+  EXPECT_NE(truncated_runs.text.find(victim + " has 12 bytes"), std::string::npos) << truncated_runs.text;
+  EXPECT_NE(truncated.text.find("| failed: preparing the files dataset"), std::string::npos) << truncated.text;
   // A manifest of the wrong JSON types once aborted the workload program ("failed (exit code -1)").
   const std::string manifest = entry + "/manifest.json";
   std::ifstream in(manifest);

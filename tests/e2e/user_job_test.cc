@@ -329,4 +329,25 @@ TEST_F(UserJob, AJobOfAnotherUserIsSaidToBeUnreachedByTheObserver) {
   EXPECT_NE(replaced.text.find("the command sets PYTHONPATH"), std::string::npos) << replaced.text;
 }
 
+// A script that replaces PYTHONPATH before it starts the Python that trains (os.environ, then a
+// subprocess) leaves no trace on the command line; the tracer sees that Python start without the
+// observer's folder on its path, and the run says so (it once said no batch was iterated).
+TEST_F(UserJob, AScriptThatReplacesPythonpathIsSaidToBeUnreached) {
+  const std::string script = (dir_ / "relaunch.py").string();
+  std::ofstream(script) << "import os, subprocess, sys\n"
+                           "os.environ['PYTHONPATH'] = '/nonexistent'\n"
+                           "sys.exit(subprocess.call([sys.executable] + sys.argv[1:]))\n";
+  Output run = capture(kBinary + " trace --db " + db() + " -- " + python_ + " " + script + " " + kJob +
+                       " --workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 1");
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  EXPECT_NE(run.text.find("did not reach the job"), std::string::npos) << run.text;
+  EXPECT_NE(run.text.find("started with PYTHONPATH=/nonexistent, without the observer's folder"), std::string::npos)
+      << run.text;
+  EXPECT_EQ(run.text.find("no DataLoader batch was iterated"), std::string::npos) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT value FROM run_settings WHERE key = 'observer'"), "unreached");
+  Output explain = capture(kBinary + " explain --db " + db());
+  EXPECT_NE(explain.text.find("the DataLoader observer did not reach the job's Python processes"), std::string::npos)
+      << explain.text;
+}
+
 }  // namespace

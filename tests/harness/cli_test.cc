@@ -3,6 +3,7 @@
 // command the README, the docs, hints and help texts show parses as written.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/proc_files.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
 
@@ -96,6 +98,26 @@ TEST(Cli, APidGivenTwiceIsAttachedOnce) {
   ASSERT_TRUE(pids.ok()) << pids.error().message;
   EXPECT_EQ(*pids, std::vector<pid_t>{getppid()});
   EXPECT_FALSE(parse_pids(parent + ",").ok());
+}
+
+// A process that has exited but is not reaped yet (a zombie) has nothing left to trace: bad input
+// naming it, not a run stored as failed.
+TEST(Cli, AZombiePidIsBadInputNamingThatItExited) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  std::optional<proc::Stat> stat;
+  for (int i = 0; i < 200 && !(stat && stat->state == 'Z'); ++i) {
+    usleep(10'000);
+    stat = proc::read_stat(child);
+  }
+  ASSERT_TRUE(stat && stat->state == 'Z');
+  auto pids = parse_pids(std::to_string(child));
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(pids.ok());
+  EXPECT_EQ(pids.error().exit_code, kExitBadInput);
+  EXPECT_NE(pids.error().message.find("has exited"), std::string::npos) << pids.error().message;
+  EXPECT_NE(pids.error().hint.find("running"), std::string::npos) << pids.error().hint;
 }
 
 TEST(Cli, TheTracedCommandIsEverythingAfterTheSeparatorFlagsIncluded) {

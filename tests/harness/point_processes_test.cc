@@ -4,6 +4,7 @@
 // none is left, and each is named. Both ways: a cgroup v2 folder (where one can be made) and the
 // scan of /proc.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +93,30 @@ TEST(PointProcesses, ACgroupFolderHoldsEvenADaemonWhoseParentExitedAtOnce) {
   std::ifstream cgroup("/proc/self/cgroup");
   const std::string own((std::istreambuf_iterator<char>(cgroup)), std::istreambuf_iterator<char>());
   EXPECT_EQ(own.find("ingero-bench-point-"), std::string::npos) << own;
+}
+
+// A harness that crashed (or was killed) left its point's folder: the next point's begin() removes
+// such folders once their harness is gone and they are empty, and leaves a running harness's alone.
+TEST(PointProcesses, AFolderACrashedHarnessLeftIsRemovedWhenItsHarnessIsGone) {
+  const std::string home = PointProcesses::cgroup_home();
+  if (home.empty() || access(home.c_str(), W_OK) != 0)
+    GTEST_SKIP() << "no writable cgroup v2 folder here (not root, or no cgroup2 mount)";
+  const pid_t gone = fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) _exit(0);
+  ASSERT_EQ(waitpid(gone, nullptr, 0), gone);
+  const std::string stale = home + "/ingero-bench-point-" + std::to_string(gone) + "-0";
+  const std::string running = home + "/ingero-bench-point-" + std::to_string(getpid()) + "-999";
+  ASSERT_EQ(mkdir(stale.c_str(), 0755), 0) << stale;
+  ASSERT_EQ(mkdir(running.c_str(), 0755), 0) << running;
+  {
+    PointProcesses processes = PointProcesses::begin();
+    ASSERT_TRUE(processes.in_cgroup());
+    EXPECT_FALSE(fs::exists(stale)) << "left behind by a harness that is gone";
+    EXPECT_TRUE(fs::exists(running)) << "a running harness's folder was removed";
+  }
+  rmdir(running.c_str());
+  rmdir(stale.c_str());
 }
 
 }  // namespace

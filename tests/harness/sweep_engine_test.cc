@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sqlite.h"
 #include "common/trace_contract.h"
 #include "harness/sweep_engine.h"
 #include "reports/documents/trace_reports.h"
@@ -187,6 +188,30 @@ TEST_F(SweepEngine, ABudgetThatEndsBeforeThePointsAreToldApartSaysWhatWouldSettl
   EXPECT_NE(output.find("w16 measured 1.29× faster than w8"), std::string::npos) << output;
   EXPECT_NE(output.find("ingero-bench sweep --num-workers 16,8 --budget "), std::string::npos) << output;
   EXPECT_NE(output.find("verifying: w8 against the baseline w0, 1 interleaved round"), std::string::npos) << output;
+}
+
+// The end of a sweep that could not be stored (a full disk) is the sweep's error: it once
+// reported a recommendation while the DB kept the sweep 'running'.
+TEST_F(SweepEngine, ASweepWhoseEndCannotBeStoredFails) {
+  {
+    auto db = tracer::TraceDb::open(flags_.workload.trace.db);
+    ASSERT_TRUE(db) << db.error().message;
+  }
+  auto connection = sql::open(flags_.workload.trace.db, sql::Mode::read_write, 1000);
+  ASSERT_TRUE(connection) << connection.error().message;
+  ASSERT_TRUE(connection->exec("CREATE TRIGGER full_disk BEFORE UPDATE ON sweeps WHEN NEW.status = 'done' "
+                               "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"));
+  ScriptedRunner runner({{"w0", kBaseline}, {"w8", kFastest}});
+  SweepSpec spec;
+  spec.rules = rules_from(flags_);
+  spec.points = {job_point(0, 0), job_point(8, 1)};
+  spec.request = {{"command", {"python3", "train.py"}}, {"warmup_steps", 10}, {"steps", 50}, {"seconds", 0}};
+  ASSERT_TRUE(choose_baseline(spec, "w0"));
+  ::testing::internal::CaptureStdout();
+  auto done = run_sweep(std::move(spec), runner, flags_);
+  const std::string output = ::testing::internal::GetCapturedStdout();
+  ASSERT_FALSE(done) << output;
+  EXPECT_NE(done.error().message.find("disk is full"), std::string::npos) << done.error().message;
 }
 
 // A cheaper point the fastest is told apart from at once is not run again.

@@ -165,12 +165,15 @@ def rows_of(records, loader, epoch):
     return rows
 
 
+OBSERVER_FRAME = '  File "<ingero-bench DataLoader observer>", line '
+
+
 def without_observer_frames(traceback_text):
-    """A traceback without the frames of ingero_observer.py (the File line and its source lines)."""
+    """A traceback without the observer's frames (the File line and its source lines)."""
     kept, skipping = [], False
     for line in traceback_text.splitlines(keepends=True):
         if line.startswith("  File "):
-            skipping = "ingero_observer.py" in line
+            skipping = line.startswith(OBSERVER_FRAME)
         elif not line.startswith("    "):
             skipping = False
         if not skipping:
@@ -718,6 +721,43 @@ class ErrorsTest(TempDirTest):
             self.assertEqual([r[0] for r in rows_of(records, 0, 0)], [0, 1, 2], workers)
             self.assertEqual(of_type(records, "epoch_end"), [])
             self.assertEqual(of_type(records, "summary")[0]["errors"], 0)
+
+    def test_a_traceback_after_the_observer_files_are_gone_still_makes_sense(self):
+        # The harness removes the observer's files after the run; a traceback the job prints (or a
+        # process outliving the run prints) once named a frame in that removed file, without its line.
+        observer_copy = os.path.join(self.tmp, "gone-observer")
+        shutil.copytree(OBSERVER_DIR, observer_copy, ignore=shutil.ignore_patterns("__pycache__"))
+        job = os.path.join(self.tmp, "gone_job.py")
+        with open(job, "w") as f:
+            f.write("import shutil, sys, traceback\n"
+                    "from torch.utils.data import DataLoader\n"
+                    "class Samples:\n"
+                    "    def __len__(self): return 10\n"
+                    "    def __getitem__(self, i):\n"
+                    "        if i == 5: raise ValueError('bad sample 5')\n"
+                    "        return i\n"
+                    "try:\n"
+                    "    for batch in DataLoader(Samples(), batch_size=2): pass\n"
+                    "except ValueError as e:\n"
+                    "    shutil.rmtree(sys.argv[1])\n"
+                    "    print(''.join(traceback.format_exception(e)))\n"
+                    "    raise\n")
+        env = job_env(out_dir=os.path.join(self.tmp, "gone-out"), observer=False,
+                      extra={"PYTHONPATH": observer_copy}, pycache=os.path.join(self.tmp, "pycache"))
+        os.mkdir(env["INGERO_OBSERVER_DIR"], 0o700)
+        run = subprocess.run([PYTHON, job, observer_copy], env=env, capture_output=True, text=True,
+                             timeout=JOB_TIMEOUT_S)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertFalse(os.path.exists(observer_copy))
+        # As the traceback module formats it (logging, print_exc) and as Python prints it at exit.
+        for text in (run.stdout, run.stderr):
+            self.assertEqual(text.strip().splitlines()[-1], "ValueError: bad sample 5", text)
+            self.assertNotIn(observer_copy, text)
+            self.assertEqual(sum(line.startswith(OBSERVER_FRAME) for line in text.splitlines()), 1, text)
+        lines = run.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith(OBSERVER_FRAME))
+        self.assertTrue(lines[at].endswith(", in __next__"), lines[at])
+        self.assertEqual(lines[at + 1].strip(), "data = original(self)")
 
     def test_observer_error_is_counted_not_raised(self):
         run, plain = self.odd, self.odd_plain

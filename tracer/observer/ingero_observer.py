@@ -201,6 +201,10 @@ class _PatchingLoader:
 def _patch_torch(dataloader):
     import functools
     obs = _observer
+    try:
+        _keep_source_for_tracebacks()
+    except Exception as e:  # noqa: BLE001
+        obs.fail("keep source", e)
     patches = (
         (dataloader.DataLoader, "__init__", _wrap_loader_init),
         (dataloader.DataLoader, "_get_iterator", _wrap_get_iterator),
@@ -220,6 +224,21 @@ def _patch_torch(dataloader):
         _patch_worker_loops(obs, sys.modules.get(_WORKER), functools)
     except Exception as e:  # noqa: BLE001
         obs.fail("patch worker loop", e)
+
+
+def _keep_source_for_tracebacks():
+    """Our lines in linecache under the name our code carries (sitecustomize names it in place of this
+    file's path, which the harness removes after the run), so that a traceback the traceback module
+    formats (logging, traceback.print_exc, a DataLoader worker's error) still shows an observer
+    frame's line once the file is gone. torch has imported linecache by now."""
+    name = _keep_source_for_tracebacks.__code__.co_filename
+    linecache = sys.modules.get("linecache")
+    if linecache is None or not (name.startswith("<") and name.endswith(">")) or name in linecache.cache:
+        return
+    with open(__file__) as f:
+        lines = f.readlines()
+    # No modification time: linecache.checkcache keeps the entry (as for a module's own loader).
+    linecache.cache[name] = (sum(len(line) for line in lines), None, lines, name)
 
 
 def _patch_worker_loops(obs, worker, functools):

@@ -21,6 +21,10 @@ import sys as _sys
 
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
 ingero_chained = None  # the sitecustomize module this one chained to, or None
+# The file name the observer's code carries, in place of its path: the harness removes these files
+# after the run, and a frame of the observer in the job's traceback (its next() wraps the
+# DataLoader's) would point into a file that is gone. This name says whose frame it is.
+OBSERVER_CODE_NAME = "<ingero-bench DataLoader observer>"
 
 
 def _install():
@@ -28,10 +32,33 @@ def _install():
     if not out_dir or _os.environ.get("INGERO_OBSERVER") == "0":
         return
     try:
-        import ingero_observer
-        ingero_observer.install(out_dir, _os.environ.get("INGERO_OBSERVER_OVERRIDES"))
+        _import_observer().install(out_dir, _os.environ.get("INGERO_OBSERVER_OVERRIDES"))
     except Exception as e:  # noqa: BLE001 -- the job runs unobserved, and the file says why
         _report_install_error(out_dir, e)
+
+
+def _renamed(code, name):
+    """code and every code object in it, carrying the file name `name`."""
+    consts = tuple(_renamed(c, name) if isinstance(c, type(code)) else c for c in code.co_consts)
+    return code.replace(co_filename=name, co_consts=consts)
+
+
+def _import_observer():
+    """ingero_observer.py (beside this file) as `import ingero_observer` would load it (its cached
+    bytecode included), but with its code named OBSERVER_CODE_NAME."""
+    path = _os.path.join(_HERE, "ingero_observer.py")
+    loader = _sys.modules["_frozen_importlib_external"].SourceFileLoader("ingero_observer", path)
+    code = _renamed(loader.get_code("ingero_observer"), OBSERVER_CODE_NAME)
+    module = type(_sys)("ingero_observer")
+    module.__file__ = path
+    module.__loader__ = loader
+    _sys.modules["ingero_observer"] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        del _sys.modules["ingero_observer"]
+        raise
+    return module
 
 
 def _report_install_error(out_dir, error):
