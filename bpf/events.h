@@ -80,7 +80,7 @@ enum ib_op { IB_OPS(IB_OP_ENUM_ENTRY) IB_OP_COUNT };
 #undef IB_OP_ENUM_ENTRY
 
 /* Ring buffers; each failed reservation is counted in losses[ring]. */
-enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_COUNT };
+enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_PROFILE, IB_RING_COUNT };
 
 /* Losses that are not ring reservations: an in-kernel map that was full. */
 enum ib_map_loss {
@@ -95,7 +95,7 @@ enum ib_map_loss {
 };
 /* Names of the loss sources, in enum order (losses.source in the trace DB). */
 #define IB_LOSS_NAMES                                                                       \
-  { "cuda", "sched", "proc", "thread_stats", "task_clocks", "histograms", \
+  { "cuda", "sched", "proc", "profile", "thread_stats", "task_clocks", "histograms", \
     "call_stats", "mem_bursts", "tgid_filter", "io_inflight" }
 
 /* One record on any ring. ts_ns is the start of the call or interval. */
@@ -258,6 +258,31 @@ struct ib_mem_burst {
   __u64 page_faults;
   __u64 page_allocs;
   __u64 page_alloc_bytes;
+};
+
+/* CPU profiles (profile.bpf.c): one record per on-CPU sample of a traced thread, on
+ * profile_ring. Stacks are listed innermost first, as bpf_get_stack gives them; a length
+ * is in bytes (8 per frame), or a negative errno where the walk failed. */
+#define IB_PROFILE_KSTACK_DEPTH 48
+#define IB_PROFILE_USTACK_DEPTH 96
+#define IB_PROFILE_PY_DEPTH 48
+/* One Python frame as read in the kernel: its code object and the instruction it runs
+ * (decoded in user space). */
+struct ib_profile_py_frame {
+  __u64 code;
+  __u64 instr;
+};
+struct ib_profile_sample {
+  __u64 ts_ns;
+  __u32 pid; /* tgid */
+  __u32 tid;
+  __s32 kstack_bytes;
+  __s32 ustack_bytes;
+  __u32 py_count; /* frames in py, innermost first */
+  __u32 cpu;
+  __u64 kstack[IB_PROFILE_KSTACK_DEPTH];
+  __u64 ustack[IB_PROFILE_USTACK_DEPTH];
+  struct ib_profile_py_frame py[IB_PROFILE_PY_DEPTH];
 };
 
 #endif /* INGERO_BPF_EVENTS_H */
