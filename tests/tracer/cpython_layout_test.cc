@@ -2,8 +2,13 @@
 // The CPython layout, the user-space walk and the code reader against real interpreters: a script
 // whose threads sit in known functions at known lines. Reading another process's memory needs root
 // (these tests skip otherwise).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -245,6 +250,108 @@ TEST(CpythonLayout, NonPythonProcessSaysWhy) {
             "Python frames unavailable: process " + std::to_string(child->pid) + " maps no python binary or libpython");
   auto frames = walk_python_stack(child->pid, child->pid);
   EXPECT_FALSE(frames);
+}
+
+struct BpfObjectCloser {
+  void operator()(bpf_object* obj) const { bpf_object__close(obj); }
+};
+struct BpfLinkCloser {
+  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+
+class CpythonKernelWalk : public ::testing::TestWithParam<std::string> {};
+
+// bpf/python_stack.bpf.h in a perf_event program on the busy main thread: the verifier passes it, and
+// the frames it reads in the kernel are the user-space walk's, down to the code objects.
+TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
+  REQUIRE_ROOT();
+  const std::string object = INGERO_PYTHON_STACK_CHECK;
+  if (object.empty() || access(object.c_str(), R_OK) != 0) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  const std::string python = GetParam();
+  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
+  ScriptFile script;
+  auto child = spawn({python, "-u", script.path});
+  ASSERT_TRUE(child);
+  ASSERT_TRUE(child->read_line());
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_TRUE(rt) << rt.error().message;
+  const bool qualnames = rt->layout.version_hex >= 0x030b0000;
+  std::string why;
+  auto user = walk_until(child->pid, child->pid, rt->layout, qualnames ? "Inner.work" : "work", why);
+  ASSERT_EQ(user.size(), 4u) << why;
+  ProcessMemory memory(child->pid);
+  auto user_frames = walk_python_stack(rt->layout, memory, child->pid);
+  ASSERT_TRUE(user_frames) << user_frames.error().message;
+
+  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object.c_str(), nullptr));
+  ASSERT_TRUE(obj) << "cannot open " << object;
+  ASSERT_EQ(bpf_object__load(obj.get()), 0) << "the verifier rejected python_stack.bpf.h's walk";
+  const int layouts = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_layouts"));
+  const int samples = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_stack_samples"));
+  ASSERT_GE(layouts, 0);
+  ASSERT_GE(samples, 0);
+  const __u32 tgid = static_cast<__u32>(child->pid);
+  ASSERT_EQ(bpf_map_update_elem(layouts, &tgid, &rt->layout, BPF_ANY), 0);
+
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = 1000000;  // 1 ms of the thread's CPU time
+  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, child->pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  ASSERT_TRUE(event) << "perf_event_open: " << strerror(errno);
+  bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "python_stack_check");
+  ASSERT_TRUE(prog);
+  std::unique_ptr<bpf_link, BpfLinkCloser> link(bpf_program__attach_perf_event(prog, event.get()));
+  ASSERT_TRUE(link) << "attach: " << strerror(errno);
+
+  struct {
+    __s32 count;
+    __u32 pad;
+    ib_python_frame frames[IB_PY_MAX_FRAMES];
+  } sample{};
+  const __u32 tid = static_cast<__u32>(child->pid);
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = bpf_map_lookup_elem(samples, &tid, &sample) == 0;
+  }
+  ASSERT_TRUE(seen) << "no sample of the busy thread";
+  ASSERT_EQ(sample.count, static_cast<int>(user_frames->size())) << "a negative count is an enum ib_py_error";
+  PythonCodeReader reader;
+  for (int i = 0; i < sample.count; ++i) {
+    EXPECT_EQ(sample.frames[i].code, (*user_frames)[i].code) << "frame " << i;
+    auto info = reader.resolve(child->pid, rt->layout, memory, sample.frames[i]);
+    ASSERT_TRUE(info) << info.error().message;
+    EXPECT_EQ(info->qualname, user[i].qualname);
+    EXPECT_EQ(info->line, user[i].line) << "frame " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Interpreters, CpythonKernelWalk, ::testing::ValuesIn(interpreters()), interpreter_name);
+
+// A binary named python that does not export CPython's symbols (as a static or stripped build would
+// not): here sleep under the name python3.11.
+TEST(CpythonLayout, PythonWithoutSymbolsSaysWhy) {
+  REQUIRE_ROOT();
+  char tmpl[] = "/tmp/ingero-pystrip-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string fake = dir + "/python3.11";
+  {
+    std::ifstream in("/bin/sleep", std::ios::binary);
+    std::ofstream out(fake, std::ios::binary);
+    out << in.rdbuf();
+  }
+  chmod(fake.c_str(), 0755);
+  auto child = spawn({fake, "30"});
+  ASSERT_TRUE(child);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past exec
+  auto rt = find_python_runtime(child->pid);
+  std::remove(fake.c_str());
+  rmdir(dir.c_str());
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(python_frames_unavailable(rt.error()),
+            "Python frames unavailable: " + fake + " does not export _PyRuntime (a static or stripped build)");
 }
 
 // Reads the process, but gives Py_Version as another number.
