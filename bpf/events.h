@@ -260,31 +260,6 @@ struct ib_mem_burst {
   __u64 page_alloc_bytes;
 };
 
-/* CPU profiles (profile.bpf.c): one record per on-CPU sample of a traced thread, on
- * profile_ring. Stacks are listed innermost first, as bpf_get_stack gives them; a length
- * is in bytes (8 per frame), or a negative errno where the walk failed. */
-#define IB_PROFILE_KSTACK_DEPTH 48
-#define IB_PROFILE_USTACK_DEPTH 96
-#define IB_PROFILE_PY_DEPTH 48
-/* One Python frame as read in the kernel: its code object and the instruction it runs
- * (decoded in user space). */
-struct ib_profile_py_frame {
-  __u64 code;
-  __u64 instr;
-};
-struct ib_profile_sample {
-  __u64 ts_ns;
-  __u32 pid; /* tgid */
-  __u32 tid;
-  __s32 kstack_bytes;
-  __s32 ustack_bytes;
-  __u32 py_count; /* frames in py, innermost first */
-  __u32 cpu;
-  __u64 kstack[IB_PROFILE_KSTACK_DEPTH];
-  __u64 ustack[IB_PROFILE_USTACK_DEPTH];
-  struct ib_profile_py_frame py[IB_PROFILE_PY_DEPTH];
-};
-
 /* ---- CPython frames (bpf/python_stack.bpf.h walks them in the kernel, tracer/cpython_layout.h
  * finds the layout per process and walks the same way in user space). All offsets are bytes. ---- */
 #define IB_PY_MAX_FRAMES 32  /* Python frames kept per stack, innermost first */
@@ -344,6 +319,24 @@ enum ib_py_error {
 struct ib_python_frame {
   __u64 code;
   __u64 instr;
+};
+
+/* CPU profiles (profile.bpf.c): one record per on-CPU sample of a traced thread, on
+ * profile_ring. Stacks are listed innermost first, as bpf_get_stack gives them; a length
+ * is in bytes (8 per frame), or a negative errno where the walk failed. */
+#define IB_PROFILE_KSTACK_DEPTH 48
+#define IB_PROFILE_USTACK_DEPTH 96
+struct ib_profile_sample {
+  __u64 ts_ns;
+  __u32 pid; /* tgid */
+  __u32 tid;
+  __s32 kstack_bytes;
+  __s32 ustack_bytes;
+  __s32 py_count; /* frames in py, innermost first, or a negative enum ib_py_error */
+  __u32 cpu;
+  __u64 kstack[IB_PROFILE_KSTACK_DEPTH];
+  __u64 ustack[IB_PROFILE_USTACK_DEPTH];
+  struct ib_python_frame py[IB_PY_MAX_FRAMES];
 };
 
 #endif /* INGERO_BPF_EVENTS_H */

@@ -4,9 +4,11 @@
  * works on VMs without a hardware PMU. Each sample of a traced thread carries its kernel
  * stack (when the clock interrupted the kernel) and its user stack (the sampled
  * instruction, then the frame-pointer walk), and goes to user space on a ring of its own,
- * where stacks are symbolized and counted. Counting raw stacks in the kernel would save
+ * and, in a process whose CPython layout user space stored (python_layouts), its Python
+ * frames; user space symbolizes and counts them. Counting raw stacks in the kernel would save
  * little at 49-99 Hz and would lose the per-time-bucket counts and the Python frames. */
 #include "common.bpf.h"
+#include "python_stack.bpf.h"
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -36,7 +38,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
   s->pid = tgid;
   s->tid = tid;
   s->cpu = bpf_get_smp_processor_id();
-  s->py_count = 0;
+  s->py_count = ib_current_python_stack(s->py);
   /* Empty when the clock interrupted user code: the kernel walk starts from the sample's
    * registers only when they are the kernel's. */
   s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);

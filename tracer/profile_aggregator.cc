@@ -99,21 +99,16 @@ std::vector<ProfileAggregator::UserFrame> ProfileAggregator::user_frames(pid_t p
 std::vector<uint32_t> ProfileAggregator::python_frames(pid_t pid, const ib_profile_sample& s) {
   std::vector<uint32_t> ids;
   if (!python_) return ids;
-  const uint32_t count = std::min<uint32_t>(s.py_count, IB_PROFILE_PY_DEPTH);
-  for (uint32_t i = 0; i < count; ++i) {
-    const auto key = std::make_tuple(pid, s.py[i].code, s.py[i].instr);
-    auto found = decoded_.find(key);
-    if (found == decoded_.end()) {
-      std::optional<uint32_t> id;
-      if (auto info = python_(pid, s.py[i].code, s.py[i].instr)) {
-        auto [it, fresh] = python_ids_.try_emplace({info->name, info->file, info->line},
-                                                   static_cast<uint32_t>(python_frames_.size()));
-        if (fresh) python_frames_.push_back(std::move(*info));
-        id = it->second;
-      }
-      found = decoded_.emplace(key, id).first;
+  const int count = std::min<int>(s.py_count, IB_PY_MAX_FRAMES);  // negative: none
+  for (int i = 0; i < count; ++i) {
+    // Decoded at every sample: a code object's address may be another's later (the decoder
+    // caches what it can check).
+    if (auto info = python_(pid, s.py[i].code, s.py[i].instr)) {
+      auto [it, fresh] = python_ids_.try_emplace({info->name, info->file, info->line},
+                                                 static_cast<uint32_t>(python_frames_.size()));
+      if (fresh) python_frames_.push_back(std::move(*info));
+      ids.push_back(it->second);
     }
-    if (found->second) ids.push_back(*found->second);
   }
   return ids;
 }

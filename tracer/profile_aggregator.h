@@ -85,7 +85,6 @@ class ProfileAggregator {
   std::map<std::pair<std::string, uint64_t>, uint32_t> file_ids_;
   std::vector<DecodedPythonFrame> python_frames_;
   std::map<std::tuple<std::string, std::string, std::optional<int64_t>>, uint32_t> python_ids_;
-  std::map<std::tuple<pid_t, uint64_t, uint64_t>, std::optional<uint32_t>> decoded_;
   std::map<RawStack, uint32_t> stack_ids_;
   std::vector<const RawStack*> stacks_;
   std::map<std::tuple<pid_t, uint32_t, uint64_t>, uint64_t> counts_;  // (tid, raw stack, bucket)

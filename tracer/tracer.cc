@@ -34,6 +34,7 @@
 #include "tracer/event_writer.h"
 #include "tracer/probe_calibration.h"
 #include "tracer/profile_aggregator.h"
+#include "tracer/profile_python.h"
 #include "tracer/profile_sampler.h"
 #include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
@@ -259,7 +260,7 @@ class BpfTracer final : public Tracer {
   // CPU profiles: the clock events and the samples' aggregation (the consumer thread's own).
   std::optional<CpuClockSampler> profile_clock_;
   ProfileAggregator profile_{opts_.profile_bucket_ns};
-  std::string profile_python_ = "no Python process was traced";
+  std::unique_ptr<ProfilePython> python_;  // with profiles on
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -486,6 +487,9 @@ Status BpfTracer::open_rings() {
 // The CPU clock events, last: the rings that take their samples are read from now on.
 Status BpfTracer::start_profile() {
   if (!opts_.profile_hz) return {};
+  python_ = std::make_unique<ProfilePython>(bpf_map__fd(skel_->maps.python_layouts));
+  profile_.set_python_decoder(
+      [python = python_.get()](pid_t pid, uint64_t code, uint64_t instr) { return python->decode(pid, code, instr); });
   auto clock = CpuClockSampler::attach(skel_->progs.on_cpu_sample, opts_.profile_hz);
   if (!clock) return clock.error();
   profile_clock_.emplace(std::move(clock).value());
@@ -497,7 +501,7 @@ void BpfTracer::add_profile(TraceTotals& totals) {
   totals.settings.emplace_back(contract::kProfileHzSetting, std::to_string(opts_.profile_hz));
   if (!opts_.profile_hz) return;
   totals.settings.emplace_back(contract::kProfileBucketNsSetting, std::to_string(opts_.profile_bucket_ns));
-  totals.settings.emplace_back(contract::kProfilePythonSetting, profile_python_);
+  totals.settings.emplace_back(contract::kProfilePythonSetting, python_->status());
   if (stats_)
     if (auto time = read_program_run_time(bpf_program__fd(skel_->progs.on_cpu_sample)); time && time->runs > 0) {
       totals.settings.emplace_back(contract::kProfileSampleNsSetting,
@@ -574,6 +578,8 @@ Status BpfTracer::attach(pid_t pid) {
     }
   }
   read_ranks(std::set<pid_t>(processes.begin(), processes.end()));
+  if (python_)  // at once: an attached job's first samples get their Python frames
+    for (pid_t process : processes) python_->look_at(process);
   if (!proc::is_alive(pid, target->start_time))
     return Error::bad_input(fmt::format("process {} exited while it was being attached to", pid));
   return {};
@@ -634,6 +640,7 @@ void BpfTracer::track_traced_processes() {
   for_each_key<uint32_t>(bpf_map__fd(skel_->maps.tgid_filter), [&](uint32_t pid) { pids.push_back(pid); });
   std::map<pid_t, std::vector<std::string>> mapped;
   for (uint32_t pid : pids) {
+    if (python_) python_->look_at(static_cast<pid_t>(pid));
     auto paths = mapped_call_libraries(static_cast<pid_t>(pid));
     if (opts_.library_paths.empty())
       for (const std::string& path : paths) (void)probe_library(path, false);
@@ -665,7 +672,10 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
     self->threads_.apply(event);
     if (event.op == IB_OP_EXEC) self->execed_.insert(static_cast<pid_t>(event.pid));
   }
-  if (event.op == IB_OP_EXEC) self->profile_.forget_process(static_cast<pid_t>(event.pid));
+  if (event.op == IB_OP_EXEC) {
+    self->profile_.forget_process(static_cast<pid_t>(event.pid));
+    if (self->python_) self->python_->forget(static_cast<pid_t>(event.pid));  // looked at again by poll()
+  }
   self->writer_->push(event);
   return 0;
 }
