@@ -60,6 +60,14 @@ struct ib_ring_offered_map {
   __type(key, __u32);
   __type(value, __u64);
 };
+/* Processes whose Python frames are read (tgid -> layout; bpf/python_stack.bpf.h). */
+#define IB_MAX_PYTHON_PROCS 1024
+struct ib_python_layouts_map {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, IB_MAX_PYTHON_PROCS);
+  __type(key, __u32);
+  __type(value, struct ib_python_layout);
+};
 /* Sizes are set by user space before load (TraceOptions.ringbuf_bytes). */
 struct ib_ring_map {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -78,6 +86,8 @@ extern struct ib_losses_map losses SEC(".maps");
 /* Every event a program tried to put on each ring (delivered or not), so that user
  * space can show that offered = written + dropped. */
 extern struct ib_ring_offered_map ring_offered SEC(".maps");
+/* The CPython layout of each traced Python process, filled by user space (find_python_runtime). */
+extern struct ib_python_layouts_map python_layouts SEC(".maps");
 extern struct ib_ring_map cuda_ring SEC(".maps");
 extern struct ib_ring_map sched_ring SEC(".maps");
 extern struct ib_ring_map proc_ring SEC(".maps");

@@ -80,7 +80,7 @@ enum ib_op { IB_OPS(IB_OP_ENUM_ENTRY) IB_OP_COUNT };
 #undef IB_OP_ENUM_ENTRY
 
 /* Ring buffers; each failed reservation is counted in losses[ring]. */
-enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_COUNT };
+enum ib_ring { IB_RING_CUDA, IB_RING_SCHED, IB_RING_PROC, IB_RING_PROFILE, IB_RING_COUNT };
 
 /* Losses that are not ring reservations: an in-kernel map that was full. */
 enum ib_map_loss {
@@ -95,7 +95,7 @@ enum ib_map_loss {
 };
 /* Names of the loss sources, in enum order (losses.source in the trace DB). */
 #define IB_LOSS_NAMES                                                                       \
-  { "cuda", "sched", "proc", "thread_stats", "task_clocks", "histograms", \
+  { "cuda", "sched", "proc", "profile", "thread_stats", "task_clocks", "histograms", \
     "call_stats", "mem_bursts", "tgid_filter", "io_inflight" }
 
 /* One record on any ring. ts_ns is the start of the call or interval. */
@@ -258,6 +258,85 @@ struct ib_mem_burst {
   __u64 page_faults;
   __u64 page_allocs;
   __u64 page_alloc_bytes;
+};
+
+/* ---- CPython frames (bpf/python_stack.bpf.h walks them in the kernel, tracer/cpython_layout.h
+ * finds the layout per process and walks the same way in user space). All offsets are bytes. ---- */
+#define IB_PY_MAX_FRAMES 32  /* Python frames kept per stack, innermost first */
+#define IB_PY_MAX_WALK 48    /* frames visited per stack, C-stack shim frames (3.12+) included */
+#define IB_PY_MAX_THREADS 64 /* thread states compared when looking for the sampled thread */
+#define IB_PY_NO_FIELD 0xffffffffu /* an offset this CPython version lacks */
+/* How a thread state names its native thread: 3.11+ store gettid() (native_thread_id); 3.10 only
+ * pthread_self(), whose glibc struct pthread holds the tid at pthread_tid. */
+enum ib_py_thread_match { IB_PY_MATCH_NATIVE_TID = 0, IB_PY_MATCH_PTHREAD_TID = 1 };
+/* One process's interpreter (python_layouts map, by tgid). */
+struct ib_python_layout {
+  __u32 version_hex;    /* Py_Version (PY_VERSION_HEX), e.g. 0x030b02f0 for 3.11.2 */
+  __u32 thread_match;   /* enum ib_py_thread_match */
+  __u64 runtime_addr;   /* &_PyRuntime in the process */
+  __u64 code_type_addr; /* &PyCode_Type: every frame's code object has it as ob_type */
+  __u32 runtime_interp_head; /* _PyRuntimeState.interpreters.head (the main interpreter only) */
+  __u32 interp_threads_head; /* PyInterpreterState: first PyThreadState */
+  __u32 tstate_next;
+  __u32 tstate_native_thread_id; /* unsigned long gettid() (3.11+) */
+  __u32 tstate_thread_id;        /* unsigned long pthread_self() */
+  __u32 pthread_tid;             /* pid_t tid in glibc's struct pthread (3.10) */
+  /* The current frame: tstate->cframe->current_frame (3.11, 3.12: tstate_cframe and
+   * cframe_current_frame), tstate->current_frame (3.13) or tstate->frame (3.10): tstate_cframe is
+   * IB_PY_NO_FIELD and cframe_current_frame is then the offset in the thread state. */
+  __u32 tstate_cframe;
+  __u32 cframe_current_frame;
+  /* _PyInterpreterFrame (3.11+) or PyFrameObject (3.10). */
+  __u32 frame_previous;  /* previous / f_back */
+  __u32 frame_code;      /* f_code / f_executable */
+  __u32 frame_instr;     /* prev_instr / instr_ptr (a pointer), or the int f_lasti (3.10) */
+  __u32 frame_instr_is_lasti; /* 1: frame_instr is the 32-bit f_lasti in code units (3.10) */
+  __u32 frame_owner;     /* char owner; IB_PY_NO_FIELD before 3.11 */
+  __u32 owner_cstack;    /* owner of C-stack shim frames that hold no code (3.12+), else IB_PY_NO_FIELD */
+  __u32 object_type;     /* PyObject.ob_type */
+  __u32 var_size;        /* PyVarObject.ob_size */
+  /* Read in user space only (tracer/cpython_layout.h), never in the kernel. */
+  __u32 code_name;       /* co_qualname from 3.11, co_name before */
+  __u32 code_filename;
+  __u32 code_firstlineno;
+  __u32 code_linetable;  /* bytes: 3.10 line table or 3.11+ location table */
+  __u32 code_adaptive;   /* co_code_adaptive: the instructions prev_instr points into (3.11+) */
+  __u32 bytes_data;      /* PyBytesObject.ob_sval */
+  __u32 str_length;      /* PyASCIIObject.length (code points) */
+  __u32 str_state;       /* PyASCIIObject.state: kind bits 2-4, compact bit 5, ascii bit 6 */
+  __u32 str_ascii_data;  /* sizeof(PyASCIIObject): where a compact ASCII string's bytes start */
+  __u32 str_compact_data; /* sizeof(PyCompactUnicodeObject): other compact strings */
+};
+/* Why a thread's Python frames could not be read (negative returns of bpf/python_stack.bpf.h). */
+enum ib_py_error {
+  IB_PY_ERR_NO_LAYOUT = -1, /* the process has no layout in python_layouts */
+  IB_PY_ERR_NO_THREAD = -2, /* the thread has no Python thread state */
+  IB_PY_ERR_READ = -3,      /* a read of the process's memory failed (e.g. paged out) */
+  IB_PY_ERR_NOT_CODE = -4,  /* a frame's code object is not a code object: no frames, never wrong ones */
+};
+/* One Python frame of a sample: the code object, and the frame's instruction pointer (3.11+) or
+ * f_lasti (3.10), which user space turns into the line executing. */
+struct ib_python_frame {
+  __u64 code;
+  __u64 instr;
+};
+
+/* CPU profiles (profile.bpf.c): one record per on-CPU sample of a traced thread, on
+ * profile_ring. Stacks are listed innermost first, as bpf_get_stack gives them; a length
+ * is in bytes (8 per frame), or a negative errno where the walk failed. */
+#define IB_PROFILE_KSTACK_DEPTH 48
+#define IB_PROFILE_USTACK_DEPTH 96
+struct ib_profile_sample {
+  __u64 ts_ns;
+  __u32 pid; /* tgid */
+  __u32 tid;
+  __s32 kstack_bytes;
+  __s32 ustack_bytes;
+  __s32 py_count; /* frames in py, innermost first, or a negative enum ib_py_error */
+  __u32 cpu;
+  __u64 kstack[IB_PROFILE_KSTACK_DEPTH];
+  __u64 ustack[IB_PROFILE_USTACK_DEPTH];
+  struct ib_python_frame py[IB_PY_MAX_FRAMES];
 };
 
 #endif /* INGERO_BPF_EVENTS_H */

@@ -17,6 +17,7 @@ struct ib_task_clocks_map task_clocks SEC(".maps");
 struct ib_histograms_map histograms SEC(".maps");
 struct ib_losses_map losses SEC(".maps");
 struct ib_ring_offered_map ring_offered SEC(".maps");
+struct ib_python_layouts_map python_layouts SEC(".maps");
 struct ib_ring_map cuda_ring SEC(".maps");
 struct ib_ring_map sched_ring SEC(".maps");
 struct ib_ring_map proc_ring SEC(".maps");

@@ -349,13 +349,17 @@ CREATE TABLE IF NOT EXISTS gpu_samples (
 CREATE INDEX IF NOT EXISTS gpu_samples_run ON gpu_samples(run_id, metric, ts_ns);
 
 -- CPU profiles (schema version 10): on-CPU samples of the traced threads, taken by a BPF program on
--- the kernel's software CPU clock (run settings 'profile_hz', the rate per CPU; 'profile_python': 'ok'
--- or why Python frames are unavailable; 'profile_bucket_ns': the width of a time bucket). Frames and
--- stacks are interned per run. kind: 'python' | 'native' | 'kernel'. name: a Python function's
--- qualified name, a native or kernel symbol, or the address in hex where no symbol covers it. file: the
--- Python source file, or the native binary. line: the Python line; line_kind: 'executing' (the line
--- the frame was running) or 'first' (the function's first line, where the executing one could not be
--- read); both NULL for native and kernel frames.
+-- the kernel's software CPU clock (run settings 'profile_hz', the rate per CPU, 0 when off;
+-- 'profile_python': 'ok' or why Python frames are unavailable; 'profile_bucket_ns': the width of a time
+-- bucket; 'profile_sample_ns' and 'profile_cost_ns': the profile program's mean and total run time). Each
+-- sample is 1 / profile_hz seconds of its thread's CPU time. Frames and stacks are interned per run.
+-- kind: 'python' | 'native' | 'kernel'. name: a Python function's qualified name, a native or kernel
+-- symbol, or, where no symbol covers it, the offset in the file (native, file set), or the address
+-- (kernel; native code outside any file), in hex. file: the Python source file, the native binary,
+-- '[kernel]' or '[MODULE]'; NULL for native code outside any file, and '[unknown]' names a sample whose
+-- stacks could not be walked. line: the Python line; line_kind: 'executing' (the line the frame was
+-- running) or 'first' (the function's first line, where the executing one could not be read); both NULL
+-- for native and kernel frames.
 CREATE TABLE IF NOT EXISTS profile_frames (
   run_id    INTEGER NOT NULL,
   frame_id  INTEGER NOT NULL,

@@ -253,6 +253,15 @@ inline constexpr std::string_view kWall = "wall";     // wall seconds (a caller'
 // calibrated cost above, which includes their programs. kProgramTimeUnknownSetting says why not.
 inline constexpr std::string_view kProgramTimeSetting = "bpf_program_time";
 inline constexpr std::string_view kProgramTimeUnknownSetting = "bpf_program_time_unknown";
+// CPU profiles (profile_* tables): the rate per CPU (0: off), the width of a time bucket (ns),
+// 'ok' or why Python frames are unavailable, and what the profile program cost: its mean run time
+// per sample (ns, decimal, from the kernel's run-time statistics; each run is one clock tick of a
+// CPU, traced or not) and its total (ns; it is also in kProgramTimeSetting as on_cpu_sample).
+inline constexpr std::string_view kProfileHzSetting = "profile_hz";
+inline constexpr std::string_view kProfileBucketNsSetting = "profile_bucket_ns";
+inline constexpr std::string_view kProfilePythonSetting = "profile_python";
+inline constexpr std::string_view kProfileSampleNsSetting = "profile_sample_ns";
+inline constexpr std::string_view kProfileCostNsSetting = "profile_cost_ns";
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {

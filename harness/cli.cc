@@ -97,6 +97,11 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_flag("--no-program-time", f->no_program_time,
                 "Do not time the tracer's kernel programs (the kernel's BPF run-time statistics, on while tracing, "
                 "give the tracing cost of the scheduler, memory and block events)");
+  app->add_option("--profile-hz", f->profile_hz,
+                  "CPU profile samples per second of each CPU (the software CPU clock), with the traced threads' "
+                  "native, kernel and Python stacks; 0 = no profile")
+      ->capture_default_str()
+      ->check(number_in(0, 1000));
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(number_in(1, 1024));

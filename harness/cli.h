@@ -30,6 +30,7 @@ struct TraceFlags {
   bool no_gpu_samples = false;
   bool no_wakeups = false;
   bool no_program_time = false;
+  int profile_hz = 49;            // CPU profile samples per second of each CPU; 0: off
   double sample_window_ms = 5;    // duty cycle of hot calls (tracer/call_probes.h)
   double sample_period_ms = 50;
   double hot_share_pct = 1;

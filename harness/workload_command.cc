@@ -143,6 +143,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.gpu_samples = !flags.no_gpu_samples;
   s.options.wakers = !flags.no_wakeups;
   s.options.program_time = !flags.no_program_time;
+  s.options.profile_hz = static_cast<unsigned>(flags.profile_hz);
   s.options.sampling.hot_share = flags.hot_share_pct / 100;
   s.options.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
   s.options.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);

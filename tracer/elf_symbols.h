@@ -19,4 +19,18 @@ namespace ingero::tracer {
 Result<std::map<std::string, uint64_t>> function_file_offsets(const std::string& path,
                                                              const std::vector<std::string>& names);
 
+// A loaded segment (PT_LOAD): where its file bytes sit in memory before the load bias.
+struct ElfLoadSegment {
+  uint64_t vaddr = 0;
+  uint64_t offset = 0;
+};
+// The link-time address (st_value) of each named symbol the file defines, of any type (data
+// such as _PyRuntime as well as functions), from .dynsym then .symtab, and its PT_LOAD segments,
+// from which a process's mapping of the file gives the load bias.
+struct ElfSymbolAddresses {
+  std::map<std::string, uint64_t> addresses;
+  std::vector<ElfLoadSegment> loads;
+};
+Result<ElfSymbolAddresses> symbol_addresses(const std::string& path, const std::vector<std::string>& names);
+
 }  // namespace ingero::tracer

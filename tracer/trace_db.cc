@@ -334,6 +334,38 @@ Status insert_gpu_samples(const sql::Connection& db, int64_t run_id, const std::
   return {};
 }
 
+// The CPU profile: frames, stacks and sample counts.
+Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfile& profile) {
+  auto frame = db.prepare(
+      "INSERT INTO profile_frames(run_id, frame_id, kind, name, file, line, line_kind) VALUES(?, ?, ?, ?, ?, ?, ?)");
+  if (!frame) return frame.error();
+  for (size_t i = 0; i < profile.frames.size(); ++i) {
+    const ProfileFrame& f = profile.frames[i];
+    frame->bind(1, run_id).bind(2, static_cast<int64_t>(i + 1)).bind(3, f.kind).bind(4, f.name).bind(5, f.file);
+    if (Status s = frame->bind(6, f.line).bind(7, f.line_kind).run(); !s) return s;
+  }
+  auto stack = db.prepare("INSERT INTO profile_stacks(run_id, stack_id, parent_id, frame_id) VALUES(?, ?, ?, ?)");
+  if (!stack) return stack.error();
+  for (size_t i = 0; i < profile.stacks.size(); ++i) {
+    const ProfileStack& st = profile.stacks[i];
+    if (Status s = stack->bind(1, run_id).bind(2, static_cast<int64_t>(i + 1)).bind(3, st.parent_id).bind(4, st.frame_id).run(); !s)
+      return s;
+  }
+  auto sample =
+      db.prepare("INSERT INTO profile_samples(run_id, tid, stack_id, bucket_ns, samples) VALUES(?, ?, ?, ?, ?)");
+  if (!sample) return sample.error();
+  for (const ProfileSampleCount& c : profile.samples) {
+    Status s = sample->bind(1, run_id)
+                   .bind(2, int64_t{c.tid})
+                   .bind(3, c.stack_id)
+                   .bind(4, static_cast<int64_t>(c.bucket_ns))
+                   .bind(5, static_cast<int64_t>(c.samples))
+                   .run();
+    if (!s) return s;
+  }
+  return {};
+}
+
 }  // namespace
 
 
@@ -504,6 +536,7 @@ Status TraceDb::write_totals(int64_t run_id, const TraceTotals& totals) {
   if (s) s = insert_metric_histograms(db_, run_id, totals);
   if (s) s = insert_losses_and_settings(db_, run_id, totals);
   if (s) s = insert_gpu_samples(db_, run_id, totals.gpus, totals.gpu_samples);
+  if (s) s = insert_profile(db_, run_id, totals.profile);
   if (s)
     s = run_statement(db_, "UPDATE runs SET cuda_probes = ? WHERE run_id = ?",
                       [&](sql::Statement& st) { st.bind(1, cuda_probes_json(totals)).bind(2, run_id); });

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "tracer/cpu_profile.h"
 #include "tracer/duty_cycle.h"
 #include "tracer/nvml_sampler.h"
 
@@ -74,6 +75,7 @@ struct TraceTotals {
   std::vector<GpuSample> gpu_samples;
   std::string cuda_detail;            // the --cuda-detail level used
   std::vector<SampledFunction> sampled;
+  CpuProfile profile;                 // empty when profiles were off
   std::vector<std::string> problems;  // what went wrong while tracing, in words
   uint64_t events_written = 0;
 

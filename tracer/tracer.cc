@@ -33,6 +33,9 @@
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
 #include "tracer/probe_calibration.h"
+#include "tracer/profile_aggregator.h"
+#include "tracer/profile_python.h"
+#include "tracer/profile_sampler.h"
 #include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
 
@@ -170,7 +173,8 @@ std::vector<std::string> programs_left_unattached(ingero_bpf* s) {
   bpf_object__for_each_program(program, s->obj) {
     const std::string_view section = bpf_program__section_name(program);
     const bool cuda_probe = section.rfind("uprobe", 0) == 0 || section.rfind("uretprobe", 0) == 0;
-    if (cuda_probe || ordered.count(program)) continue;
+    // The profile program is attached per CPU to clock events (CpuClockSampler).
+    if (cuda_probe || ordered.count(program) || program == s->progs.on_cpu_sample) continue;
     left.push_back(bpf_program__name(program));
   }
   return left;
@@ -180,8 +184,10 @@ std::vector<std::string> programs_left_unattached(ingero_bpf* s) {
 // (counted only while someone holds them on: BpfTracer::stats_), as the kProgramTimeSetting row.
 Result<std::string> program_time_json(ingero_bpf* s) {
   nlohmann::json programs = nlohmann::json::object();
-  for (const auto& entry : attach_order(s)) {
-    bpf_program* program = entry.first;
+  std::vector<bpf_program*> timed;
+  for (const auto& entry : attach_order(s)) timed.push_back(entry.first);
+  timed.push_back(s->progs.on_cpu_sample);
+  for (bpf_program* program : timed) {
     if (!bpf_program__autoload(program)) continue;  // switched off: never loaded
     const auto time = read_program_run_time(bpf_program__fd(program));
     if (!time)
@@ -230,6 +236,9 @@ class BpfTracer final : public Tracer {
   void read_ranks(const std::set<pid_t>& pids);
   void read_python_paths(const std::set<pid_t>& pids);
   static int on_ring_event(void* ctx, void* data, size_t size);
+  static int on_profile_sample(void* ctx, void* data, size_t size);
+  Status start_profile();
+  void add_profile(TraceTotals& totals);
   void consume();
   void detach_all();
   void stop_consumer();
@@ -249,6 +258,10 @@ class BpfTracer final : public Tracer {
   bool multi_ = false;  // the CUDA probes are uprobe_multi links (uprobe_link.h)
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
   std::unique_ptr<NvmlSampler> gpu_sampler_;
+  // CPU profiles: the clock events and the samples' aggregation (the consumer thread's own).
+  std::optional<CpuClockSampler> profile_clock_;
+  ProfileAggregator profile_{opts_.profile_bucket_ns};
+  std::unique_ptr<ProfilePython> python_;  // with profiles on
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -287,6 +300,7 @@ Status BpfTracer::init(const std::string& db_path) {
                                               opts_.system_wide && !opts_.cuda_processes_only);
   if (Status s = attach_programs(); !s) return s;
   if (Status s = open_rings(); !s) return s;
+  if (Status s = start_profile(); !s) return s;
   for (const std::string& path : opts_.library_paths)
     if (Status s = probe_library(path, true); !s) return s;
   call_probes_->start();
@@ -318,6 +332,13 @@ Status BpfTracer::load() {
   for (bpf_map* ring : {skel_->maps.cuda_ring, skel_->maps.sched_ring, skel_->maps.proc_ring})
     if (bpf_map__set_max_entries(ring, opts_.ringbuf_bytes) != 0)
       return Error::failure(fmt::format("sizing ring buffer {}: {}", bpf_map__name(ring), strerror(errno)));
+  // Profiles: about 2 KiB a sample, 100 a second per CPU at the default rate; the ring holds
+  // seconds of them. Off: the smallest ring, and the program is not loaded.
+  const uint32_t profile_ring = opts_.profile_hz ? std::min<uint32_t>(opts_.ringbuf_bytes, 8u << 20)
+                                                 : static_cast<uint32_t>(getpagesize());
+  if (bpf_map__set_max_entries(skel_->maps.profile_ring, profile_ring) != 0)
+    return Error::failure(fmt::format("sizing ring buffer profile_ring: {}", strerror(errno)));
+  if (!opts_.profile_hz) bpf_program__set_autoload(skel_->progs.on_cpu_sample, false);
   if (int err = ingero_bpf::load(skel_.get()); err)
     return Error::failure(fmt::format("loading the BPF programs: {} ({})", strerror(-err), last_libbpf_warning()),
                           "pass --no-trace to run without tracing");
@@ -459,7 +480,37 @@ Status BpfTracer::open_rings() {
   for (bpf_map* ring : {skel_->maps.sched_ring, skel_->maps.proc_ring})
     if (int err = ring_buffer__add(rings_.get(), bpf_map__fd(ring), on_ring_event, this); err)
       return Error::failure(fmt::format("adding ring buffer {}: {}", bpf_map__name(ring), strerror(-err)));
+  if (int err = ring_buffer__add(rings_.get(), bpf_map__fd(skel_->maps.profile_ring), on_profile_sample, this); err)
+    return Error::failure(fmt::format("adding ring buffer profile_ring: {}", strerror(-err)));
   return {};
+}
+
+// The CPU clock events, last: the rings that take their samples are read from now on.
+Status BpfTracer::start_profile() {
+  if (!opts_.profile_hz) return {};
+  python_ = std::make_unique<ProfilePython>(bpf_map__fd(skel_->maps.python_layouts));
+  profile_.set_python_decoder(
+      [python = python_.get()](pid_t pid, uint64_t code, uint64_t instr) { return python->decode(pid, code, instr); });
+  auto clock = CpuClockSampler::attach(skel_->progs.on_cpu_sample, opts_.profile_hz);
+  if (!clock) return clock.error();
+  profile_clock_.emplace(std::move(clock).value());
+  return {};
+}
+
+// The profile and what it cost, once the clock events are closed and the ring drained.
+void BpfTracer::add_profile(TraceTotals& totals) {
+  totals.settings.emplace_back(contract::kProfileHzSetting, std::to_string(opts_.profile_hz));
+  if (!opts_.profile_hz) return;
+  totals.settings.emplace_back(contract::kProfileBucketNsSetting, std::to_string(opts_.profile_bucket_ns));
+  totals.settings.emplace_back(contract::kProfilePythonSetting, python_->status());
+  if (stats_)
+    if (auto time = read_program_run_time(bpf_program__fd(skel_->progs.on_cpu_sample)); time && time->runs > 0) {
+      totals.settings.emplace_back(contract::kProfileSampleNsSetting,
+                                   fmt::format("{:.1f}", static_cast<double>(time->ns) / static_cast<double>(time->runs)));
+      totals.settings.emplace_back(contract::kProfileCostNsSetting, std::to_string(time->ns));
+    }
+  SymbolCache symbols;
+  totals.profile = profile_.finish(KernelSymbols::load(), symbols);
 }
 
 Status BpfTracer::probe_library(const std::string& path, bool requested) {
@@ -528,6 +579,8 @@ Status BpfTracer::attach(pid_t pid) {
     }
   }
   read_ranks(std::set<pid_t>(processes.begin(), processes.end()));
+  if (python_)  // at once: an attached job's first samples get their Python frames
+    for (pid_t process : processes) python_->look_at(process);
   if (!proc::is_alive(pid, target->start_time))
     return Error::bad_input(fmt::format("process {} exited while it was being attached to", pid));
   return {};
@@ -601,6 +654,7 @@ void BpfTracer::track_traced_processes() {
   for_each_key<uint32_t>(bpf_map__fd(skel_->maps.tgid_filter), [&](uint32_t pid) { pids.push_back(pid); });
   std::map<pid_t, std::vector<std::string>> mapped;
   for (uint32_t pid : pids) {
+    if (python_) python_->look_at(static_cast<pid_t>(pid));
     auto paths = mapped_call_libraries(static_cast<pid_t>(pid));
     if (opts_.library_paths.empty())
       for (const std::string& path : paths) (void)probe_library(path, false);
@@ -632,7 +686,18 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
     self->threads_.apply(event);
     if (event.op == IB_OP_EXEC) self->execed_.insert(static_cast<pid_t>(event.pid));
   }
+  if (event.op == IB_OP_EXEC) {
+    self->profile_.forget_process(static_cast<pid_t>(event.pid));
+    if (self->python_) self->python_->forget(static_cast<pid_t>(event.pid));  // looked at again by poll()
+  }
   self->writer_->push(event);
+  return 0;
+}
+
+int BpfTracer::on_profile_sample(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<BpfTracer*>(ctx);
+  if (size < sizeof(ib_profile_sample)) return 0;
+  self->profile_.add(*static_cast<const ib_profile_sample*>(data));
   return 0;
 }
 
@@ -675,6 +740,7 @@ void BpfTracer::consume() {
 }
 
 void BpfTracer::detach_all() {
+  profile_clock_.reset();
   if (call_probes_) (void)call_probes_->stop(static_cast<uint64_t>(monotonic_ns()));
   if (skel_) ingero_bpf::detach(skel_.get());
 }
@@ -820,6 +886,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.settings = settings();
   for (auto& row : tracing_cost_settings(tracing_cost_)) totals.settings.push_back(std::move(row));
   totals.settings.push_back(program_time_setting());
+  add_profile(totals);
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
   totals.sampled = std::move(sampled);

@@ -44,6 +44,8 @@ struct TraceOptions {
   SamplingPolicy sampling;                   // duty cycle of hot calls (on at count and latency only)
   bool calibrate = true;                     // measure a probe hit's cost at start-up
   bool program_time = true;                  // time the kernel programs (BPF run-time statistics, while tracing)
+  unsigned profile_hz = 49;                  // CPU profile samples per second of each CPU; 0: no profile
+  uint64_t profile_bucket_ns = 100'000'000;  // profile_samples are counted per bucket of this width
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPython layout, the user-space walk and the code reader against real interpreters: a script
+// whose threads sit in known functions at known lines. Reading another process's memory needs root
+// (these tests skip otherwise).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/unique_fd.h"
+#include "tracer/cpython_layout.h"
+#include "tracer/elf_symbols.h"
+
+namespace ingero::tracer {
+namespace {
+
+#define REQUIRE_ROOT() \
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to read another process's memory: run as root (sudo ctest)"
+
+// The main thread spins in Inner.work (line BUSY); a worker thread sleeps in Inner.nap (line NAP).
+// Each loop sits on one line, so every instruction of it gives that line.
+constexpr const char* kScript = R"(import threading, time
+
+class Inner:
+    def work(self):
+        n = 0
+        while True: n += 1  # BUSY
+
+    def nap(self, started):
+        started.set()
+        while True: time.sleep(0.01)  # NAP
+
+def outer():
+    Inner().work()  # OUTER
+
+def worker(started):
+    Inner().nap(started)  # WORKER
+
+def start():
+    started = threading.Event()
+    t = threading.Thread(target=worker, args=(started,), name="walked")
+    t.start()
+    started.wait()
+    print("ready", t.native_id, flush=True)
+    outer()  # START
+
+start()  # MODULE
+)";
+
+int line_of(const std::string& marker) {
+  const std::string text = kScript;
+  const auto at = text.find("# " + marker + "\n");
+  int line = 1;
+  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  return line;
+}
+
+// A child process, killed and reaped when it goes.
+struct Child {
+  pid_t pid = -1;
+  UniqueFd out;
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // The first line the child prints, waiting at most 20 s.
+  std::optional<std::string> read_line() {
+    std::string line;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      char c;
+      ssize_t n = ::read(out.get(), &c, 1);
+      if (n == 1) {
+        if (c == '\n') return line;
+        line += c;
+      } else if (n == 0) {
+        return std::nullopt;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+std::unique_ptr<Child> spawn(const std::vector<std::string>& argv) {
+  auto pipe = make_pipe(O_CLOEXEC);
+  if (!pipe) return nullptr;
+  auto child = std::make_unique<Child>();
+  child->pid = fork();
+  if (child->pid == 0) {
+    dup2(pipe->write.get(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  fcntl(pipe->read.get(), F_SETFL, O_NONBLOCK);
+  child->out = std::move(pipe->read);
+  return child;
+}
+
+struct ScriptFile {
+  std::string path;
+  ScriptFile() {
+    char tmpl[] = "/tmp/ingero-pystack-XXXXXX";
+    path = std::string(mkdtemp(tmpl)) + "/walked_script.py";
+    std::ofstream(path) << kScript;
+  }
+  ~ScriptFile() {
+    std::remove(path.c_str());
+    rmdir(path.substr(0, path.rfind('/')).c_str());
+  }
+};
+
+// Interpreters to try: Debian's, and those pyenv has here (3.10, 3.12 and 3.13 where present).
+std::vector<std::string> interpreters() {
+  std::vector<std::string> out = {"/usr/bin/python3.11"};
+  const char* root = std::getenv("PYENV_ROOT");
+  const std::string pattern = std::string(root ? root : "/root/.pyenv") + "/versions/3.1[0-3].*/bin/python3.1[0-3]";
+  glob_t g{};
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  globfree(&g);
+  return out;
+}
+
+std::string interpreter_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(info.param.rfind('/') + 1);
+  for (auto& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+class CpythonWalk : public ::testing::TestWithParam<std::string> {};
+
+// Walks `tid` until its innermost frame is `innermost` (the script may still be on its way there).
+std::vector<PythonFrameInfo> walk_until(pid_t pid, pid_t tid, const ib_python_layout& layout,
+                                        const std::string& innermost, std::string& why) {
+  ProcessMemory memory(pid);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    auto frames = check_python_layout(pid, tid, layout, memory);
+    if (frames && !frames->empty() && frames->front().qualname == innermost) return *frames;
+    why = frames ? "innermost " + (frames->empty() ? std::string("none") : frames->front().qualname)
+                 : frames.error().message;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return {};
+}
+
+TEST_P(CpythonWalk, FindsNamesFilesAndExecutingLinesOfBothThreads) {
+  REQUIRE_ROOT();
+  const std::string python = GetParam();
+  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
+  ScriptFile script;
+  auto child = spawn({python, "-u", script.path});
+  ASSERT_TRUE(child);
+  auto ready = child->read_line();
+  ASSERT_TRUE(ready && ready->rfind("ready ", 0) == 0) << python << " did not start the script";
+  const pid_t worker_tid = std::stoi(ready->substr(6));
+
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_TRUE(rt) << rt.error().message;
+  if (rt->path.find("libpython") != std::string::npos) {
+    EXPECT_NE(rt->load_bias, 0u) << rt->path;
+  }
+  const bool qualnames = rt->layout.version_hex >= 0x030b0000;  // 3.10 has co_name only
+  const auto name = [&](const std::string& qual) { return qualnames ? qual : qual.substr(qual.rfind('.') + 1); };
+
+  std::string why;
+  auto main_frames = walk_until(child->pid, child->pid, rt->layout, name("Inner.work"), why);
+  ASSERT_EQ(main_frames.size(), 4u) << python << " " << rt->version() << ": " << why;
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {name("Inner.work"), "BUSY"}, {"outer", "OUTER"}, {"start", "START"}, {"<module>", "MODULE"}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(python + " main frame " + std::to_string(i));
+    EXPECT_EQ(main_frames[i].qualname, expected[i].first);
+    EXPECT_EQ(main_frames[i].file, script.path);
+    EXPECT_EQ(main_frames[i].line, line_of(expected[i].second));
+    EXPECT_EQ(main_frames[i].line_kind, PythonLineKind::kExecuting);
+  }
+
+  auto worker_frames = walk_until(child->pid, worker_tid, rt->layout, name("Inner.nap"), why);
+  ASSERT_GE(worker_frames.size(), 3u) << python << ": " << why;
+  EXPECT_EQ(worker_frames[0].line, line_of("NAP"));
+  EXPECT_EQ(worker_frames[0].line_kind, PythonLineKind::kExecuting);
+  EXPECT_EQ(worker_frames[1].qualname, "worker");
+  EXPECT_EQ(worker_frames[1].line, line_of("WORKER"));
+  EXPECT_EQ(worker_frames.back().qualname, name("Thread._bootstrap"));
+  EXPECT_NE(worker_frames.back().file.find("threading.py"), std::string::npos) << worker_frames.back().file;
+}
+
+INSTANTIATE_TEST_SUITE_P(Interpreters, CpythonWalk, ::testing::ValuesIn(interpreters()), interpreter_name);
+
+TEST(CpythonLayout, DebianPython311HasItsLayout) {
+  REQUIRE_ROOT();
+  if (access("/usr/bin/python3.11", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  ScriptFile script;
+  auto child = spawn({"/usr/bin/python3.11", "-u", script.path});
+  ASSERT_TRUE(child && child->read_line());
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_TRUE(rt) << rt.error().message;
+  EXPECT_EQ(rt->path, "/usr/bin/python3.11");  // Debian links libpython into the binary
+  EXPECT_EQ(rt->layout.version_hex >> 16, 0x030bu);
+  EXPECT_EQ(rt->layout.tstate_cframe, 56u);
+  EXPECT_NE(rt->layout.runtime_addr, 0u);
+  // The load bias is applied: _PyRuntime's address lies in the process, not at its link-time value.
+  auto elf = symbol_addresses("/usr/bin/python3.11", {"_PyRuntime"});
+  ASSERT_TRUE(elf);
+  EXPECT_EQ(rt->layout.runtime_addr, elf->addresses.at("_PyRuntime") + rt->load_bias);
+  // Debian builds it as a fixed-address executable (bias 0); the libpython of other builds is
+  // relocated, which the walks of those interpreters check.
+  // A thread of the process that never ran Python has no thread state, and says so.
+  ProcessMemory memory(child->pid);
+  auto none = walk_python_stack(rt->layout, memory, 999999);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("has no Python thread state"), std::string::npos) << none.error().message;
+}
+
+TEST(CpythonLayout, NonPythonProcessSaysWhy) {
+  REQUIRE_ROOT();
+  auto child = spawn({"/bin/sleep", "30"});
+  ASSERT_TRUE(child);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past exec
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(python_frames_unavailable(rt.error()),
+            "Python frames unavailable: process " + std::to_string(child->pid) + " maps no python binary or libpython");
+  auto frames = walk_python_stack(child->pid, child->pid);
+  EXPECT_FALSE(frames);
+}
+
+struct BpfObjectCloser {
+  void operator()(bpf_object* obj) const { bpf_object__close(obj); }
+};
+struct BpfLinkCloser {
+  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+
+class CpythonKernelWalk : public ::testing::TestWithParam<std::string> {};
+
+// bpf/python_stack.bpf.h in a perf_event program on the busy main thread: the verifier passes it, and
+// the frames it reads in the kernel are the user-space walk's, down to the code objects.
+TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
+  REQUIRE_ROOT();
+  const std::string object = INGERO_PYTHON_STACK_CHECK;
+  if (object.empty() || access(object.c_str(), R_OK) != 0) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  const std::string python = GetParam();
+  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
+  ScriptFile script;
+  auto child = spawn({python, "-u", script.path});
+  ASSERT_TRUE(child);
+  ASSERT_TRUE(child->read_line());
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_TRUE(rt) << rt.error().message;
+  const bool qualnames = rt->layout.version_hex >= 0x030b0000;
+  std::string why;
+  auto user = walk_until(child->pid, child->pid, rt->layout, qualnames ? "Inner.work" : "work", why);
+  ASSERT_EQ(user.size(), 4u) << why;
+  ProcessMemory memory(child->pid);
+  auto user_frames = walk_python_stack(rt->layout, memory, child->pid);
+  ASSERT_TRUE(user_frames) << user_frames.error().message;
+
+  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object.c_str(), nullptr));
+  ASSERT_TRUE(obj) << "cannot open " << object;
+  ASSERT_EQ(bpf_object__load(obj.get()), 0) << "the verifier rejected python_stack.bpf.h's walk";
+  const int layouts = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_layouts"));
+  const int samples = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_stack_samples"));
+  ASSERT_GE(layouts, 0);
+  ASSERT_GE(samples, 0);
+  const __u32 tgid = static_cast<__u32>(child->pid);
+  ASSERT_EQ(bpf_map_update_elem(layouts, &tgid, &rt->layout, BPF_ANY), 0);
+
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = 1000000;  // 1 ms of the thread's CPU time
+  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, child->pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  ASSERT_TRUE(event) << "perf_event_open: " << strerror(errno);
+  bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "python_stack_check");
+  ASSERT_TRUE(prog);
+  std::unique_ptr<bpf_link, BpfLinkCloser> link(bpf_program__attach_perf_event(prog, event.get()));
+  ASSERT_TRUE(link) << "attach: " << strerror(errno);
+
+  struct {
+    __s32 count;
+    __u32 pad;
+    ib_python_frame frames[IB_PY_MAX_FRAMES];
+  } sample{};
+  const __u32 tid = static_cast<__u32>(child->pid);
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = bpf_map_lookup_elem(samples, &tid, &sample) == 0;
+  }
+  ASSERT_TRUE(seen) << "no sample of the busy thread";
+  ASSERT_EQ(sample.count, static_cast<int>(user_frames->size())) << "a negative count is an enum ib_py_error";
+  PythonCodeReader reader;
+  for (int i = 0; i < sample.count; ++i) {
+    EXPECT_EQ(sample.frames[i].code, (*user_frames)[i].code) << "frame " << i;
+    auto info = reader.resolve(child->pid, rt->layout, memory, sample.frames[i]);
+    ASSERT_TRUE(info) << info.error().message;
+    EXPECT_EQ(info->qualname, user[i].qualname);
+    EXPECT_EQ(info->line, user[i].line) << "frame " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Interpreters, CpythonKernelWalk, ::testing::ValuesIn(interpreters()), interpreter_name);
+
+// A binary named python that does not export CPython's symbols (as a static or stripped build would
+// not): here sleep under the name python3.11.
+TEST(CpythonLayout, PythonWithoutSymbolsSaysWhy) {
+  REQUIRE_ROOT();
+  char tmpl[] = "/tmp/ingero-pystrip-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string fake = dir + "/python3.11";
+  {
+    std::ifstream in("/bin/sleep", std::ios::binary);
+    std::ofstream out(fake, std::ios::binary);
+    out << in.rdbuf();
+  }
+  chmod(fake.c_str(), 0755);
+  auto child = spawn({fake, "30"});
+  ASSERT_TRUE(child);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past exec
+  auto rt = find_python_runtime(child->pid);
+  std::remove(fake.c_str());
+  rmdir(dir.c_str());
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(python_frames_unavailable(rt.error()),
+            "Python frames unavailable: " + fake + " does not export _PyRuntime (a static or stripped build)");
+}
+
+// Reads the process, but gives Py_Version as another number.
+class VersionTamper : public MemoryReader {
+ public:
+  VersionTamper(pid_t pid, uint64_t version_addr, uint64_t version) : real_(pid), at_(version_addr), version_(version) {}
+  bool read(uint64_t addr, void* out, size_t len) override {
+    if (addr == at_ && len == sizeof(version_)) {
+      std::memcpy(out, &version_, len);
+      return true;
+    }
+    return real_.read(addr, out, len);
+  }
+
+ private:
+  ProcessMemory real_;
+  uint64_t at_;
+  uint64_t version_;
+};
+
+TEST(CpythonLayout, UnsupportedVersionsSayWhy) {
+  REQUIRE_ROOT();
+  if (access("/usr/bin/python3.11", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  ScriptFile script;
+  auto child = spawn({"/usr/bin/python3.11", "-u", script.path});
+  ASSERT_TRUE(child && child->read_line());
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_TRUE(rt) << rt.error().message;
+  auto elf = symbol_addresses("/usr/bin/python3.11", {"Py_Version"});
+  ASSERT_TRUE(elf && elf->addresses.count("Py_Version"));
+  const uint64_t at = elf->addresses.at("Py_Version") + rt->load_bias;
+  for (const auto& [version, text] : {std::pair<uint64_t, std::string>{0x030e00f0, "3.14.0"}, {0x030912f0, "3.9.18"}}) {
+    VersionTamper memory(child->pid, at, version);
+    auto tampered = find_python_runtime(child->pid, memory);
+    ASSERT_FALSE(tampered) << text;
+    EXPECT_EQ(python_frames_unavailable(tampered.error()),
+              "Python frames unavailable: CPython " + text + " is not supported (3.10 to 3.13 are)");
+  }
+}
+
+TEST(CpythonLayout, Python39SaysWhy) {
+  REQUIRE_ROOT();
+  const char* root = std::getenv("PYENV_ROOT");
+  const std::string pattern = std::string(root ? root : "/root/.pyenv") + "/versions/3.9.*/bin/python3.9";
+  glob_t g{};
+  std::string python;
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc) python = g.gl_pathv[0];
+  globfree(&g);
+  if (python.empty()) GTEST_SKIP() << "no python3.9 here (" << pattern << ")";
+  ScriptFile script;
+  auto child = spawn({python, "-u", script.path});
+  ASSERT_TRUE(child && child->read_line());
+  auto rt = find_python_runtime(child->pid);
+  ASSERT_FALSE(rt);
+  EXPECT_EQ(rt.error().message.rfind("CPython 3.9 is not supported", 0), 0u) << rt.error().message;
+}
+
+// The line tables' formats, on tables CPython made: 3.10's (bytes, line delta) pairs and 3.11's
+// location entries.
+TEST(CpythonLineTables, ParseBothFormats) {
+  // 3.10: 6 bytes at firstlineno+1, 4 bytes with no line, 2 bytes two lines up.
+  const std::string t310 = {6, 1, 4, static_cast<char>(-128), 2, -2};
+  EXPECT_EQ(line_from_linetable_310(t310, 10, 0), 11);
+  EXPECT_EQ(line_from_linetable_310(t310, 10, 5), 11);
+  EXPECT_EQ(line_from_linetable_310(t310, 10, 6), -1);
+  EXPECT_EQ(line_from_linetable_310(t310, 10, 10), 9);
+  EXPECT_EQ(line_from_linetable_310(t310, 10, 12), -1);
+  // 3.11+: a one-line entry (code 11: +1) of 2 units with 2 column bytes; a no-column entry
+  // (code 13) of 1 unit, delta -1 as signed varint 3; a short entry (code 0) of 3 units; a long
+  // entry (code 14) of 1 unit, delta +70 as varint 140 = 0x4c | 0x40, 0x02, then 3 varints; no line.
+  const std::string t311 = {static_cast<char>(0x80 | 11 << 3 | 1), 4, 9,
+                            static_cast<char>(0x80 | 13 << 3 | 0), 3,
+                            static_cast<char>(0x80 | 0 << 3 | 2), 5,
+                            static_cast<char>(0x80 | 14 << 3 | 0), 0x4c | 0x40, 0x02, 0, 1, 2,
+                            static_cast<char>(0x80 | 15 << 3 | 0)};
+  EXPECT_EQ(line_from_locations_311(t311, 20, 0), 21);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 1), 21);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 2), 20);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 5), 20);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 6), 90);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 7), -1);
+  EXPECT_EQ(line_from_locations_311(t311, 20, 8), -1);
+}
+
+}  // namespace
+}  // namespace ingero::tracer
