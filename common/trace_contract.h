@@ -228,6 +228,18 @@ inline constexpr std::string_view kWall = "wall";     // wall seconds (a caller'
 // calibrated cost above, which includes their programs. kProgramTimeUnknownSetting says why not.
 inline constexpr std::string_view kProgramTimeSetting = "bpf_program_time";
 inline constexpr std::string_view kProgramTimeUnknownSetting = "bpf_program_time_unknown";
+// CPU profiles (profile_frames, profile_stacks, profile_samples): the sampling rate per CPU (Hz,
+// decimal; "0" or absent: no profile was taken), "ok" or why Python frames are unavailable, and the
+// width of a sample's time bucket (ns, decimal).
+inline constexpr std::string_view kProfileHzSetting = "profile_hz";
+inline constexpr std::string_view kProfilePythonSetting = "profile_python";
+inline constexpr std::string_view kProfileBucketNsSetting = "profile_bucket_ns";
+// profile_frames.kind
+namespace frame_kind {
+inline constexpr std::string_view kPython = "python";
+inline constexpr std::string_view kNative = "native";
+inline constexpr std::string_view kKernel = "kernel";
+}  // namespace frame_kind
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {
