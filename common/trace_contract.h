@@ -262,6 +262,12 @@ inline constexpr std::string_view kProfileBucketNsSetting = "profile_bucket_ns";
 inline constexpr std::string_view kProfilePythonSetting = "profile_python";
 inline constexpr std::string_view kProfileSampleNsSetting = "profile_sample_ns";
 inline constexpr std::string_view kProfileCostNsSetting = "profile_cost_ns";
+// profile_frames.kind
+namespace frame_kind {
+inline constexpr std::string_view kPython = "python";
+inline constexpr std::string_view kNative = "native";
+inline constexpr std::string_view kKernel = "kernel";
+}  // namespace frame_kind
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {

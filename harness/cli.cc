@@ -352,11 +352,17 @@ void add_reader_commands(CLI::App& app, ParsedCommand& parsed, Holders& h, Subco
 
   CLI::App* exporter = c.exporter = app.add_subcommand("export", "Export a run as a trace for Perfetto / chrome://tracing");
   exporter->add_option("--db", parsed.export_trace.db, "Trace database")->required();
-  exporter->add_option("--run", h.export_run, "Run id")->required();
-  exporter->add_option("--format", parsed.export_trace.format, "perfetto (Chrome trace-event JSON)")
-      ->check(CLI::IsMember({"perfetto"}))
+  exporter->add_option("--run", h.export_run, "Run id (folded: the newest finished run when left out)");
+  exporter->add_option("--format", parsed.export_trace.format,
+                       "perfetto (Chrome trace-event JSON) | folded (the CPU profile's folded stacks: flamegraph.pl, "
+                       "speedscope, Pyroscope)")
+      ->check(CLI::IsMember({"perfetto", "folded"}))
       ->capture_default_str();
-  exporter->add_option("--out", parsed.export_trace.out, "Output file (.json)")->required()->check(kNotEmpty);
+  exporter->add_option("--role", parsed.export_trace.role, "folded: only the threads of this role")
+      ->check(CLI::IsMember({"main", "worker", "pin", "other"}));
+  exporter->add_option("--out", parsed.export_trace.out, "Output file (.json; folded: .folded or .txt)")
+      ->required()
+      ->check(kNotEmpty);
 }
 
 // CLI11's own answers: --help, --help-all, --version, and its parse errors as bad input.
@@ -434,9 +440,16 @@ Status finish_reader(const Subcommands& c, const Holders& h, ParsedCommand& pars
       parsed.report.runs.push_back(*id);
     }
   } else if (*c.exporter) {
-    auto id = parse_id("--run", h.export_run);
-    if (!id) return id.error();
-    parsed.export_trace.run = *id;
+    const bool folded = parsed.export_trace.format == "folded";
+    if (!folded && !parsed.export_trace.role.empty())
+      return Error::bad_input("--role applies to --format folded only", "leave --role out, or add --format folded");
+    if (!folded && !c.exporter->count("--run"))
+      return Error::bad_input("--run is required for --format perfetto", "name the run: --run ID (ingero-bench runs --db FILE lists them)");
+    if (c.exporter->count("--run")) {
+      auto id = parse_id("--run", h.export_run);
+      if (!id) return id.error();
+      parsed.export_trace.run = *id;
+    }
   } else if (*c.explain) {
     auto id = given_id(c.explain, "--run", h.explain_run);
     if (!id) return id.error();

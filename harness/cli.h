@@ -138,9 +138,10 @@ struct ReportFlags {
 
 struct ExportFlags {
   std::string db;
-  int64_t run = 0;
+  std::optional<int64_t> run;  // folded: the newest finished run when none is given
   std::string format = "perfetto";
   std::string out;
+  std::string role;  // folded: only this role's threads (empty: every thread)
 };
 
 struct MergeFlags {

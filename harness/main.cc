@@ -16,6 +16,7 @@
 #include "harness/sweep_command.h"
 #include "mcp/trace_server.h"
 #include "reports/render/commands.h"
+#include "reports/render/folded_export.h"
 #include "reports/render/perfetto_export.h"
 #include "reports/render/report_render.h"
 
@@ -53,7 +54,9 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
     case Command::report:
       return finish(r::write_report({c.report.db, c.report.sweep, c.report.runs, c.report.format, c.report.out}));
     case Command::export_trace:
-      return finish(r::export_perfetto(c.export_trace.db, c.export_trace.run, c.export_trace.out));
+      if (c.export_trace.format == "folded")
+        return finish(r::export_folded(c.export_trace.db, c.export_trace.run, c.export_trace.role, c.export_trace.out));
+      return finish(r::export_perfetto(c.export_trace.db, *c.export_trace.run, c.export_trace.out));
     case Command::explain:
       return finish(r::explain({c.explain.db, c.explain.run, c.explain.per_process, c.explain.since_s, c.explain.json},
                                std::cout));

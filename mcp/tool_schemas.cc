@@ -12,6 +12,7 @@ json tracing_cost() { return reports::tracing_cost_schema(); }
 json call_row() { return reports::call_row_schema(); }
 json process_row() { return reports::process_row_schema(); }
 json causal_chain() { return reports::causal_chain_schema(); }
+json profile() { return reports::profile_schema(); }
 json slow_interval_summary() { return reports::slow_interval_schema(); }
 json chain_thresholds() { return reports::chain_thresholds_schema(); }
 json compare_report() { return reports::compare_report_schema(); }

@@ -35,6 +35,7 @@ json call_row();
 json tracing_cost();
 json process_row();
 json causal_chain();
+json profile();  // explain's "profile", get_profile's
 json slow_interval_summary();
 json chain_thresholds();
 json compare_report();

@@ -336,6 +336,61 @@ ToolSpec causal_chains_tool(Trace trace) {
       });
 }
 
+// ---- get_profile
+
+constexpr int64_t kProfileTopDefault = 10;
+constexpr int64_t kProfileTopMax = 100;
+
+std::string profile_text(const json& roles) {
+  std::string text;
+  for (const auto& role : roles) {
+    text += fmt::format("{}{}: {} samples\n", role["role"].get<std::string>(),
+                        role["rank"].is_null() ? "" : fmt::format(" (rank {})", role["rank"].get<int64_t>()),
+                        reports::format_count(role["samples"].get<int64_t>()));
+    if (!role["split"].is_null())
+      text += fmt::format("  model {}, batch building {}, other {}\n",
+                          reports::format_percent(role["split"]["model_share"].get<double>()),
+                          reports::format_percent(role["split"]["loader_share"].get<double>()),
+                          reports::format_percent(role["split"]["other_share"].get<double>()));
+    size_t shown = 0;
+    for (const auto& f : role["top_self"]) {
+      if (shown++ == kTextRows) break;
+      text += fmt::format("  {} self, {} incl  {}\n", reports::format_percent(f["self_share"].get<double>()),
+                          reports::format_percent(f["inclusive_share"].get<double>()), f["label"].get<std::string>());
+    }
+    text += limited_list_end(std::min(shown, role["top_self"].size()), role["top_self"].size());
+  }
+  return text;
+}
+
+ToolSpec profile_tool(Trace trace) {
+  return make_tool(
+      "get_profile", "CPU profile of a run: where each role's CPU went",
+      "The run's on-CPU samples per role (main, worker, pin, other) and per rank: the top functions by self samples "
+      "(their own code) and by inclusive samples (anywhere on the stack), each with its share of the role's "
+      "samples, and the main thread's split into batch building, the model's compute and the rest. Empty when no "
+      "profile was taken (status says so).",
+      s::arguments({{"run", run_id_schema()},
+                    {"role", s::string_enum({"main", "worker", "pin", "other"}, "only this role (default: every role)")},
+                    {"top_n", bounded_integer("functions per role, each way (default 10)", 1, kProfileTopMax)}},
+                   {"run"}),
+      s::object({{"run", s::run_header()}, {"verdict", s::string()}, {"profile", s::profile()}}),
+      [trace](const json& args) -> Result<ToolAnswer> {
+        auto report = explain_run(*trace, args, false);
+        if (!report) return report.error();
+        const auto top = static_cast<size_t>(optional_integer(args, "top_n").value_or(kProfileTopDefault));
+        const std::string role = args.value("role", "");
+        json profile = reports::to_json(reports::ProfileView{report->profile, report->profile_taken, top, role});
+        std::string text = fmt::format("{}: {}\n{}\n", run_name(report->run), verdict_text(report->metrics),
+                                       profile["status"].get<std::string>());
+        if (report->profile) text += profile_text(profile["roles"]);
+        return ToolAnswer{json{{"run", reports::to_json(report->run)},
+                               {"verdict", reports::input_bound_name(report->metrics.verdict)},
+                               {"profile", std::move(profile)}},
+                          text};
+      });
+}
+
 // ---- get_per_process_breakdown
 
 std::string process_line(const reports::ProcessRow& row) {
@@ -615,7 +670,7 @@ Result<Registry> make_trace_registry(std::shared_ptr<const reports::TraceFile> t
   if (!sql) return sql.error();
   Registry registry;
   for (auto tool : {list_runs_tool(trace), trace_stats_tool(trace), causal_chains_tool(trace),
-                    process_breakdown_tool(trace), compare_tool(trace), recommendation_tool(trace),
+                    profile_tool(trace), process_breakdown_tool(trace), compare_tool(trace), recommendation_tool(trace),
                     timeline_tool(trace), sql_tool(*sql)}) {
     if (Status s = registry.add_tool(std::move(tool)); !s) return s.error();
   }

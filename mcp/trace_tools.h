@@ -23,7 +23,7 @@ struct TraceToolOptions {
   std::chrono::milliseconds sql_time_limit = kSqlTimeLimit;  // run_sql's deadline per query
 };
 
-// Tools (list_runs, get_trace_stats, get_causal_chains, get_per_process_breakdown,
+// Tools (list_runs, get_trace_stats, get_causal_chains, get_profile, get_per_process_breakdown,
 // compare_runs, get_recommendation, get_timeline, run_sql), resources (ingero://schema,
 // ingero://runs/{id}/explain) and the `investigate` prompt over an open trace. The
 // registry's handlers share ownership of the trace.

@@ -538,7 +538,8 @@ std::map<std::string, int> run_producers(const RunContext& context) {
 
 std::optional<CausalChain> host_bound_chain(const RunContext& context, const RunMetrics& metrics,
                                             const TimeWindow& window, const std::vector<CallLatencyRow>& calls) {
-  if (metrics.verdict != InputBound::host_bound || !metrics.main_host_share) return std::nullopt;
+  const bool cpu_compute = metrics.verdict == InputBound::cpu_compute_bound;
+  if ((metrics.verdict != InputBound::host_bound && !cpu_compute) || !metrics.main_host_share) return std::nullopt;
   CausalChain chain;
   chain.victim = kMainBusyVictim;
   chain.victim_role = std::string(contract::kRoleMain);
@@ -553,7 +554,8 @@ std::optional<CausalChain> host_bound_chain(const RunContext& context, const Run
   const ChainThresholds limits;
   chain.severity = severity_of(chain.share_of_window, limits);
   chain.rank = 1;
-  chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, run_producers(context)});
+  // Training on the CPU: the model's compute is the pace, and no loader knob removes it.
+  if (!cpu_compute) chain.changes = host_chain_changes(chain, ChainContext{context, metrics, calls, run_producers(context)});
   return chain;
 }
 

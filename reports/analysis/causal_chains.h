@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/analysis/profile_analysis.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/data/trace_data.h"
 
@@ -100,6 +101,12 @@ struct CausalChain {
   // A GPU-bound job's loader chain: the waits it explains do not limit the step, so it names no
   // loader change (and is LOW whatever its share).
   bool loader_change_withheld = false;
+  // An on-CPU cause with a CPU profile: the top functions of its threads' role by self samples
+  // over the analysed window (profile_frames_for), and the role's samples they are shares of.
+  std::vector<FrameShare> frames;
+  int64_t profile_samples = 0;
+  // The main thread's split when the chain is the main thread's (host-bound or building batches).
+  std::optional<CpuSplit> split;
   std::vector<Change> changes;      // the configuration changes the cause calls for
   std::vector<ChangeCheck> checks;  // filled by explain from the other runs in the DB
 };
@@ -169,7 +176,8 @@ Severity severity_of(double share_of_window, const ChainThresholds& limits);
 
 // A host-bound job's chain (nothing waited, the main thread was busy on the CPU outside CUDA
 // calls): its victim is the main loop itself, its cause the main thread on CPU, its time the
-// main threads' CPU time outside CUDA calls. Empty unless the verdict is host-bound.
+// main threads' CPU time outside CUDA calls. Empty unless the verdict is host-bound, or compute-bound
+// on the CPU (cpu_compute_bound), whose chain names no change.
 inline constexpr const char* kMainBusyVictim = "main_on_cpu";
 // The victim of a chain on what every epoch's first batch waits for (EpochStartup).
 inline constexpr const char* kEpochStartVictim = "epoch_start";

@@ -7,6 +7,7 @@
 
 #include "common/knobs.h"
 #include "common/trace_contract.h"
+#include "reports/analysis/profile_causes.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/analysis/significance.h"
 
@@ -61,6 +62,12 @@ std::string change_in_code(const Change& change) {
   if (change.knob == "sampling" && change.value == "batched")
     return "one gather per batch: sampler=BatchSampler(RandomSampler(dataset), batch_size, drop_last), "
            "batch_size=None, or a dataset with __getitems__";
+  if (change.knob == kDecoderKnob && change.value == kFastDecoder)
+    return "decode with torchvision.io.decode_jpeg (libjpeg-turbo on the tensor's bytes, no PIL image) instead of "
+           "PIL, and decode fewer bytes: smaller stored images, or a reduced-size decode (PIL's Image.draft)";
+  if (change.knob == kSamplerKnob && change.value == kPreShuffledSampler)
+    return "a pre-shuffled index: one permutation computed once (or stored with the data) and a sampler that "
+           "walks it, instead of RandomSampler's torch.randperm at every epoch's start";
   if (change.knob == kSamplerKnob && change.value == kCheaperSampler)
     return "a sampler that does not build the whole epoch's order up front, or one order computed once and reused";
   return change.knob + "=" + change.value;

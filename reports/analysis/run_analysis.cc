@@ -6,6 +6,7 @@
 
 #include "common/trace_contract.h"
 #include "reports/analysis/job_evidence.h"
+#include "reports/analysis/profile_causes.h"
 
 namespace ingero::reports {
 namespace {
@@ -217,6 +218,11 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!estimated) return estimated.error();
   add_job_evidence(a.context, a.window, *batches, a.metrics);
   withhold_verdict(a.context.run, a.metrics);
+  a.profile_taken = profile_taken(a.context);
+  auto profile = trace.profile(run.run_id, from, until);
+  if (!profile) return profile.error();
+  a.profile = analyze_profile(a.context, *profile);
+  a.metrics.verdict = refine_verdict(a.metrics.verdict, a.profile);
 
   std::map<std::string, std::vector<int64_t>> durations;
   for (const std::string& op : fully_stored_calls(a.context)) {
@@ -240,6 +246,9 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   }
   if (auto startup = epoch_startup_chain(a.metrics)) insert_by_lost_time(a.chains.chains, std::move(*startup));
   if (a.metrics.verdict == InputBound::gpu_bound) demote_loader_chains(a.chains.chains);
+  if (a.profile)
+    add_profile_to_chains(a.chains.chains, *a.profile,
+                          ChainContext{a.context, a.metrics, a.calls, a.chains.producers});
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
   a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});

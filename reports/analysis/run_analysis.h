@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reports/analysis/causal_chains.h"
+#include "reports/analysis/profile_analysis.h"
 #include "reports/analysis/rank_analysis.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/data/trace_data.h"
@@ -25,6 +26,10 @@ struct RunAnalysis {
   std::optional<RankAnalysis> ranks;   // a DDP job: per rank (own_ranks, or the job's: add_job_ranks)
   std::vector<OpCount> event_counts;    // events per op starting in the window
   std::vector<std::string> file_notes;  // how the file itself was read
+  // The CPU profile over the window (reports/analysis/profile_analysis.h); none when no samples were
+  // stored, which profile_taken tells apart from a profile that was switched off.
+  std::optional<ProfileAnalysis> profile;
+  bool profile_taken = false;
   int64_t events_of(const std::string& op) const;
 };
 

@@ -100,6 +100,8 @@ const char* input_bound_name(InputBound verdict) {
     case InputBound::unknown: return "unknown (no batch timings)";
     case InputBound::run_failed: return "none (the run failed)";
     case InputBound::nothing_measured: return "none (the run ended before it measured anything)";
+    case InputBound::cpu_compute_bound:
+      return "compute-bound on the CPU (the main thread computes the model; the loader keeps up)";
   }
   return "unknown";
 }

@@ -25,7 +25,10 @@ inline constexpr double kGpuBoundShare = 0.80;
 
 // run_failed and nothing_measured: no verdict at all, whatever was timed (a crash's or a start-up's
 // timings say nothing about the data loading).
-enum class InputBound { highly, moderately, not_input_bound, host_bound, gpu_bound, unknown, run_failed, nothing_measured };
+// cpu_compute_bound: host-bound, and the CPU profile shows the main thread computing the model
+// (reports/analysis/profile_analysis.h): the job trains on the CPU, so no loader change helps.
+enum class InputBound { highly, moderately, not_input_bound, host_bound, gpu_bound, unknown, run_failed, nothing_measured,
+                        cpu_compute_bound };
 const char* input_bound_name(InputBound verdict);  // "HIGHLY input-bound", ...
 InputBound classify_wait_share(std::optional<double> wait_fraction);
 // The wait share's class, refined where the loop is not waiting (or its waits are unknown): GPU-bound

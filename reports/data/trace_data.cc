@@ -699,3 +699,52 @@ Result<std::vector<int64_t>> TraceFile::durations(int64_t run_id, const std::str
 }
 
 }  // namespace ingero::reports
+
+namespace ingero::reports {
+
+std::vector<int64_t> ProfileRecord::frames_of(int64_t stack_id) const {
+  std::vector<int64_t> out;
+  std::optional<int64_t> id = stack_id;
+  while (id && out.size() <= stacks.size()) {  // a cycle in a damaged file ends here
+    auto node = stacks.find(*id);
+    if (node == stacks.end()) break;
+    out.push_back(node->second.frame_id);
+    id = node->second.parent_id;
+  }
+  return out;
+}
+
+Result<ProfileRecord> TraceFile::profile(int64_t run_id, std::optional<int64_t> from_ns,
+                                         std::optional<int64_t> until_ns) const {
+  ProfileRecord profile;
+  auto samples = db_.prepare(fmt::format(
+      "SELECT tid, stack_id, bucket_ns, samples FROM profile_samples WHERE run_id = ?1{}{} AND samples > 0 "
+      "ORDER BY bucket_ns, tid, stack_id",
+      until_ns ? " AND bucket_ns < ?2" : "", from_ns ? " AND bucket_ns >= ?3" : ""));
+  if (!samples) return query_failed(db_, "profile_samples");
+  samples->bind(1, run_id);
+  if (until_ns) samples->bind(2, *until_ns);
+  if (from_ns) samples->bind(3, *from_ns);
+  Status read = samples->for_each_row([&](const sql::Statement& row) {
+    profile.samples.push_back({row.column_int(0), row.column_int(1), row.column_int(2), row.column_int(3)});
+  });
+  if (!read) return query_failed(db_, "profile_samples");
+  if (profile.samples.empty()) return profile;
+  read = read_run_rows(db_, "profile_frames",
+                       "SELECT frame_id, kind, name, file, line, line_kind FROM profile_frames WHERE run_id = ?",
+                       run_id, [&](const sql::Statement& row) {
+                         profile.frames[row.column_int(0)] = {row.column_text(1), row.column_text(2),
+                                                              row.column_text(3), row.column_optional_int(4),
+                                                              row.column_text(5)};
+                       });
+  if (!read) return read.error();
+  read = read_run_rows(db_, "profile_stacks",
+                       "SELECT stack_id, parent_id, frame_id FROM profile_stacks WHERE run_id = ?", run_id,
+                       [&](const sql::Statement& row) {
+                         profile.stacks[row.column_int(0)] = {row.column_optional_int(1), row.column_int(2)};
+                       });
+  if (!read) return read.error();
+  return profile;
+}
+
+}  // namespace ingero::reports

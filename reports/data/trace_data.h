@@ -292,6 +292,34 @@ struct OpCount {
   int64_t count = 0;
 };
 
+// A run's CPU profile as the tracer interned it (profile_frames, profile_stacks, profile_samples):
+// frames and stacks by id, and the samples per thread, stack and time bucket.
+struct ProfileFrame {
+  std::string kind;  // contract::frame_kind
+  std::string name;
+  std::string file;  // empty when NULL
+  std::optional<int64_t> line;
+  std::string line_kind;  // 'executing' | 'first' | empty
+};
+struct ProfileStackNode {
+  std::optional<int64_t> parent_id;  // none at the outermost frame
+  int64_t frame_id = 0;
+};
+struct ProfileSampleRow {
+  int64_t tid = 0;
+  int64_t stack_id = 0;
+  int64_t bucket_ns = 0;
+  int64_t samples = 0;
+};
+struct ProfileRecord {
+  std::map<int64_t, ProfileFrame> frames;
+  std::map<int64_t, ProfileStackNode> stacks;
+  std::vector<ProfileSampleRow> samples;  // by bucket, thread, stack
+  bool empty() const { return samples.empty(); }
+  // A stack's frame ids, the sampled code first; stops at a missing or repeated node.
+  std::vector<int64_t> frames_of(int64_t stack_id) const;
+};
+
 class TraceFile {
  public:
   // Checks that path exists, is SQLite, has a readable schema version and the trace
@@ -325,6 +353,9 @@ class TraceFile {
   Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
   // Every run with ranked threads, by run id.
   Result<std::vector<RunRanks>> ranked_runs() const;
+  // The run's CPU profile: samples whose bucket starts in [from, until) (all when unset), with the
+  // frames and stacks they use. Empty when none was taken (or the file predates profiles).
+  Result<ProfileRecord> profile(int64_t run_id, std::optional<int64_t> from_ns, std::optional<int64_t> until_ns) const;
   // Durations of one op's events starting in [from, until), for exact percentiles.
   Result<std::vector<int64_t>> durations(int64_t run_id, const std::string& op, std::optional<int64_t> from_ns,
                                          std::optional<int64_t> until_ns) const;

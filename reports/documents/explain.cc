@@ -21,6 +21,8 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   report.gpu_sampler = a.context.setting(contract::kGpuSamplerSetting).value_or("");
   report.tracing_cost = tracing_cost(a.context);
   report.notes = data_notes(a);
+  report.profile = a.profile;
+  report.profile_taken = a.profile_taken;
   return report;
 }
 

@@ -25,6 +25,8 @@ struct ExplainReport {
   std::string gpu_sampler;            // run setting: "nvml", or why the GPU was not sampled
   TracingCost tracing_cost;           // what the tracer cost the job, and what it sampled
   std::vector<std::string> notes;
+  std::optional<ProfileAnalysis> profile;  // the CPU profile over the window; none without samples
+  bool profile_taken = false;              // the run was profiled (profile_hz > 0)
 };
 
 ExplainReport make_explain_report(const RunAnalysis& analysis, std::optional<double> since_s,

@@ -445,6 +445,10 @@ Status add_focus_sections(const TraceFile& trace, const RunRecord& run, std::str
   auto timeline = run_timeline(trace, *context, std::move(why));
   if (!timeline) return timeline.error();
   doc.timeline = std::move(*timeline);
+  auto profile = trace.profile(run.run_id, std::nullopt, std::nullopt);
+  if (!profile) return profile.error();
+  if (auto analysis = analyze_profile(*context, *profile))
+    for (const RoleProfile& role : analysis->roles) doc.flame_graphs.push_back(flame_tree(*context, *profile, role.role));
   ExplainOptions options;
   options.db = trace.path();
   options.run = run.run_id;

@@ -137,6 +137,7 @@ struct ReportDoc {
   std::vector<RoleRow> roles;           // every chosen run, when there are several
   std::optional<RunTimeline> timeline;  // the baseline's run, or the first given with --run
   std::optional<ExplainReport> diagnosis;  // of the timeline's run
+  std::vector<FlameNode> flame_graphs;      // the timeline's run's CPU profile, one tree per role sampled
   std::vector<std::string> notes;
 };
 inline constexpr size_t kMaxProcessPanels = 6;

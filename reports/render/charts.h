@@ -124,6 +124,27 @@ struct Timeline {
 
 std::string timeline(const Timeline& chart);
 
+// ---- Flame graph: stacks merged into a tree, the root at the bottom, each frame as wide as its share
+// of the samples, children left to right in the order given; coloured by group.
+
+struct FlameFrame {
+  std::string name;
+  double value = 0;    // samples through this frame (at least its children's sum)
+  std::string group;   // colour and legend: "batch building", "model", "other"
+  std::vector<FlameFrame> children;
+};
+
+struct FlameGraph {
+  std::string title;
+  std::string unit = "samples";
+  FlameFrame root;                      // its name labels the bottom bar ("all main-thread samples")
+  std::vector<std::string> group_order;  // legend and colour order
+  std::string caption;
+  double min_width_px = 0.5;  // narrower frames are left out, and a note counts their samples
+};
+
+std::string flame_graph(const FlameGraph& chart);
+
 // ---- Pieces shared by the charts, public so that their choices can be tested.
 
 struct Ticks {

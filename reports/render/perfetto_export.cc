@@ -14,6 +14,7 @@
 #include "common/atomic_file.h"
 #include "common/trace_contract.h"
 #include "reports/render/report_json.h"
+#include "reports/analysis/profile_analysis.h"
 #include "reports/analysis/tracing_cost.h"
 #include "reports/text/format.h"
 #include "reports/documents/input_errors.h"
@@ -239,7 +240,38 @@ int64_t emit_sampled_windows(const std::vector<SampledWindowRecord>& windows, in
 
 struct PhaseCounts {
   int64_t metadata = 0, slices = 0, instants = 0, counters = 0, windows = 0;
+  int64_t profile_instants = 0, profile_samples = 0;  // of the instants: the CPU profile's
 };
+
+// ---- the CPU profile: one instant per thread, stack and time bucket, at the bucket's start, named
+// after its sampled function, with the samples it holds and its stack (root first) in args.
+void emit_profile(const RunContext& context, const ProfileRecord& profile, int64_t origin, PhaseCounts& counts,
+                  const EmitEvent& emit) {
+  std::map<int64_t, int64_t> pid_of;
+  for (const ThreadRecord& t : context.threads) pid_of[t.tid] = t.pid;
+  std::map<int64_t, std::pair<std::string, std::string>> stacks;  // stack id -> (leaf, folded stack)
+  for (const ProfileSampleRow& row : profile.samples) {
+    auto stack = stacks.find(row.stack_id);
+    if (stack == stacks.end()) {
+      std::string leaf = "[unknown]", folded;
+      const std::vector<int64_t> ids = profile.frames_of(row.stack_id);
+      for (auto id = ids.rbegin(); id != ids.rend(); ++id) {
+        auto frame = profile.frames.find(*id);
+        if (frame == profile.frames.end()) continue;
+        leaf = frame_label(frame->second);
+        folded += (folded.empty() ? "" : ";") + leaf;
+      }
+      stack = stacks.emplace(row.stack_id, std::make_pair(leaf, folded)).first;
+    }
+    auto pid = pid_of.find(row.tid);
+    emit({{"ph", "i"}, {"s", "t"}, {"name", stack->second.first}, {"cat", "cpu_profile"},
+          {"ts", micros(row.bucket_ns - origin)}, {"pid", pid == pid_of.end() ? row.tid : pid->second},
+          {"tid", row.tid}, {"args", {{"samples", row.samples}, {"stack", stack->second.second}}}});
+    ++counts.instants;
+    ++counts.profile_instants;
+    counts.profile_samples += row.samples;
+  }
+}
 
 json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline& timeline, int64_t events_in_run,
                     const PerfettoOptions& options, const PhaseCounts& counts, const TracingCost& cost) {
@@ -259,6 +291,11 @@ json trace_metadata(const TraceFile& trace, const RunRecord& run, const Timeline
                {"sampled_windows", "async slices (b/e, category 'sampling'), one track per duty-cycled function and "
                                    "process: when its probes were in, with the calls they counted; its calls "
                                    "between them were not seen, and its count is an estimate (tracing_cost.sampled)"},
+               {"cpu_profile", "instants (category 'cpu_profile') on their threads, one per stack and time bucket "
+                               "(run setting profile_bucket_ns) at the bucket's start: named after the sampled "
+                               "function, with the samples it holds and the stack, root first, in args"},
+               {"profile_instants", counts.profile_instants},
+               {"profile_samples", counts.profile_samples},
                {"events_in_run", events_in_run},
                {"events_exported", static_cast<int64_t>(timeline.events.size())},
                {"max_events", static_cast<int64_t>(options.max_events)},
@@ -319,6 +356,9 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
     }
   }
   counters.emit(origin, [&](json&& e) { emit(std::move(e), counts.counters); });
+  auto profile = trace.profile(run_id, std::nullopt, std::nullopt);
+  if (!profile) return profile.error();
+  emit_profile(*context, *profile, origin, counts, emit_event);
   emit_gpu_counters(
       *context, origin, [&](json&& e) { emit(std::move(e), counts.metadata); },
       [&](json&& e) { emit(std::move(e), counts.counters); });

@@ -6,6 +6,7 @@
 #include "common/trace_contract.h"
 #include "reports/render/json_shape.h"
 #include "reports/render/json_values.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/rank_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/run_text.h"
@@ -151,7 +152,8 @@ const JsonShape<RunMetrics>& metrics_shape() {
        {"gpus_sampled", integer(), member(&M::gpus_sampled)},
        {"verdict",
         string("HIGHLY input-bound | MODERATELY input-bound | NOT input-bound | HOST-bound (...) | GPU-bound (...) | "
-               "unknown (...) | none (the run failed) | none (the run ended before it measured anything)"),
+               "unknown (...) | none (the run failed) | none (the run ended before it measured anything) | "
+               "compute-bound on the CPU (...)"),
         [](const M& m) { return json(input_bound_name(m.verdict)); }},
        {"verdict_thresholds", verdict_thresholds_shape().schema(),
         [](const M&) { return verdict_thresholds_shape().write({}); }},
@@ -389,6 +391,100 @@ json to_json(const ChainEvidence& e) { return evidence_shape().write(e); }
 
 namespace {
 
+const JsonShape<FrameShare>& frame_shape() {
+  using namespace json_schema;
+  using F = FrameShare;
+  static const JsonShape<F> shape(
+      "one function of a role's CPU profile (every line of it together)",
+      {{"name", string("a Python function's qualified name, a native or kernel symbol, or an address in hex"),
+        member(&F::name)},
+       {"kind", string_enum({std::string(contract::frame_kind::kPython), std::string(contract::frame_kind::kNative),
+                             std::string(contract::frame_kind::kKernel)}),
+        member(&F::kind)},
+       {"file", nullable(string("the Python source file, or the native binary")),
+        [](const F& f) { return f.file.empty() ? json(nullptr) : json(f.file); }},
+       {"line", nullable(integer("the line most sampled, or the function's first line (line_kind)")),
+        optional_member(&F::line)},
+       {"line_kind", nullable(string("executing (the line most sampled) | first (the function's first line)")),
+        [](const F& f) { return f.line_kind.empty() ? json(nullptr) : json(f.line_kind); }},
+       {"label", string("the function in words, as explain prints it"), [](const F& f) { return json(frame_text(f)); }},
+       {"self_samples", integer("samples in the function's own code"), member(&F::self_samples)},
+       {"inclusive_samples", integer("samples with the function anywhere on the stack"), member(&F::inclusive_samples)},
+       {"self_share", number("self_samples / the role's samples"), member(&F::self_share)},
+       {"inclusive_share", number("inclusive_samples / the role's samples"), member(&F::inclusive_share)}});
+  return shape;
+}
+
+const JsonShape<CpuSplit>& split_shape() {
+  using namespace json_schema;
+  using S = CpuSplit;
+  static const JsonShape<S> shape(
+      "the main thread's samples: batch building (DataLoader, dataset, collate, transforms, image decoding), the "
+      "model's compute (torch.nn, autograd, optimizers, torch ops), the rest",
+      {{"loader_samples", integer(), member(&S::loader)},
+       {"model_samples", integer(), member(&S::model)},
+       {"other_samples", integer(), member(&S::other)},
+       {"loader_share", number(), [](const S& s) { return json(s.share(CpuPart::loader)); }},
+       {"model_share", number(), [](const S& s) { return json(s.share(CpuPart::model)); }},
+       {"other_share", number(), [](const S& s) { return json(s.share(CpuPart::other)); }},
+       {"largest", string_enum({"loader", "model", "other"}), [](const S& s) { return json(cpu_part_name(s.largest())); }}});
+  return shape;
+}
+
+// One role's profile with its top functions both ways.
+struct RoleView {
+  const RoleProfile& role;
+  size_t top;
+};
+
+const JsonShape<RoleView>& role_profile_shape() {
+  using namespace json_schema;
+  using R = RoleView;
+  static const JsonShape<R> shape(
+      "the on-CPU samples of one role (and rank)",
+      {{"role", string_enum({"main", "worker", "pin", "other"}), [](const R& r) { return json(r.role.role); }},
+       {"rank", nullable(integer("null: every rank together, or no ranks")),
+        [](const R& r) { return optional_json(r.role.rank); }},
+       {"threads", integer("threads sampled"), [](const R& r) { return json(r.role.threads); }},
+       {"samples", integer(), [](const R& r) { return json(r.role.samples); }},
+       {"split", nullable(split_shape().schema()),
+        [](const R& r) { return r.role.split ? split_shape().write(*r.role.split) : json(nullptr); }},
+       {"top_self", array_of(frame_shape().schema(), "the functions with the most self samples, most first"),
+        [](const R& r) { return frame_shape().write_all(r.role.top_by_self(r.top)); }},
+       {"top_inclusive", array_of(frame_shape().schema(), "the functions on the most stacks, most first"),
+        [](const R& r) { return frame_shape().write_all(r.role.top_by_inclusive(r.top)); }}});
+  return shape;
+}
+
+const JsonShape<ProfileView>& profile_shape() {
+  using namespace json_schema;
+  using P = ProfileView;
+  const auto views = [](const std::vector<RoleProfile>& roles, const P& p) {
+    json out = json::array();
+    for (const RoleProfile& r : roles)
+      if (p.role.empty() || r.role == p.role) out.push_back(role_profile_shape().write({r, p.top}));
+    return out;
+  };
+  static const JsonShape<P> shape(
+      "where the CPU went: on-CPU samples of the traced threads per role and rank (empty lists when no profile was "
+      "taken)",
+      {{"taken", boolean("the run was profiled (profile_hz > 0)"), [](const P& p) { return json(p.taken); }},
+       {"status", string("the profile in words, or that none was taken"),
+        [](const P& p) { return json(profile_status_text(p.profile, p.taken)); }},
+       {"hz", nullable(integer("samples per second per CPU")),
+        [](const P& p) { return p.profile ? optional_json(p.profile->hz) : json(nullptr); }},
+       {"python", nullable(string("'ok', or why Python frames are unavailable")),
+        [](const P& p) { return p.profile && !p.profile->python.empty() ? json(p.profile->python) : json(nullptr); }},
+       {"samples", integer("in the analysed window, every thread"),
+        [](const P& p) { return json(p.profile ? p.profile->samples : 0); }},
+       {"top", integer("functions listed per role, each way"), [](const P& p) { return json(p.top); }},
+       {"roles", array_of(role_profile_shape().schema(), "main, worker, pin, other: those sampled"),
+        [views](const P& p) { return p.profile ? views(p.profile->roles, p) : json::array(); }},
+       {"ranks", array_of(role_profile_shape().schema(), "per role and rank, where threads carry ranks"),
+        [views](const P& p) { return p.profile ? views(p.profile->ranks, p) : json::array(); }}});
+  return shape;
+}
+
 const JsonShape<WordedChain>& causal_chain_shape() {
   using namespace json_schema;
   using W = WordedChain;
@@ -414,6 +510,14 @@ const JsonShape<WordedChain>& causal_chain_shape() {
        {"summary", string(), [](const W& w) { return json(w.words.summary); }},
        {"root_cause", string(), [](const W& w) { return json(w.words.root_cause); }},
        {"recommendation", string(), [](const W& w) { return json(w.words.recommendation); }},
+       {"frames",
+        array_of(frame_shape().schema(),
+                 "an on-CPU cause with a CPU profile: its role's top functions by self samples over the window"),
+        [](const W& w) { return frame_shape().write_all(w.chain.frames); }},
+       {"profile_samples", integer("the role's samples the frames' shares are of (0: no profile)"),
+        [](const W& w) { return json(w.chain.profile_samples); }},
+       {"split", nullable(split_shape().schema()),
+        [](const W& w) { return w.chain.split ? split_shape().write(*w.chain.split) : json(nullptr); }},
        {"changes", array_of(change_check_shape().schema()),
         [](const W& w) { return change_check_shape().write_all(w.chain.checks); }}});
   return shape;
@@ -424,6 +528,8 @@ const JsonShape<WordedChain>& causal_chain_shape() {
 json to_json(const CausalChain& c, const ChainWords& words) { return causal_chain_shape().write({c, words}); }
 
 json causal_chain_schema() { return causal_chain_shape().schema(); }
+json to_json(const ProfileView& view) { return profile_shape().write(view); }
+json profile_schema() { return profile_shape().schema(); }
 json slow_interval_schema() { return slow_interval_shape().schema(); }
 json chain_thresholds_schema() { return thresholds_shape().schema(); }
 
@@ -637,7 +743,8 @@ json to_json(const ExplainReport& r) {
           {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
           {"chain_thresholds", to_json(r.chains.thresholds)},
-          {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)}, {"notes", r.notes}};
+          {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)},
+          {"profile", to_json(ProfileView{r.profile, r.profile_taken, kProfileTopJson, ""})}, {"notes", r.notes}};
 }
 
 namespace {

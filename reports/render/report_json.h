@@ -22,6 +22,17 @@ struct WordedChain {
 // The JSON Schemas of what the writers below write, each from the same list of fields as its
 // writer (reports/render/json_shape.h); MCP publishes these.
 nlohmann::json causal_chain_schema();
+// A run's CPU profile as explain's "profile" and MCP get_profile give it: its top functions per role
+// (only `role`'s when set) and rank.
+struct ProfileView {
+  const std::optional<ProfileAnalysis>& profile;
+  bool taken = false;
+  size_t top = 10;
+  std::string role;  // empty: every role
+};
+inline constexpr size_t kProfileTopJson = 10;
+nlohmann::json to_json(const ProfileView& view);
+nlohmann::json profile_schema();
 nlohmann::json slow_interval_schema();  // one "slow_intervals" entry
 nlohmann::json run_header_schema();
 nlohmann::json call_row_schema();  // one "call_latency" entry

@@ -14,6 +14,7 @@
 #include "reports/text/tracing_cost_text.h"
 #include "reports/text/format.h"
 #include "reports/documents/input_errors.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/rank_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/verdict_text.h"
@@ -486,6 +487,36 @@ render::BarPanel role_panel(const std::vector<RoleRow>& roles) {
   return p;
 }
 
+// The main thread's split in words, also the flame graph's colours.
+std::string part_group(CpuPart part) {
+  switch (part) {
+    case CpuPart::loader: return "batch building";
+    case CpuPart::model: return "model compute";
+    case CpuPart::other: break;
+  }
+  return "other";
+}
+
+render::FlameFrame flame_frame(const FlameNode& node) {
+  render::FlameFrame frame{node.name, static_cast<double>(node.samples), part_group(node.part), {}};
+  frame.children.reserve(node.children.size());
+  for (const FlameNode& child : node.children) frame.children.push_back(flame_frame(child));
+  return frame;
+}
+
+render::FlameGraph flame_chart(const FlameNode& tree, int64_t run_id) {
+  render::FlameGraph chart;
+  chart.title = fmt::format("Where the CPU went: {} threads of run {} ({} samples)", tree.name, run_id,
+                            format_count(tree.samples));
+  chart.root = flame_frame(tree);
+  chart.root.name = fmt::format("all {} samples", tree.name);
+  chart.group_order = {part_group(CpuPart::loader), part_group(CpuPart::model), part_group(CpuPart::other)};
+  chart.caption = "On-CPU samples, stacks merged: the root at the bottom, each frame as wide as the samples "
+                  "through it, its callees above it, siblings by name. Colours: DataLoader, dataset, collate, "
+                  "transforms and image decoding; torch.nn, autograd, optimizers and torch ops; the rest.";
+  return chart;
+}
+
 render::Timeline timeline_chart(const RunTimeline& t) {
   render::Timeline chart;
   chart.title = timeline_title(t);
@@ -598,6 +629,10 @@ std::string render_report_html(const ReportDoc& doc) {
       for (const auto& line : rank_lines(*ranks)) page.add_paragraph(line);
       if (Table t = nccl_table(*ranks); !t.rows.empty()) page.add_table(t);
     }
+    page.add_heading(fmt::format("Where the CPU went in run {}", doc.diagnosis->run.run_id));
+    page.add_paragraph(profile_status_text(doc.diagnosis->profile, doc.diagnosis->profile_taken));
+    for (const FlameNode& tree : doc.flame_graphs)
+      page.add_svg(render::flame_graph(flame_chart(tree, doc.diagnosis->run.run_id)));
   }
   if (!doc.notes.empty()) {
     page.add_heading("Notes");

@@ -10,6 +10,7 @@
 #include "reports/text/compare_text.h"
 #include "reports/text/format.h"
 #include "reports/text/interval_text.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/run_text.h"
 #include "reports/text/tracing_cost_text.h"
@@ -243,6 +244,29 @@ void render_compare_rows(const std::vector<CompareRow>& rows, const std::string&
   }
 }
 
+// Functions of a role: the top by self samples, then by inclusive ones.
+void render_role_profile(const RoleProfile& role, size_t top, std::ostream& out) {
+  fmt::print(out, "{}: {} samples on {} thread{}\n", role_profile_name(role), format_count(role.samples), role.threads,
+             role.threads == 1 ? "" : "s");
+  if (role.split) fmt::print(out, "  split: {}\n", split_text(*role.split));
+  fmt::print(out, "  {:>7} {:>7}  {}\n", "self", "incl", "function (by self)");
+  for (const FrameShare& f : role.top_by_self(top))
+    fmt::print(out, "  {:>7} {:>7}  {}\n", format_percent(f.self_share), format_percent(f.inclusive_share), frame_text(f));
+  fmt::print(out, "  {:>7} {:>7}  {}\n", "self", "incl", "function (by inclusive)");
+  for (const FrameShare& f : role.top_by_inclusive(top))
+    fmt::print(out, "  {:>7} {:>7}  {}\n", format_percent(f.self_share), format_percent(f.inclusive_share), frame_text(f));
+}
+
+void render_profile(const ExplainReport& r, std::ostream& out) {
+  heading(out, "Where the CPU went (on-CPU samples per role)");
+  fmt::print(out, "{}\n", profile_status_text(r.profile, r.profile_taken));
+  if (!r.profile) return;
+  for (const RoleProfile& role : r.profile->roles) render_role_profile(role, 5, out);
+  for (const RoleProfile& role : r.profile->ranks) render_role_profile(role, 3, out);
+  fmt::print(out, "(self: samples in the function's own code; incl: with it anywhere on the stack; shares of the "
+                  "role's samples)\n");
+}
+
 }  // namespace
 
 void render_text(const ExplainReport& r, std::ostream& out) {
@@ -254,6 +278,7 @@ void render_text(const ExplainReport& r, std::ostream& out) {
   render_process_rows(r.roles, "Per role", out);
   render_process_rows(r.processes, "Per process", out);
   if (r.ranks) render_ranks(*r.ranks, out);
+  render_profile(r, out);
   render_chains(r.chains, r.chain_words, out);
   print_list("Notes", r.notes, out);
 }

@@ -12,6 +12,7 @@
 #include "common/trace_contract.h"
 #include "reports/analysis/chain_changes.h"
 #include "reports/analysis/job_evidence.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/verdict_text.h"
 
 namespace ingero::reports {
@@ -424,10 +425,58 @@ ChainWords epoch_start_words(const CausalChain& chain, const ChainContext& text)
 
 }  // namespace
 
+namespace {
+
+// A host-bound job whose profile shows the main thread computing the model: training on the CPU.
+ChainWords cpu_compute_words(const CausalChain& chain, const ChainContext& text) {
+  const double share = chain.share_of_victim;
+  ChainWords words;
+  words.cause_label = "main thread computing the model on the CPU";
+  const std::string model = chain.split ? format_percent(chain.split->share(CpuPart::model)) : "most";
+  const std::string loader = chain.split ? format_percent(chain.split->share(CpuPart::loader)) : "little";
+  words.timeline = {system_line(text),
+                    fmt::format("[HOST] main thread on CPU outside CUDA calls {} of its time", format_percent(share)),
+                    "[LOADER] no batch waited on: the main loop was busy, not waiting",
+                    fmt::format("[CAUSE] {}: {} of its samples in the model's forward, backward and optimizer, {} "
+                                "building batches", words.cause_label, model, loader)};
+  words.summary = fmt::format("{} ← {}: {} of its time, the model's compute {} of its samples", chain.victim,
+                              words.cause_label, format_percent(share), model);
+  words.root_cause = fmt::format("The job is compute-bound on the CPU: the main thread is busy {} of its time, and "
+                                 "its CPU profile puts {} of that in the model's compute (torch ops, autograd, the "
+                                 "optimizer) and {} in building batches. The data loading keeps up.",
+                                 format_percent(share), model, loader);
+  words.recommendation = "None for the loader: more DataLoader workers would not shorten the step. Speed up the "
+                         "model's compute instead (a GPU, fewer or cheaper layers, torch.set_num_threads to the "
+                         "cores, a compiled model).";
+  return words;
+}
+
+// What the profile adds to a chain's words: the functions under its cause, the main thread's split,
+// and the changes its frames call for.
+void add_profile_words(const CausalChain& chain, ChainWords& words) {
+  auto cause = words.timeline.empty() ? words.timeline.end() : words.timeline.end() - 1;
+  if (auto split = chain_split_line(chain)) cause = words.timeline.insert(cause, *split) + 1;
+  if (auto frames = chain_profile_line(chain, words.cause_label)) words.timeline.insert(cause, *frames);
+  for (const Change& change : chain.changes) {
+    const std::string sentence = frame_change_text(change);
+    if (sentence.empty()) continue;
+    words.recommendation += (words.recommendation.empty() ? "" : " ") + sentence;
+  }
+}
+
+}  // namespace
+
 ChainWords describe_chain(const CausalChain& chain, const ChainContext& text) {
-  if (chain.victim == kMainBusyVictim) return host_bound_words(chain, text);
-  if (chain.victim == kEpochStartVictim) return epoch_start_words(chain, text);
-  return slow_interval_words(chain, text);
+  ChainWords words;
+  if (chain.victim == kMainBusyVictim)
+    words = text.metrics.verdict == InputBound::cpu_compute_bound ? cpu_compute_words(chain, text)
+                                                                   : host_bound_words(chain, text);
+  else if (chain.victim == kEpochStartVictim)
+    words = epoch_start_words(chain, text);
+  else
+    words = slow_interval_words(chain, text);
+  add_profile_words(chain, words);
+  return words;
 }
 
 std::vector<ChainWords> describe_chains(const ChainAnalysis& analysis, const RunContext& context,

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/reports/profile_scenario.h"
+
 namespace ingero::reports::testing {
 namespace {
 
@@ -143,6 +145,36 @@ void add_loop_events(TraceFixture& db, int64_t run, int64_t start, int workers) 
 }
 
 }  // namespace
+
+int64_t add_profiled_job(TraceFixture& db) {
+  using namespace frames;
+  RunSpec spec;
+  spec.label = "python3 train.py";
+  spec.kind = std::string(contract::kind::kCommand);
+  spec.end_ns = 500 * kMs;
+  const int64_t run = db.add_run(spec);
+  db.add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+  db.add_thread(run, {kWorkerA, kWorkerA, kMain, "pt_data_worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+  db.add_thread(run, {kWorkerB, kWorkerB, kMain, "pt_data_worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+  db.set_setting(run, std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
+  db.begin();
+  for (int b = 0; b < 20; ++b) {
+    const int64_t start = 10 * kMs + b * 20 * kMs;
+    db.add_event(run, "batch_wait", start, 10 * kMs, kMain, kMain, std::nullopt, b);
+    db.add_event(run, "offcpu_blocked", start, 10 * kMs, kMain, kMain);
+    db.add_event(run, "batch_compute", start + 10 * kMs, 10 * kMs, kMain, kMain, std::nullopt, b);
+  }
+  db.commit();
+  ProfileBuilder p(db, run);
+  p.add(kMain, {module(), train(), forward(), conv()}, 40, 10 * kMs);
+  p.add(kMain, {module(), train(), forward(), conv()}, 20, 250 * kMs);
+  p.add(kMain, {module(), train(), next_batch(), fetch(), collate(), at_cat()}, 30, 10 * kMs);
+  p.add(kMain, {module(), train(), log_step()}, 10, 250 * kMs);
+  p.add(kWorkerA, {worker_loop(), fetch(), getitem(), pil_load(), jpeg_decode()}, 41, 10 * kMs);
+  p.add(kWorkerA, {worker_loop(), fetch(), getitem(), to_tensor()}, 22, 250 * kMs);
+  p.add(kWorkerB, {worker_loop(), fetch(), getitem()}, 37, 10 * kMs);
+  return run;
+}
 
 int64_t add_perfetto_run(TraceFixture& db) {
   RunSpec spec;

@@ -33,6 +33,14 @@ inline constexpr int64_t kUnlistedThread = 103;
 //   unlisted 103 (pid 100): offcpu_blocked [50 ms, +1 ms]
 int64_t add_perfetto_run(TraceFixture& db);
 
+// ---- a profiled job: `trace -- python3 train.py` with its main thread (100) and two DataLoader workers
+// (200, 201), 20 batch waits, and a CPU profile of 200 samples: main 100 (60 in a convolution under the
+// model's forward, 30 in collate, 10 logging), workers 100 (41 decoding JPEGs, 22 ToTensor, 37 in
+// __getitem__), over two time buckets.
+inline constexpr int64_t kProfiledMainSamples = 100;
+inline constexpr int64_t kProfiledWorkerSamples = 100;
+int64_t add_profiled_job(TraceFixture& db);
+
 // ---- sweeps. Sweep 1 (the full one): loader points over num_workers {0, 2, 4} × prefetch_factor
 // {2, 4} (w0 takes none), baseline "loader w2 pf2", recommended "loader w4 pf2" verified by two
 // interleaved re-runs of each; "loader w8 pf2" pruned. Every run has main, pin, other threads and its

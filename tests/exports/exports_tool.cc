@@ -3,6 +3,7 @@
 // writing the committed HTML report:
 //   exports_tool report --db FILE [--sweep ID | --run ID ...] [--format md|html|json] --out FILE
 //   exports_tool export --db FILE --run ID [--max-events N] --out FILE
+//   exports_tool export --format folded --db FILE [--run ID] [--role ROLE] --out FILE
 // Exit codes as the CLI's: 0 written, 2 bad input (message and hint on stderr), 1 any other failure.
 #include <cstdint>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/render/folded_export.h"
 #include "reports/render/perfetto_export.h"
 #include "reports/render/report_render.h"
 
@@ -35,7 +37,8 @@ int fail(const ingero::Error& error) {
 
 int usage() {
   std::cerr << "usage: exports_tool report --db FILE [--sweep ID | --run ID ...] [--format md|html|json] --out FILE\n"
-               "       exports_tool export --db FILE --run ID [--max-events N] --out FILE\n";
+               "       exports_tool export --db FILE --run ID [--max-events N] --out FILE\n"
+               "       exports_tool export --format folded --db FILE [--run ID] [--role ROLE] --out FILE\n";
   return ingero::kExitBadInput;
 }
 
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   reports::ReportOptions report;
   reports::PerfettoOptions perfetto;
+  std::string role;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) return usage();
@@ -54,6 +58,8 @@ int main(int argc, char** argv) {
       report.db = value;
     } else if (flag == "--out") {
       report.out = value;
+    } else if (flag == "--role") {
+      role = value;
     } else if (flag == "--format") {
       report.format = value;
     } else if (flag == "--sweep" || flag == "--run" || flag == "--max-events") {
@@ -69,6 +75,10 @@ int main(int argc, char** argv) {
   ingero::Status status;
   if (command == "report") {
     status = reports::write_report(report);
+  } else if (command == "export" && report.format == "folded") {
+    if (report.runs.size() > 1) return fail(ingero::Error::bad_input("export takes at most one --run ID"));
+    const std::optional<int64_t> run = report.runs.empty() ? std::nullopt : std::optional(report.runs.front());
+    status = reports::export_folded(report.db, run, role, report.out);
   } else if (command == "export") {
     if (report.runs.size() != 1) return fail(ingero::Error::bad_input("export takes one --run ID"));
     status = reports::export_perfetto(report.db, report.runs.front(), report.out, perfetto);

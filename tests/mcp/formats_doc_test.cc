@@ -59,6 +59,7 @@ std::vector<std::pair<std::string, json>> published_schemas() {
           {"tracing_cost", schemas::tracing_cost()},
           {"processes[]", schemas::process_row()},
           {"causal_chains[]", schemas::causal_chain()},
+          {"profile", schemas::profile()},
           {"slow_intervals[]", schemas::slow_interval_summary()},
           {"chain_thresholds", schemas::chain_thresholds()},
           {"compare", schemas::compare_report()},

@@ -20,6 +20,7 @@
 #include "reports/render/commands.h"
 #include "reports/render/report_json.h"
 #include "reports/render/report_text.h"
+#include "tests/reports/profile_scenario.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::mcp {
@@ -82,6 +83,11 @@ void write_fixture(const std::string& path) {
   const int64_t w4 = db->add_run(spec);
   db->add_thread(w4, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
   db->add_event(w4, "batch_wait", 10 * kMs, kMs, kMain, kMain, std::nullopt, 0);
+  // Its CPU profile: the main thread 75 % in the model, 25 % in collate; an unlisted thread is "other".
+  ProfileBuilder profile(*db, w4);
+  profile.add(kMain, {frames::module(), frames::train(), frames::forward(), frames::conv()}, 30);
+  profile.add(kMain, {frames::module(), frames::train(), frames::next_batch(), frames::collate()}, 10);
+  profile.add(999, {frames::page_fault()}, 5);
 
   spec.label = "direct-shuffled";
   spec.config_json = loader_config(0, 2, false, false, "direct-shuffled");
@@ -182,7 +188,7 @@ TEST_F(McpTraceToolsTest, ListsTheToolsWithSchemas) {
     EXPECT_EQ(tool["outputSchema"]["type"], "object");
     EXPECT_FALSE(tool["description"].get<std::string>().empty());
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"list_runs", "get_trace_stats", "get_causal_chains",
+  EXPECT_EQ(names, (std::vector<std::string>{"list_runs", "get_trace_stats", "get_causal_chains", "get_profile",
                                              "get_per_process_breakdown", "compare_runs", "get_recommendation",
                                              "get_timeline", "run_sql"}));
 }
@@ -246,6 +252,36 @@ TEST_F(McpTraceToolsTest, CausalChainsAreExplainsChains) {
   EXPECT_GT(highs, 0u);
   EXPECT_EQ(high["chains"].size(), highs);
   for (const auto& chain : high["chains"]) EXPECT_EQ(chain["severity"], "HIGH");
+}
+
+TEST_F(McpTraceToolsTest, ProfileIsExplainsProfilePerRoleWithSharesBothWays) {
+  const json all = structured("get_profile", {{"run", 2}});
+  EXPECT_EQ(all["profile"], explain_json(2)["profile"]);
+  const json& profile = all["profile"];
+  EXPECT_TRUE(profile["taken"].get<bool>());
+  EXPECT_EQ(profile["samples"], 45);
+  ASSERT_EQ(profile["roles"].size(), 2u);
+  const json& main = profile["roles"][0];
+  EXPECT_EQ(main["role"], "main");
+  EXPECT_EQ(main["samples"], 40);
+  EXPECT_DOUBLE_EQ(main["split"]["model_share"].get<double>(), 0.75);
+  EXPECT_EQ(main["top_self"][0]["name"], "at::native::_convolution");
+  EXPECT_DOUBLE_EQ(main["top_self"][0]["self_share"].get<double>(), 0.75);
+  EXPECT_EQ(main["top_inclusive"][0]["name"], "<module>");
+  EXPECT_DOUBLE_EQ(main["top_inclusive"][0]["inclusive_share"].get<double>(), 1.0);
+  EXPECT_EQ(profile["roles"][1]["role"], "other");
+
+  const json one = structured("get_profile", {{"run", 2}, {"role", "main"}, {"top_n", 1}});
+  ASSERT_EQ(one["profile"]["roles"].size(), 1u);
+  EXPECT_EQ(one["profile"]["roles"][0]["top_self"].size(), 1u);
+  EXPECT_EQ(one["profile"]["top"], 1);
+
+  const json none = structured("get_profile", {{"run", 1}});  // no profile taken: said, and empty
+  EXPECT_FALSE(none["profile"]["taken"].get<bool>());
+  EXPECT_TRUE(none["profile"]["roles"].empty());
+  EXPECT_NE(none["profile"]["status"].get<std::string>().find("none taken"), std::string::npos);
+  const json bad = request("tools/call", {{"name", "get_profile"}, {"arguments", {{"run", 2}, {"role", "gpu"}}}});
+  EXPECT_EQ(bad["error"]["code"], rpc_code::kInvalidParams);
 }
 
 TEST_F(McpTraceToolsTest, ProcessBreakdownByRoleAndByProcess) {

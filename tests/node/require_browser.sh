@@ -6,7 +6,8 @@ require_browser() {
   local node_dir=$1 name=$2
   local missing=()
   command -v node >/dev/null 2>&1 || missing+=("node (Node.js 18 or newer; Debian: apt-get install nodejs npm)")
-  if [ ! -d "$node_dir/node_modules/playwright-core" ] || [ ! -d "$node_dir/node_modules/pngjs" ]; then
+  if [ ! -d "$node_dir/node_modules/playwright-core" ] || [ ! -d "$node_dir/node_modules/pngjs" ] ||
+     [ ! -d "$node_dir/node_modules/speedscope" ]; then
     missing+=("$node_dir/node_modules (run: cd $node_dir && npm ci)")
   fi
   [ -x /usr/bin/chromium ] || missing+=("/usr/bin/chromium (Debian: apt-get install chromium)")

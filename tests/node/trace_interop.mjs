@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { check, checkEqual, checksMade, loadSdk, Mismatch, textOf } from './mcp_checks.mjs';
 
 const TIMEOUT_MS = 60_000;
-const TOOLS = ['list_runs', 'get_trace_stats', 'get_causal_chains', 'get_per_process_breakdown', 'compare_runs',
-               'get_recommendation', 'get_timeline', 'run_sql'];
+const TOOLS = ['list_runs', 'get_trace_stats', 'get_causal_chains', 'get_profile', 'get_per_process_breakdown',
+               'compare_runs', 'get_recommendation', 'get_timeline', 'run_sql'];
 
 function parseArgs(argv) {
   const dashes = argv.indexOf('--');
@@ -104,6 +104,9 @@ async function checkTools(client, { run, other, explain }) {
   checkEqual(chains.verdict, explain.metrics.verdict, 'get_causal_chains verdict');
   const high = await call(client, 'get_causal_chains', { run, min_severity: 'HIGH' });
   check(high.chains.every((c) => c.severity === 'HIGH'), 'min_severity HIGH keeps only HIGH chains');
+
+  const profile = await call(client, 'get_profile', { run });
+  checkEqual(profile.profile, explain.profile, 'get_profile profile');
 
   const roles = await call(client, 'get_per_process_breakdown', { run });
   checkEqual(roles.rows, explain.roles, 'get_per_process_breakdown rows by role');

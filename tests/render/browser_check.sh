@@ -16,8 +16,8 @@ mkdir -p "$out" || exit 1
 "$demo" "$out/render_demo.html" "$out/render_edge_cases.html" || { echo "render_demo failed" >&2; exit 1; }
 status=0
 node "$node_dir/check_report.mjs" "$out/render_demo.html" "$out/render_demo.png" \
-  --expect heat-map=1 --expect interval-bars=1 --expect bar-panel=1 --expect timeline=1 || status=1
+  --expect heat-map=1 --expect interval-bars=1 --expect bar-panel=1 --expect timeline=1 --expect flame-graph=1 || status=1
 # Empty charts draw little more than their background, hence --min-shapes 1.
 node "$node_dir/check_report.mjs" "$out/render_edge_cases.html" "$out/render_edge_cases.png" --min-shapes 1 \
-  --expect heat-map=2 --expect interval-bars=2 --expect bar-panel=2 --expect timeline=2 || status=1
+  --expect heat-map=2 --expect interval-bars=2 --expect bar-panel=2 --expect timeline=2 --expect flame-graph=1 || status=1
 exit $status

@@ -244,6 +244,27 @@ render::Timeline tiny_window() {
   return t;
 }
 
+// A worker's samples: decoding JPEGs under PIL, ToTensor, collate; a long name and many thin frames.
+render::FlameGraph worker_flame_graph() {
+  using F = render::FlameFrame;
+  render::FlameGraph f;
+  f.title = "Where the CPU went: worker threads (1,000 samples)";
+  f.group_order = {"batch building", "model compute", "other"};
+  F decode{"decode_mcu [libjpeg.so.62.3.0]", 410, "batch building", {}};
+  F load{"ImageFile.load (PIL/ImageFile.py:255)", 470, "batch building", {decode}};
+  F to_tensor{"ToTensor.__call__ (transforms/transforms.py:134)", 220, "batch building",
+              {{"at::native::copy_ [libtorch_cpu.so]", 150, "model compute", {}}}};
+  F getitem{"ImageFolder.__getitem__ (datasets/folder.py:229)", 740, "batch building", {load, to_tensor}};
+  F collate{"default_collate (_utils/collate.py:265)", 200, "batch building",
+            {{"at::native::cat_out_cpu [libtorch_cpu.so]", 180, "model compute", {}}}};
+  F fetch{"_MapDatasetFetcher.fetch (_utils/fetch.py:51)", 940, "batch building", {collate, getitem}};
+  F thin{"_worker_loop (_utils/worker.py:308)", 1000, "batch building", {fetch}};
+  for (int i = 0; i < 30; ++i) thin.children.push_back({"tiny_" + std::to_string(i), 2, "other", {}});
+  f.root = {"all worker samples", 1000, "", {thin}};
+  f.caption = "On-CPU samples, stacks merged, the root at the bottom.";
+  return f;
+}
+
 render::HtmlPage edge_case_page() {
   render::HtmlPage page("Edge cases: a long title that goes on and on, to see how the page header wraps", "");
   page.add_svg(render::heat_map(wide_heat_map()));
@@ -268,6 +289,9 @@ render::HtmlPage edge_case_page() {
   render::IntervalBars empty_bars;
   empty_bars.title = "Empty bars";
   page.add_svg(render::interval_bars(empty_bars));
+  render::FlameGraph empty_flame;
+  empty_flame.title = "Empty flame graph";
+  page.add_svg(render::flame_graph(empty_flame));
   return page;
 }
 
@@ -289,6 +313,7 @@ render::HtmlPage demo_page() {
   page.add_heading("Where the time went");
   page.add_svg(render::bar_panel(process_panel()));
   page.add_svg(render::timeline(run_timeline()));
+  page.add_svg(render::flame_graph(worker_flame_graph()));
   page.add_note("The recommendation holds for this machine; rerun the sweep after changing the batch size.");
   return page;
 }

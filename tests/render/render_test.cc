@@ -530,9 +530,54 @@ TEST(Timeline, HostileLabelsAreEscaped) {
   expect_no_raw_hostile_text(timeline(t));
 }
 
+// ---- Flame graph
+
+FlameGraph small_flame_graph() {
+  FlameGraph f;
+  f.title = "Where the CPU went: main threads";
+  f.group_order = {"batch building", "model compute", "other"};
+  FlameFrame conv{"at::native::_convolution [libtorch_cpu.so]", 60, "model compute", {}};
+  FlameFrame forward{"Module._call_impl (modules/module.py:1501)", 60, "model compute", {conv}};
+  FlameFrame collate{"default_collate", 30, "batch building", {}};
+  FlameFrame train{"train", 100, "other", {collate, forward, {"log_step", 10, "other", {}}}};
+  f.root = {"all main samples", 100, "", {{"<module> & <script>", 100, "other", {train}}}};
+  return f;
+}
+
+TEST(FlameGraph, OneBoxPerFrameWidthBySamplesRootAtTheBottom) {
+  const std::string svg = flame_graph(small_flame_graph());
+  expect_chart_root(svg, "flame-graph");
+  EXPECT_EQ(count(svg, "data-frame=\""), 7u);  // root, <module>, train, its three callees, the convolution
+  EXPECT_EQ(count(svg, "data-role=\"legend-entry\""), 3u);
+  EXPECT_NE(svg.find("default_collate: 30 samples (30.0 %), batch building"), std::string::npos);
+  EXPECT_NE(svg.find("&lt;module&gt; &amp; &lt;script&gt;"), std::string::npos);  // names are escaped
+  EXPECT_EQ(svg.find("<script"), std::string::npos);
+  // The root spans the plot (936 px) at the bottom row; a callee is above its caller.
+  const size_t root = svg.find("data-frame=\"all main samples\"");
+  const size_t conv = svg.find("data-frame=\"at::native::_convolution");
+  ASSERT_NE(root, std::string::npos);
+  ASSERT_NE(conv, std::string::npos);
+  auto attr_after = [&](size_t at, const std::string& name) {
+    const size_t start = svg.find(" " + name + "=\"", at) + name.size() + 3;
+    return std::stod(svg.substr(start, svg.find('"', start) - start));
+  };
+  EXPECT_GT(attr_after(root, "y"), attr_after(conv, "y"));
+  EXPECT_NEAR(attr_after(root, "width"), 936 - 0.5, 0.01);
+  EXPECT_NEAR(attr_after(conv, "width"), 936 * 0.6 - 0.5, 0.01);
+}
+
+TEST(FlameGraph, FramesTooThinToDrawAreCountedInTheCaption) {
+  FlameGraph f = small_flame_graph();
+  for (int i = 0; i < 100; ++i) f.root.children[0].children.push_back({"thin", 0.05, "other", {}});
+  const std::string svg = flame_graph(f);
+  EXPECT_EQ(count(svg, "data-frame=\"thin\""), 0u);
+  EXPECT_NE(svg.find("5 samples in frames narrower than 0.5 px are not drawn."), std::string::npos);
+}
+
 // ---- Empty input
 
 TEST(EmptyInput, EveryChartSaysNoData) {
+  EXPECT_NE(flame_graph(FlameGraph{}).find("no data"), std::string::npos);
   for (const std::string& svg : {heat_map({}), interval_bars({}), bar_panel({}), timeline({})}) {
     EXPECT_TRUE(balanced(svg));
     EXPECT_EQ(count(svg, "data-role=\"empty\""), 1u) << svg.substr(0, 40);

@@ -119,6 +119,32 @@ void TraceFixture::set_setting(int64_t run_id, const std::string& key, const std
   check(stmt->run().ok(), "insert setting");
 }
 
+void TraceFixture::add_profile_frame(int64_t run_id, int64_t frame_id, const ProfileFrame& frame) {
+  auto stmt = db_.prepare("INSERT INTO profile_frames VALUES (?, ?, ?, ?, ?, ?, ?)");
+  check(stmt.ok(), "prepare profile frame");
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); };
+  stmt->bind(1, run_id).bind(2, frame_id).bind(3, frame.kind).bind(4, frame.name).bind(5, text_or_null(frame.file));
+  stmt->bind(6, frame.line).bind(7, text_or_null(frame.line_kind));
+  check(stmt->run().ok(), "insert profile frame");
+}
+
+void TraceFixture::add_profile_stack(int64_t run_id, int64_t stack_id, std::optional<int64_t> parent_id,
+                                     int64_t frame_id) {
+  auto stmt = db_.prepare("INSERT INTO profile_stacks VALUES (?, ?, ?, ?)");
+  check(stmt.ok(), "prepare profile stack");
+  stmt->bind(1, run_id).bind(2, stack_id).bind(3, parent_id).bind(4, frame_id);
+  check(stmt->run().ok(), "insert profile stack");
+}
+
+void TraceFixture::add_profile_samples(int64_t run_id, int64_t tid, int64_t stack_id, int64_t bucket_ns,
+                                       int64_t samples) {
+  auto stmt = db_.prepare(
+      "INSERT INTO profile_samples VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id, tid, stack_id, bucket_ns) DO UPDATE SET samples = samples + excluded.samples");
+  check(stmt.ok(), "prepare profile samples");
+  stmt->bind(1, run_id).bind(2, tid).bind(3, stack_id).bind(4, bucket_ns).bind(5, samples);
+  check(stmt->run().ok(), "insert profile samples");
+}
+
 void TraceFixture::add_loss(int64_t run_id, const std::string& source, int64_t dropped) {
   auto stmt = db_.prepare("INSERT OR REPLACE INTO losses(run_id, source, dropped) VALUES (?, ?, ?)");
   check(stmt.ok(), "prepare loss");

@@ -52,6 +52,12 @@ class TraceFixture {
   void add_unstored_calls(int64_t run_id, const std::string& op, int64_t pid, int64_t tid, int64_t calls,
                           int64_t each_ns);
 
+  // A CPU profile's rows, as the tracer's writer interns them (profile_frames, profile_stacks,
+  // profile_samples); tests/reports/profile_scenario.h builds them from stacks.
+  void add_profile_frame(int64_t run_id, int64_t frame_id, const ProfileFrame& frame);
+  void add_profile_stack(int64_t run_id, int64_t stack_id, std::optional<int64_t> parent_id, int64_t frame_id);
+  void add_profile_samples(int64_t run_id, int64_t tid, int64_t stack_id, int64_t bucket_ns, int64_t samples);
+
   void begin();   // group many inserts in one transaction
   void commit();
   const sql::Connection& db() const { return db_; }

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// `export --format folded`: every sample of the DB on exactly one line, root frame first, per role too;
+// a run without a profile is bad input and leaves no file. And the profile's samples in the Perfetto
+// trace, as instants on their threads.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/sqlite.h"
+#include "reports/render/folded_export.h"
+#include "reports/render/perfetto_export.h"
+#include "tests/exports/export_fixtures.h"
+
+namespace ingero::reports::testing {
+namespace {
+
+struct FoldedLine {
+  std::vector<std::string> frames;
+  int64_t count = 0;
+};
+
+std::vector<FoldedLine> parse_folded(const std::string& text) {
+  std::vector<FoldedLine> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t space = line.rfind(' ');
+    EXPECT_NE(space, std::string::npos) << line;
+    FoldedLine parsed;
+    parsed.count = std::stoll(line.substr(space + 1));
+    std::istringstream stack(line.substr(0, space));
+    for (std::string frame; std::getline(stack, frame, ';');) parsed.frames.push_back(frame);
+    lines.push_back(std::move(parsed));
+  }
+  return lines;
+}
+
+int64_t total(const std::vector<FoldedLine>& lines) {
+  int64_t sum = 0;
+  for (const auto& l : lines) sum += l.count;
+  return sum;
+}
+
+class FoldedExport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = temp_db_path("folded");
+    auto db = TraceFixture::create(path_);
+    run_ = add_profiled_job(*db);
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  // The DB's own sum of samples, of one role's threads when role is set.
+  int64_t db_samples(const std::string& role) const {
+    auto db = sql::open(path_, sql::Mode::read_only, 5000);
+    EXPECT_TRUE(db.ok());
+    auto sum = db->query_int(
+        "SELECT sum(s.samples) FROM profile_samples s JOIN threads t ON t.run_id = s.run_id AND t.tid = s.tid "
+        "WHERE s.run_id = " + std::to_string(run_) + (role.empty() ? "" : " AND t.role = '" + role + "'"));
+    EXPECT_TRUE(sum.ok() && *sum);
+    return sum.ok() && *sum ? **sum : -1;
+  }
+
+  std::vector<FoldedLine> folded(const std::string& role) const {
+    auto file = TraceFile::open(path_);
+    EXPECT_TRUE(file.ok());
+    auto text = folded_profile(**file, run_, role);
+    EXPECT_TRUE(text.ok()) << text.error().message;
+    return text.ok() ? parse_folded(*text) : std::vector<FoldedLine>{};
+  }
+
+  std::string path_;
+  int64_t run_ = 0;
+};
+
+TEST_F(FoldedExport, CountsAddUpToTheDbsSamples) {
+  const auto all = folded("");
+  EXPECT_EQ(total(all), db_samples(""));
+  EXPECT_EQ(total(all), kProfiledMainSamples + kProfiledWorkerSamples);
+  const auto main = folded("main");
+  EXPECT_EQ(total(main), db_samples("main"));
+  EXPECT_EQ(total(main), kProfiledMainSamples);
+  EXPECT_EQ(total(folded("worker")), db_samples("worker"));
+}
+
+TEST_F(FoldedExport, RootFrameFirstOneLinePerStackAcrossBuckets) {
+  const auto main = folded("main");
+  ASSERT_EQ(main.size(), 3u);  // the convolution's stack spans two buckets: one line
+  std::map<std::string, int64_t> by_leaf;
+  for (const auto& l : main) {
+    ASSERT_FALSE(l.frames.empty());
+    EXPECT_EQ(l.frames.front(), "<module>");
+    by_leaf[l.frames.back()] = l.count;
+  }
+  EXPECT_EQ(by_leaf["at::native::_convolution [libtorch_cpu.so]"], 60);
+  EXPECT_EQ(by_leaf["at::native::cat_out [libtorch_cpu.so]"], 30);
+  EXPECT_EQ(by_leaf["log_step"], 10);
+}
+
+TEST_F(FoldedExport, AWrittenFileRoundTrips) {
+  const std::string out = temp_db_path("folded-out") + ".folded";
+  ASSERT_TRUE(export_folded(path_, run_, "worker", out).ok());
+  auto text = read_file(out);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(total(parse_folded(*text)), db_samples("worker"));
+  std::remove(out.c_str());
+}
+
+TEST_F(FoldedExport, ARunWithoutAProfileIsBadInputAndWritesNothing) {
+  const std::string other = temp_db_path("folded-none");
+  {
+    auto db = TraceFixture::create(other);
+    add_perfetto_run(*db);
+  }
+  const std::string out = temp_db_path("folded-none-out") + ".folded";
+  const Status status = export_folded(other, std::nullopt, "", out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().exit_code, kExitBadInput);
+  EXPECT_NE(status.error().message.find("has no CPU profile"), std::string::npos) << status.error().message;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "nothing half-written";
+  const Status role = export_folded(path_, run_, "pin", out);
+  ASSERT_FALSE(role.ok());
+  EXPECT_NE(role.error().message.find("--role: run 1 has no samples of role 'pin'"), std::string::npos)
+      << role.error().message;
+}
+
+TEST_F(FoldedExport, PerfettoHasTheSamplesAsInstantsOnTheirThreads) {
+  auto file = TraceFile::open(path_);
+  ASSERT_TRUE(file.ok());
+  auto doc = perfetto_trace(**file, run_);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  int64_t samples = 0;
+  std::map<int64_t, int64_t> by_tid;
+  for (const auto& e : (*doc)["traceEvents"]) {
+    if (e.value("cat", "") != "cpu_profile") continue;
+    EXPECT_EQ(e["ph"], "i");
+    EXPECT_EQ(e["s"], "t");
+    samples += e["args"]["samples"].get<int64_t>();
+    by_tid[e["tid"].get<int64_t>()] += e["args"]["samples"].get<int64_t>();
+    EXPECT_EQ(e["args"]["stack"].get<std::string>().rfind(e["tid"] == kMain ? "<module>" : "_worker_loop", 0), 0u);
+  }
+  EXPECT_EQ(samples, db_samples(""));
+  EXPECT_EQ(by_tid[kMain], kProfiledMainSamples);
+  EXPECT_EQ((*doc)["metadata"]["profile_samples"], db_samples(""));
+}
+
+}  // namespace
+}  // namespace ingero::reports::testing
