@@ -182,6 +182,7 @@ struct ib_thread_stats {
   __u64 iowait_count;      /* blocked intervals slept in I/O wait (the task's in_iowait) */
   __u64 iowait_ns;
   __u64 cache_pages_added; /* pages this thread's reads brought into the page cache */
+  __u64 preempted_ns;      /* of offcpu_ns: switched out while runnable (a live view's split) */
 };
 
 /* log2 histograms in microseconds (histograms table), one per (pid, metric). */

@@ -136,6 +136,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
     __sync_fetch_and_add(&s->offcpu_ns, dur);
     stat_max(&s->offcpu_max_ns, dur);
     hist_add(pid, IB_HIST_OFFCPU_US, dur);
+    if (c->offcpu_preempted)
+      __sync_fetch_and_add(&s->preempted_ns, dur);
     if (c->offcpu_iowait) {
       __sync_fetch_and_add(&s->iowait_count, 1);
       __sync_fetch_and_add(&s->iowait_ns, dur);

@@ -105,6 +105,13 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(number_in(1, 1024));
+  app->add_option("--metrics-addr", f->metrics_addr,
+                  "Serve live metrics for Prometheus at http://HOST:PORT/metrics while tracing (a port alone: "
+                  "127.0.0.1 only; docs/metrics.md)")
+      ->check(kNotEmpty);
+  app->add_option("--metrics-push", f->metrics_push,
+                  "Push the final metrics to this Prometheus Pushgateway when the command ends (http://HOST:PORT)")
+      ->check(kNotEmpty);
 }
 
 void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {

@@ -34,6 +34,8 @@ struct TraceFlags {
   double sample_window_ms = 5;    // duty cycle of hot calls (tracer/call_probes.h)
   double sample_period_ms = 50;
   double hot_share_pct = 1;
+  std::string metrics_addr;  // serve /metrics here while tracing (metrics/)
+  std::string metrics_push;  // push the final values to this Pushgateway at the end
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.

@@ -531,7 +531,9 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
 
   std::unique_ptr<tracer::Tracer> tracer;
   if (trace.enabled) {
-    auto t = tracer::Tracer::start(trace.options, db.path(), guard->id());
+    tracer::TraceOptions options = trace.options;
+    options.observer_dir = request.observer_dir;  // the live metrics read the observer's records
+    auto t = tracer::Tracer::start(options, db.path(), guard->id());
     if (!t) {
       guard->fail_with("the tracer could not start: " + t.error().message);
       return t.error();

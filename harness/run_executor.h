@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 
 #include "common/result.h"
 #include "harness/child_process.h"
+#include "metrics/metrics_service.h"
 #include "tracer/trace_db.h"
 #include "tracer/tracer.h"
 
@@ -75,6 +77,9 @@ struct RunRequest {
 struct TraceSettings {
   bool enabled = true;
   tracer::TraceOptions options;
+  // --metrics-addr / --metrics-push: serving from before the first run until the command ends
+  // (options.live is its registry).
+  std::shared_ptr<metrics::MetricsService> metrics;
 };
 
 // What became of a run. Storage failures do not lose the record: `stored` says whether the

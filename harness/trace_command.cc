@@ -76,10 +76,12 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   if (launch && attach)
     return Error::bad_input("trace takes a command (after --) or --pid, not both",
                             "ingero-bench trace -- python3 train.py, or ingero-bench trace --pid 1234");
-  if (!launch && !attach && flags.duration.empty())
+  // System-wide with --metrics-addr and no --duration: a node agent, serving until interrupted.
+  if (!launch && !attach && flags.duration.empty() && flags.trace.metrics_addr.empty())
     return Error::bad_input("trace needs a command, --pid or --duration",
                             "e.g. ingero-bench trace -- python3 train.py, ingero-bench trace --pid 1234 --duration 60s, "
-                            "or ingero-bench trace --duration 60s (every CUDA process)");
+                            "ingero-bench trace --duration 60s (every CUDA process), or ingero-bench trace "
+                            "--metrics-addr 9478 (every CUDA process, served to Prometheus until Ctrl-C)");
   if (flags.trace.no_trace) return Error::bad_input("trace with --no-trace would record nothing", "drop --no-trace");
   RunRequest req;
   if (!flags.duration.empty()) {
@@ -132,7 +134,7 @@ Result<int> run_trace_command(const TraceCommandFlags& flags) {
   } else {
     req.kind = std::string(contract::kind::kSystem);
     req.cuda_processes = true;
-    req.label = "trace: every CUDA process for " + flags.duration;
+    req.label = "trace: every CUDA process " + (flags.duration.empty() ? "until interrupted" : "for " + flags.duration);
     settings->options.cuda_processes_only = true;
   }
   const std::vector<std::string> made_for_db = missing_parents(flags.trace.db);

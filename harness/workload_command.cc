@@ -153,6 +153,11 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   if (s.enabled)
     if (Status can = tracer::check_can_trace(); !can) return can.error();
   if (Status db = check_writable_db("--db", flags.db); !db) return db.error();
+  // Last: the port is taken only once everything else was found good.
+  auto metrics = metrics::MetricsService::start(flags.metrics_addr, flags.metrics_push);
+  if (!metrics) return metrics.error();
+  s.metrics = *metrics;
+  if (s.metrics) s.options.live = s.metrics->sink();
   return s;
 }
 

@@ -445,6 +445,18 @@ void CallProbes::start() {
   thread_ = std::thread([this] { run(); });
 }
 
+std::vector<SampledFunction> CallProbes::sampled_now(uint64_t now_ns) const {
+  std::vector<SampledFunction> sampled;
+  std::lock_guard lock(mutex_);
+  for (const Sampling& s : sampled_) {
+    SampledFunction f{static_cast<uint32_t>(s.pid), s.op, s.calls, {}};
+    if (!s.ended) f.calls.until_ns = std::max(now_ns, f.calls.since_ns);
+    f.estimate = estimate_calls(f.calls);
+    sampled.push_back(std::move(f));
+  }
+  return sampled;
+}
+
 std::vector<SampledFunction> CallProbes::stop(uint64_t end_ns) {
   {
     std::lock_guard lock(mutex_);

@@ -75,6 +75,9 @@ class CallProbes {
   // Stops sampling and detaches every probe. What was sampled, up to end_ns (or where a process
   // ended); the caller estimates it once its span is final.
   std::vector<SampledFunction> stop(uint64_t end_ns);
+  // The functions duty-cycled so far, each estimated from its finished windows up to now_ns (a live
+  // view: stop() hands back the final ones).
+  std::vector<SampledFunction> sampled_now(uint64_t now_ns) const;
 
  private:
   struct Target {  // one planned function in one library file

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -307,6 +308,12 @@ struct NvmlSampler::Impl {
   std::condition_variable wake_;
   bool stop_requested_ = false;
   std::string thread_failure_;
+
+ public:
+  // The last gpu_util per GPU and the GPUs' descriptions, for latest_busy() (another thread).
+  mutable std::mutex latest_mutex;
+  std::vector<GpuInfo> latest_gpus;
+  std::map<unsigned, double> latest_util;
 };
 
 void NvmlSampler::Impl::note(std::string text) {
@@ -321,6 +328,10 @@ void NvmlSampler::Impl::add(unsigned gpu, int64_t ts_ns, const char* metric, dou
     return;
   }
   out.samples.push_back(GpuSample{gpu, static_cast<uint64_t>(ts_ns), metric, value});
+  if (std::string_view(metric) == kGpuUtilMetric) {
+    std::lock_guard<std::mutex> lock(latest_mutex);
+    latest_util[gpu] = value / 100;
+  }
 }
 
 void NvmlSampler::Impl::open() {
@@ -364,6 +375,10 @@ void NvmlSampler::Impl::discover_gpus() {
     gpu.info = describe_gpu(index, device);
     setup_gpm(gpu);
     out.gpus.push_back(gpu.info);
+    {
+      std::lock_guard<std::mutex> lock(latest_mutex);
+      latest_gpus.push_back(gpu.info);
+    }
     gpus_.push_back(std::move(gpu));
   }
 }
@@ -636,6 +651,14 @@ std::unique_ptr<NvmlSampler> NvmlSampler::start(const NvmlSamplerOptions& option
     impl->abandon(e.what());
   }
   return std::unique_ptr<NvmlSampler>(new NvmlSampler(std::move(impl)));
+}
+
+std::vector<std::pair<GpuInfo, double>> NvmlSampler::latest_busy() const {
+  std::vector<std::pair<GpuInfo, double>> busy;
+  std::lock_guard<std::mutex> lock(impl_->latest_mutex);
+  for (const GpuInfo& gpu : impl_->latest_gpus)
+    if (auto it = impl_->latest_util.find(gpu.index); it != impl_->latest_util.end()) busy.emplace_back(gpu, it->second);
+  return busy;
 }
 
 GpuSamples NvmlSampler::stop() noexcept {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/trace_contract.h"
@@ -65,6 +66,9 @@ class NvmlSampler {
   // the library (nvmlShutdown + dlclose) and hands back everything. Call once; a second call
   // returns nothing but a note.
   GpuSamples stop() noexcept;
+  // Each sampled GPU with its last gpu_util sample as a 0-1 ratio (a live view; none sampled yet:
+  // left out). Safe to call from any thread while sampling.
+  std::vector<std::pair<GpuInfo, double>> latest_busy() const;
 
   ~NvmlSampler();  // stops and unloads if stop() was not called; never throws
 

@@ -248,6 +248,12 @@ void ObserverTail::read_line(const std::string& line) {
   const json j = parse_json_or_discarded(line);
   if (j.is_discarded() || !j.is_object()) return;
   const std::string type = field<std::string>(j, "type", "");
+  if (type == "epoch") {
+    for (pid_t worker : field<std::vector<pid_t>>(j, "workers", {})) roles_.workers.insert(worker);
+    if (auto pin = field<pid_t>(j, "pin_tid", 0); pin > 0) roles_.pin_threads.insert(pin);
+    return;
+  }
+  if (type == "worker_ready") roles_.workers.insert(field<pid_t>(j, "pid", 0));
   if (type != "loader" && type != "batches") return;
   LiveLoader& l = loaders_[{field<pid_t>(j, "pid", 0), field<int>(j, "loader", 0)}];
   l.pid = field<pid_t>(j, "pid", 0);
@@ -263,8 +269,17 @@ void ObserverTail::read_line(const std::string& line) {
   auto rows = j.find("rows");
   if (rows == j.end() || !rows->is_array()) return;
   const size_t before = l.batch_starts.size();
-  for (const json& row : *rows)
-    if (row.is_array() && row.size() >= 2 && row[1].is_number()) l.batch_starts.push_back(row[1].get<uint64_t>());
+  if (l.wait_buckets.empty()) l.wait_buckets.assign(kBatchWaitBounds.size() + 1, 0);
+  for (const json& row : *rows) {
+    if (!row.is_array() || row.size() < 2 || !row[1].is_number()) continue;
+    l.batch_starts.push_back(row[1].get<uint64_t>());
+    if (row.size() < 3 || !row[2].is_number()) continue;
+    const uint64_t wait = row[2].get<uint64_t>();
+    l.wait_ns += wait;
+    const auto bucket = std::lower_bound(kBatchWaitBounds.begin(), kBatchWaitBounds.end(), wait / 1e9);
+    ++l.wait_buckets[static_cast<size_t>(bucket - kBatchWaitBounds.begin())];
+  }
+  if (l.batch_starts.size() > before) roles_.trainers.insert(l.pid);
   // Rows of one thread come in order; another thread's (rare) interleave.
   if (before > 0 && l.batch_starts.size() > before && l.batch_starts[before] < l.batch_starts[before - 1])
     std::sort(l.batch_starts.begin(), l.batch_starts.end());

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "tracer/live_totals.h"
 #include "tracer/threads.h"
 #include "tracer/trace_db.h"
 #include "tracer/trace_totals.h"
@@ -55,6 +56,8 @@ struct LiveLoader {
   std::string override_error;
   std::string init_error;
   std::vector<uint64_t> batch_starts;  // next() calls that returned a batch, in time order
+  uint64_t wait_ns = 0;                 // their waits, summed (a live view's counters)
+  std::vector<uint64_t> wait_buckets;   // their waits per kBatchWaitBounds bucket, +Inf last
 };
 
 class ObserverTail {
@@ -65,6 +68,8 @@ class ObserverTail {
   const std::map<std::pair<pid_t, int>, LiveLoader>& loaders() const { return loaders_; }
   // The loader whose batches were asked for most (index: only loaders with that index), or null.
   const LiveLoader* busiest(std::optional<int> index = std::nullopt) const;
+  // The roles the records vouch for so far (processes that iterated, their workers, pin threads).
+  const RoleHints& roles() const { return roles_; }
 
  private:
   struct File {
@@ -75,6 +80,7 @@ class ObserverTail {
   std::string dir_;
   std::map<std::string, File> files_;
   std::map<std::pair<pid_t, int>, LiveLoader> loaders_;
+  RoleHints roles_;
 };
 
 }  // namespace ingero::tracer

@@ -32,6 +32,7 @@
 #include "tracer/bpf_map_read.h"
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
+#include "tracer/observer_records.h"
 #include "tracer/probe_calibration.h"
 #include "tracer/profile_aggregator.h"
 #include "tracer/profile_python.h"
@@ -248,6 +249,8 @@ class BpfTracer final : public Tracer {
   std::vector<std::pair<std::string, std::string>> settings() const;
   void record_problem(std::string problem);
   void add_gpu_samples(TraceTotals& totals);
+  LiveTotals live_totals();
+  void publish_live(bool now);
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -281,6 +284,9 @@ class BpfTracer final : public Tracer {
   std::map<pid_t, std::chrono::steady_clock::time_point> checked_;
   std::set<pid_t> enrolled_;
   bool stopped_ = false;
+  // The live view (opts_.live): the observer's records as they grow, and when it was last handed over.
+  std::unique_ptr<ObserverTail> live_tail_;
+  std::chrono::steady_clock::time_point live_at_{};
 };
 
 Status BpfTracer::init(const std::string& db_path) {
@@ -645,6 +651,7 @@ void BpfTracer::poll() {
   read_python_paths(execed);
   if (opts_.cuda_processes_only) scan_for_cuda_processes();
   track_traced_processes();
+  publish_live(false);
 }
 
 // Discovers the libraries the traced processes map (unless they were named), and tells the
@@ -870,6 +877,7 @@ std::vector<std::pair<std::string, std::string>> tracing_cost_settings(const Tra
 
 Result<TraceTotals> BpfTracer::stop() {
   if (stopped_ || !skel_) return Error::failure("the tracer was already stopped");
+  publish_live(true);  // the final values, with the observer's last records
   std::vector<SampledFunction> sampled = stop_sampling();
   detach_all();
   stop_consumer();
@@ -903,6 +911,148 @@ Result<TraceTotals> BpfTracer::stop() {
   if (!written) totals.problems.push_back("storing events failed: " + written.error().message);
   shutdown();
   return totals;
+}
+
+// What tracing cost the traced threads so far: probe hits at the calibrated cost, and the kernel
+// programs' own time where the kernel times them, over the threads' on-CPU time.
+std::optional<double> live_cost_ratio(const TraceTotals& view, const std::optional<ProbeCost>& probe,
+                                      uint64_t programs_ns) {
+  uint64_t oncpu = 0, hits = 0;
+  for (const auto& [tid, s] : view.thread_stats) oncpu += s.oncpu_ns;
+  for (const auto& [key, s] : view.call_stats) hits += s.calls;
+  if (oncpu == 0 || (!probe && hits > 0)) return std::nullopt;
+  return (static_cast<double>(hits) * (probe ? probe->call_ns : 0) + static_cast<double>(programs_ns)) / oncpu;
+}
+
+// Threads summed by role and rank; the roles as the run's end would assign them from what is known now.
+std::vector<LiveThreadGroup> live_thread_groups(const TraceTotals& view) {
+  std::map<pid_t, const ThreadInfo*> info;
+  for (const ThreadInfo& t : view.threads) info[t.tid] = &t;
+  std::map<std::pair<std::string, int>, LiveThreadGroup> groups;  // rank -1: none
+  for (const auto& [tid, s] : view.thread_stats) {
+    auto it = info.find(static_cast<pid_t>(tid));
+    const std::string role = it != info.end() && !it->second->role.empty() ? it->second->role
+                                                                            : std::string(contract::kRoleOther);
+    const std::optional<int> rank = it != info.end() ? it->second->rank : std::nullopt;
+    LiveThreadGroup& g = groups[{role, rank.value_or(-1)}];
+    g.role = role;
+    g.rank = rank;
+    g.oncpu_ns += s.oncpu_ns;
+    const uint64_t preempted = std::min(s.preempted_ns, s.offcpu_ns);
+    const uint64_t io = std::min(s.iowait_ns, s.offcpu_ns - preempted);
+    g.offcpu_preempted_ns += preempted;
+    g.offcpu_io_ns += io;
+    g.offcpu_blocked_ns += s.offcpu_ns - preempted - io;
+    g.runq_ns += s.runq_ns;
+    g.page_faults += s.page_faults;
+  }
+  std::vector<LiveThreadGroup> rows;
+  for (auto& [key, g] : groups) rows.push_back(std::move(g));
+  return rows;
+}
+
+// Calls per function; a duty-cycled function's count in a process is its estimate there.
+std::vector<LiveCalls> live_calls(const TraceTotals& view, const std::vector<SampledFunction>& sampled) {
+  std::map<uint32_t, LiveCalls> by_op;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> exact;  // (pid, op)
+  for (const auto& [key, s] : view.call_stats) {
+    if (key.op == IB_OP_NONE) continue;
+    LiveCalls& c = by_op[key.op];
+    c.calls += s.calls;
+    c.errors += s.errors;
+    c.timed += s.returns;
+    c.timed_ns += s.total_ns;
+    exact[{s.pid, key.op}] += s.calls;
+  }
+  for (const auto& [key, h] : view.call_histograms) {
+    if (key.op == IB_OP_NONE) continue;
+    LiveCalls& c = by_op[key.op];
+    if (c.latency_slots.empty()) c.latency_slots.assign(IB_CALL_HIST_SLOTS, 0);
+    for (int i = 0; i < IB_CALL_HIST_SLOTS; ++i) c.latency_slots[i] += h.slots[i];
+  }
+  for (const SampledFunction& f : sampled) {
+    LiveCalls& c = by_op[f.op];
+    uint64_t counted = 0;
+    for (const auto& [pid_op, n] : exact)
+      if (pid_op.second == f.op && (f.pid == 0 || pid_op.first == f.pid)) counted += n;
+    c.calls = c.calls - std::min(c.calls, counted) + static_cast<uint64_t>(f.estimate.calls + 0.5);
+    c.estimated = true;
+  }
+  std::vector<LiveCalls> rows;
+  for (auto& [op, c] : by_op) {
+    c.function = std::string(contract::op_name(static_cast<uint16_t>(op)));
+    rows.push_back(std::move(c));
+  }
+  return rows;
+}
+
+// The observer's DataLoaders, with the rank and role of the process that iterated each.
+std::vector<LiveLoaderWaits> live_loaders(const ObserverTail& tail, const TraceTotals& view) {
+  std::map<pid_t, const ThreadInfo*> info;
+  for (const ThreadInfo& t : view.threads) info[t.tid] = &t;
+  std::vector<LiveLoaderWaits> rows;
+  for (const auto& [key, l] : tail.loaders()) {
+    LiveLoaderWaits w;
+    w.pid = l.pid;
+    w.loader = l.loader;
+    if (auto it = info.find(l.pid); it != info.end()) {
+      w.rank = it->second->rank;
+      w.role = it->second->role;
+    }
+    if (w.role.empty()) w.role = std::string(contract::kRoleMain);
+    w.batches = l.batch_starts.size();
+    w.wait_ns = l.wait_ns;
+    w.wait_buckets = l.wait_buckets;
+    if (l.knobs.is_object())
+      for (const char* knob : {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "batch_size"})
+        if (auto v = l.knobs.find(knob); v != l.knobs.end() && !v->is_null())
+          w.knobs[knob] = v->is_string() ? v->get<std::string>() : v->dump();
+    rows.push_back(std::move(w));
+  }
+  return rows;
+}
+
+LiveTotals BpfTracer::live_totals() {
+  LiveTotals live;
+  live.run_id = run_id_;
+  if (opts_.observer_dir) {
+    if (!live_tail_) live_tail_ = std::make_unique<ObserverTail>(*opts_.observer_dir);
+    live_tail_->poll();
+  }
+  TraceTotals view;
+  view.thread_stats = read_map<uint32_t, ib_thread_stats>(bpf_map__fd(skel_->maps.thread_stats));
+  add_page_counters(read_map<uint32_t, ib_mem_burst>(bpf_map__fd(skel_->maps.mem_bursts)), view.thread_stats);
+  for (const auto& [key, slot] : read_map<ib_call_key, ib_call_slot>(bpf_map__fd(skel_->maps.call_stats)))
+    view.call_stats.emplace_back(key, slot.stats);
+  view.call_histograms = read_map<ib_call_hist_key, ib_call_hist>(bpf_map__fd(skel_->maps.call_hists));
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [tid, s] : view.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
+    view.threads = threads_.rows();
+  }
+  assign_roles(view, live_tail_ ? live_tail_->roles() : RoleHints{});
+  live.threads = live_thread_groups(view);
+  live.calls = live_calls(view, call_probes_->sampled_now(static_cast<uint64_t>(monotonic_ns())));
+  if (live_tail_) live.loaders = live_loaders(*live_tail_, view);
+  if (gpu_sampler_)
+    for (const auto& [gpu, busy] : gpu_sampler_->latest_busy()) live.gpus.push_back({gpu.index, gpu.uuid, busy});
+  for (const TraceLoss& loss : collect_losses()) live.losses.push_back({loss.source, loss.dropped});
+  uint64_t programs_ns = 0;
+  if (stats_)
+    for (const auto& entry : attach_order(skel_.get()))
+      if (bpf_program__autoload(entry.first))
+        if (auto time = read_program_run_time(bpf_program__fd(entry.first))) programs_ns += time->ns;
+  live.tracing_cost_ratio = live_cost_ratio(view, tracing_cost_.measured, programs_ns);
+  return live;
+}
+
+// At most once a second (now: at once, as the tracer stops).
+void BpfTracer::publish_live(bool now) {
+  if (!opts_.live || !skel_) return;
+  const auto at = std::chrono::steady_clock::now();
+  if (!now && at - live_at_ < std::chrono::seconds(1)) return;
+  live_at_ = at;
+  opts_.live->publish(live_totals());
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //   launched: spawn the child paused; t->enroll(pid); release it
 //   attached: t->attach(pid) for each running process
 //   while it runs: t->poll();                         // every ~20-50 ms: probe CUDA / NCCL libraries
-//                                                     // the traced processes have newly mapped
+//                                                     // the traced processes have newly mapped (and,
+//                                                     // each second, hand opts.live the totals so far)
 //   auto totals = t->stop();                          // detach, drain, hand back the totals
 //   db.write_totals(run_id, *totals);
 //
@@ -16,12 +17,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "tracer/cuda_probes.h"
 #include "tracer/duty_cycle.h"
+#include "tracer/live_totals.h"
 #include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
@@ -46,6 +49,10 @@ struct TraceOptions {
   bool program_time = true;                  // time the kernel programs (BPF run-time statistics, while tracing)
   unsigned profile_hz = 49;                  // CPU profile samples per second of each CPU; 0: no profile
   uint64_t profile_bucket_ns = 100'000'000;  // profile_samples are counted per bucket of this width
+  // A live view (metrics/): the totals so far handed here at most once a second while the tracer is
+  // polled, and once more as it stops; the launched job's observer records are read for it.
+  std::shared_ptr<LiveSink> live;
+  std::optional<std::string> observer_dir;
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

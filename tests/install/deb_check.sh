@@ -22,7 +22,8 @@ deb=$(ls "$work"/out/ingero-bench_*.deb 2>/dev/null | head -1)
 
 # Declared dependencies: the Debian 12 packages of what the programs link, and python3.
 depends=$(dpkg-deb -f "$deb" Depends)
-want=(libbpf1 libelf1 libsqlite3-0 libfmt9 libturbojpeg0 libstdc++6 python3)
+want=(libbpf1 libelf1 libsqlite3-0 libfmt9 libturbojpeg0 libstdc++6 python3
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0)
 # Debian's LibTorch is a package (libtorch1.13); one from pip or a tarball is not.
 if ldd "$build/ingero-bench-workload" | grep -q '=> /\(usr/\)\?lib/.*libtorch_cpu'; then
   want+=("libtorch$(ldd "$build/ingero-bench-workload" | sed -n 's/.*libtorch_cpu\.so\.\([0-9.]*\) =>.*/\1/p')")

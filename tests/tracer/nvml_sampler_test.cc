@@ -206,6 +206,30 @@ TEST_F(NvmlSamplerTest, TwoGpusAreDescribedAndSampledWithoutDuplicates) {
   EXPECT_TRUE(of(samples, 0, "sm_active").empty());
 }
 
+// The live view (metrics' ingero_gpu_busy_ratio): each GPU's UUID with its last gpu_util as a ratio,
+// while sampling; nothing before a sample came.
+TEST_F(NvmlSamplerTest, LatestBusyIsEachGpusLastUtilisationAsARatio) {
+  set("FAKE_NVML_GPUS", "2");
+  auto sampler = NvmlSampler::start(fast_options());
+  std::vector<std::pair<GpuInfo, double>> busy;
+  for (int i = 0; i < 100 && busy.size() < 2; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    busy = sampler->latest_busy();
+  }
+  GpuSamples samples = sampler->stop();
+  ASSERT_EQ(busy.size(), 2u);
+  for (unsigned gpu = 0; gpu < 2; ++gpu) {
+    EXPECT_EQ(busy[gpu].first.uuid, "GPU-fa4e0000-0000-0000-0000-00000000000" + std::to_string(gpu));
+    EXPECT_GE(busy[gpu].second, 0.0);
+    EXPECT_LE(busy[gpu].second, 1.0);
+    // One of the values sampled, divided by 100.
+    const auto util = of(samples, gpu, "gpu_util");
+    EXPECT_TRUE(std::any_of(util.begin(), util.end(),
+                            [&](const GpuSample& s) { return std::abs(s.value / 100 - busy[gpu].second) < 1e-9; }))
+        << busy[gpu].second;
+  }
+}
+
 TEST_F(NvmlSamplerTest, EveryValueTypeIsRead) {
   set("INGERO_NVML_LIBRARY", kFakeLibrary);
   NvmlSamplerOptions options = fast_options();

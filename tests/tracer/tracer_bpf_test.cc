@@ -286,6 +286,59 @@ TEST(TracerBpf, ThreeSpinnersSharingACpuArePreemptedAndWait) {
   EXPECT_GT(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("runq_wait")), 0);
 }
 
+// What a live view (metrics/) is handed: the totals so far, at most once a second while polled and
+// once as the tracer stops; the spinners' preempted time is split from their other off-CPU time.
+TEST(TracerBpf, TheLiveViewGetsTotalsAtMostOnceASecondAndAsItStops) {
+  REQUIRE_ROOT();
+  struct Recorder : LiveSink {
+    std::vector<std::pair<std::chrono::steady_clock::time_point, LiveTotals>> published;
+    void publish(const LiveTotals& totals) override { published.emplace_back(std::chrono::steady_clock::now(), totals); }
+  };
+  auto recorder = std::make_shared<Recorder>();
+  TraceOptions opts;
+  opts.live = recorder;
+  TempDir dir;
+  auto run = run_traced(dir, opts, [] {
+    cpu_set_t allowed, cpus;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    CPU_ZERO(&cpus);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed)) {
+        CPU_SET(cpu, &cpus);
+        break;
+      }
+    for (int i = 0; i < 3; ++i)
+      if (fork() == 0) {
+        sched_setaffinity(0, sizeof cpus, &cpus);
+        spin_for(std::chrono::milliseconds(1000));
+        _exit(0);
+      }
+    return wait_all_children();
+  });
+  ASSERT_RUN(run);
+  const auto& published = recorder->published;
+  ASSERT_GE(published.size(), 3u) << "about three seconds of spinning: a publish a second, and one at the stop";
+  for (size_t i = 1; i + 1 < published.size(); ++i)
+    EXPECT_GE(published[i].first - published[i - 1].first, std::chrono::milliseconds(950)) << i;
+  const LiveTotals& last = published.back().second;
+  uint64_t oncpu = 0, preempted = 0, blocked = 0;
+  for (const LiveThreadGroup& g : last.threads) {
+    oncpu += g.oncpu_ns;
+    preempted += g.offcpu_preempted_ns;
+    blocked += g.offcpu_blocked_ns;
+  }
+  // Three spinners sharing a CPU for a second: a second of CPU time between them (less where other
+  // work shares that CPU), and each spent most of the rest preempted for the other two.
+  EXPECT_GE(oncpu, 200'000'000u) << oncpu;
+  EXPECT_GE(preempted, 1'000'000'000u) << preempted;
+  EXPECT_GT(blocked, 0u);  // the parent, waiting for them
+  EXPECT_EQ(published.back().second.run_id, published.front().second.run_id);
+  const auto sched_loss = std::find_if(last.losses.begin(), last.losses.end(),
+                                       [](const LiveLoss& l) { return l.source == "sched"; });
+  ASSERT_NE(sched_loss, last.losses.end());
+  EXPECT_EQ(sched_loss->dropped, 0u);
+}
+
 TEST(TracerBpf, ProcessTreeIsEnrolledAndOutsidersAreNot) {
   REQUIRE_ROOT();
   TempDir dir;

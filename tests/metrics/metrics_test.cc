@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// metrics/: the registry fed by live totals (counters advance by what the totals gained, across
+// runs, and never go back; the histograms' buckets), the listen address and push URL parsing, and
+// the service's exposer answering GET /metrics, or bad input (exit 2) for a port in use.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+
+#include <prometheus/text_serializer.h>
+
+#include "metrics/live_metrics.h"
+#include "metrics/metrics_service.h"
+
+namespace ingero::metrics {
+namespace {
+
+std::string exposition(LiveMetrics& m) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, m.registry()->Collect());
+  return out.str();
+}
+
+// The value of the series whose line starts with `series` (name and labels as serialized), or -1.
+double value_of(const std::string& text, const std::string& series) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  return -1;
+}
+
+tracer::LiveTotals totals(int64_t run, uint64_t wait_ns, uint64_t batches, uint64_t oncpu_ns) {
+  tracer::LiveTotals t;
+  t.run_id = run;
+  tracer::LiveLoaderWaits l;
+  l.loader = 0;
+  l.rank = 1;
+  l.role = "main";
+  l.batches = batches;
+  l.wait_ns = wait_ns;
+  l.wait_buckets.assign(tracer::kBatchWaitBounds.size() + 1, 0);
+  l.wait_buckets[5] = batches;  // (5 ms, 10 ms]
+  l.knobs = {{"num_workers", "2"}, {"pin_memory", "false"}};
+  t.loaders.push_back(l);
+  tracer::LiveThreadGroup g;
+  g.role = "worker";
+  g.rank = 1;
+  g.oncpu_ns = oncpu_ns;
+  g.offcpu_io_ns = 3'000'000'000;
+  t.threads.push_back(g);
+  return t;
+}
+
+TEST(LiveMetrics, CountersAdvanceByWhatTheTotalsGainedAndKeepCountingAcrossRuns) {
+  LiveMetrics m;
+  m.publish(totals(1, 1'500'000'000, 10, 2'000'000'000));
+  std::string text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_total{loader="0",rank="1",role="main"})"), 1.5) << text;
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_batches_total{loader="0",rank="1",role="main"})"), 10);
+  EXPECT_EQ(value_of(text, R"(ingero_cpu_seconds_total{rank="1",role="worker"})"), 2);
+  EXPECT_EQ(value_of(text, R"(ingero_offcpu_seconds_total{rank="1",reason="io",role="worker"})"), 3);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_info{loader="0",num_workers="2",pin_memory="false",rank="1"})"), 1);
+  // The same run a second later; then a total that went back (never shown as a decrease).
+  m.publish(totals(1, 2'000'000'000, 14, 2'500'000'000));
+  m.publish(totals(1, 1'000'000'000, 14, 2'500'000'000));
+  text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_total{loader="0",rank="1",role="main"})"), 2.0);
+  // A new run counts from zero: its totals add to what the counters hold.
+  m.publish(totals(2, 500'000'000, 4, 1'000'000'000));
+  text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_total{loader="0",rank="1",role="main"})"), 2.5);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_batches_total{loader="0",rank="1",role="main"})"), 18);
+  EXPECT_EQ(value_of(text, R"(ingero_cpu_seconds_total{rank="1",role="worker"})"), 3.5);
+  // The histogram: every batch in the (5 ms, 10 ms] bucket, cumulative from there on.
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_bucket{loader="0",rank="1",role="main",le="0.005"})"), 0);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_bucket{loader="0",rank="1",role="main",le="0.01"})"), 18);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_count{loader="0",rank="1",role="main"})"), 18);
+}
+
+TEST(LiveMetrics, AProcessWithoutARankHasNoRankLabel) {
+  LiveMetrics m;
+  tracer::LiveTotals t;
+  t.threads.push_back({"main", std::nullopt, 1'000'000'000, 0, 0, 0, 0, 7});
+  m.publish(t);
+  EXPECT_EQ(value_of(exposition(m), R"(ingero_page_faults_total{role="main"})"), 7);
+}
+
+TEST(LiveMetrics, CallLatencySlotsFallWholeIntoPowerOfTwoBuckets) {
+  LiveMetrics m;
+  tracer::LiveTotals t;
+  tracer::LiveCalls c;
+  c.function = "cudaMemcpy";
+  c.calls = 5;
+  c.latency_slots.assign(40, 0);
+  c.latency_slots[20] = 3;  // [2^20, 2^21) ns: into le 2^22 ns
+  c.latency_slots[5] = 2;   // under a microsecond: the first bucket, 2^10 ns
+  c.timed = 5;
+  c.timed_ns = 4'000'000;
+  t.calls.push_back(c);
+  t.gpus.push_back({0, "GPU-1234", 0.75});
+  m.publish(t);
+  // Then hot: its count goes on in the estimated series, the total not counted twice.
+  c.calls = 50;
+  c.estimated = true;
+  t.calls = {c};
+  m.publish(t);
+  const std::string text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_cuda_calls_total{estimated="false",function="cudaMemcpy"})"), 5) << text;
+  EXPECT_EQ(value_of(text, R"(ingero_cuda_calls_total{estimated="true",function="cudaMemcpy"})"), 45);
+  EXPECT_EQ(value_of(text, R"(ingero_cuda_call_seconds_bucket{function="cudaMemcpy",le="1.024e-06"})"), 2);
+  EXPECT_EQ(value_of(text, R"(ingero_cuda_call_seconds_bucket{function="cudaMemcpy",le="0.001048576"})"), 2);
+  EXPECT_EQ(value_of(text, R"(ingero_cuda_call_seconds_bucket{function="cudaMemcpy",le="0.004194304"})"), 5);
+  EXPECT_EQ(value_of(text, R"(ingero_gpu_busy_ratio{UUID="GPU-1234",gpu="0"})"), 0.75);
+}
+
+TEST(ListenAddress, APortAloneBindsLoopbackOnlyAndOtherAddressesOnlyWhenGiven) {
+  auto a = parse_listen_address("9478");
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->text(), "127.0.0.1:9478");
+  EXPECT_EQ(parse_listen_address(":9478")->text(), "127.0.0.1:9478");
+  EXPECT_EQ(parse_listen_address("0.0.0.0:9478")->text(), "0.0.0.0:9478");
+  EXPECT_EQ(parse_listen_address("[::1]:9478")->text(), "[::1]:9478");
+  EXPECT_EQ(parse_listen_address("localhost:80")->text(), "127.0.0.1:80");
+  for (const char* bad : {"", "nine", "127.0.0.1", "127.0.0.1:", "1.2.3:9478", "node7:9478", "::1:9478", "1:70000",
+                          "[::1]9478"}) {
+    auto r = parse_listen_address(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().exit_code, 2) << bad;
+    EXPECT_NE(r.error().hint.find("--metrics-addr"), std::string::npos) << bad;
+  }
+}
+
+TEST(PushUrl, NeedsAnHttpUrlWithoutAPath) {
+  auto t = parse_push_url("http://127.0.0.1:9091");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->host, "http://127.0.0.1");
+  EXPECT_EQ(t->port, "9091");
+  EXPECT_EQ(parse_push_url("https://gw.example/")->port, "9091");
+  for (const char* bad : {"127.0.0.1:9091", "ftp://x", "http://x:9091/metrics/job/a", "http://:9091", "http://x:port"})
+    EXPECT_FALSE(parse_push_url(bad)) << bad;
+}
+
+// A listening socket on a free loopback port, held for the test.
+struct Listener {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  Listener() {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    listen(fd, 1);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    port = ntohs(sa.sin_port);
+  }
+  ~Listener() { close(fd); }
+};
+
+std::string http_get(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    (void)!write(fd, request.data(), request.size());
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return reply;
+}
+
+TEST(MetricsService, APortInUseIsBadInputNamingTheFix) {
+  Listener taken;
+  auto service = MetricsService::start("127.0.0.1:" + std::to_string(taken.port), "");
+  ASSERT_FALSE(service);
+  EXPECT_EQ(service.error().exit_code, 2);
+  EXPECT_NE(service.error().message.find("in use"), std::string::npos) << service.error().message;
+  EXPECT_NE(service.error().hint.find("free port"), std::string::npos);
+}
+
+TEST(MetricsService, AnAddressNotOnThisMachineIsBadInput) {
+  auto service = MetricsService::start("192.0.2.1:9478", "");  // TEST-NET-1: no machine has it
+  ASSERT_FALSE(service);
+  EXPECT_EQ(service.error().exit_code, 2);
+  EXPECT_NE(service.error().message.find("not an address of this machine"), std::string::npos)
+      << service.error().message;
+}
+
+TEST(MetricsService, ServesTheRegistryAtMetricsAndStopsWhenDestroyed) {
+  auto service = MetricsService::start("127.0.0.1:0", "");
+  ASSERT_TRUE(service) << service.error().message;
+  ASSERT_TRUE(*service && (*service)->port());
+  const int port = *(*service)->port();
+  (*service)->sink()->publish(totals(1, 250'000'000, 3, 1'000'000'000));
+  const std::string reply = http_get(port, "/metrics");
+  EXPECT_NE(reply.find("200 OK"), std::string::npos) << reply;
+  EXPECT_NE(reply.find(R"(ingero_dataloader_wait_seconds_total{loader="0",rank="1",role="main"} 0.25)"),
+            std::string::npos)
+      << reply;
+  EXPECT_EQ(http_get(port, "/").find("200 OK"), std::string::npos);  // only /metrics is served
+  service->reset();
+  EXPECT_EQ(http_get(port, "/metrics"), "");  // nothing listens any more
+}
+
+TEST(MetricsService, NeitherFlagStartsNothing) {
+  auto service = MetricsService::start("", "");
+  ASSERT_TRUE(service);
+  EXPECT_EQ(*service, nullptr);
+}
+
+}  // namespace
+}  // namespace ingero::metrics

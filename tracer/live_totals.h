@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a running trace knows so far, for a live view (metrics/ serves it to Prometheus): counters
+// since tracing began, read from the in-kernel maps and the Python observer's records at most once a
+// second while the harness polls the tracer, and once more as it stops. The DB stays the record;
+// this is a view of the same counters, summed to labels of low cardinality (role, rank, loader,
+// function), never per batch or per thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ingero::tracer {
+
+// The batch-wait histogram's upper bounds in seconds (the +Inf bucket follows): a loader that
+// keeps up waits well under a millisecond; a starving one tens of milliseconds to seconds.
+inline constexpr std::array<double, 13> kBatchWaitBounds = {0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                            0.05,   0.1,    0.25,  0.5,    1,     2.5};
+
+// The threads of one role in one rank (no rank: a process without RANK in its environment), summed.
+struct LiveThreadGroup {
+  std::string role;  // contract::kRole*
+  std::optional<int> rank;
+  uint64_t oncpu_ns = 0;
+  uint64_t offcpu_preempted_ns = 0;  // runnable but switched out
+  uint64_t offcpu_io_ns = 0;         // blocked in I/O wait
+  uint64_t offcpu_blocked_ns = 0;    // blocked otherwise (locks, queues, sleeps)
+  uint64_t runq_ns = 0;              // runnable, waiting for a CPU (after a wakeup or a preemption)
+  uint64_t page_faults = 0;
+};
+
+// One CUDA / NCCL function over every traced thread.
+struct LiveCalls {
+  std::string function;
+  uint64_t calls = 0;   // exact, or estimated from a duty cycle (then estimated is set)
+  bool estimated = false;
+  uint64_t errors = 0;
+  // Timed calls' latencies: log2 nanosecond slots as the kernel keeps them (slot i: [2^i, 2^(i+1)) ns),
+  // their count and their sum.
+  std::vector<uint64_t> latency_slots;
+  uint64_t timed = 0;
+  uint64_t timed_ns = 0;
+};
+
+// One DataLoader of one process, as the observer recorded it.
+struct LiveLoaderWaits {
+  int pid = 0;
+  int loader = 0;
+  std::optional<int> rank;
+  std::string role;                     // of the process that iterated it (main)
+  uint64_t batches = 0;
+  uint64_t wait_ns = 0;
+  std::vector<uint64_t> wait_buckets;   // counts per kBatchWaitBounds bucket, +Inf last (not cumulative)
+  std::map<std::string, std::string> knobs;  // num_workers, prefetch_factor, pin_memory, ... as text
+};
+
+struct LiveGpu {
+  unsigned index = 0;
+  std::string uuid;   // as NVML gives it ("GPU-..."), which is what DCGM's UUID label holds
+  double busy_ratio = 0;  // the last gpu_util sample, 0-1
+};
+
+struct LiveLoss {
+  std::string source;  // contract::kKernelLossSources, "queue", "writer"
+  uint64_t dropped = 0;
+};
+
+struct LiveTotals {
+  int64_t run_id = 0;  // counters restart with each run (a sweep's runs): a new id says so
+  std::vector<LiveThreadGroup> threads;
+  std::vector<LiveCalls> calls;
+  std::vector<LiveLoaderWaits> loaders;
+  std::vector<LiveGpu> gpus;
+  std::vector<LiveLoss> losses;
+  // What probe hits and the tracer's kernel programs cost the traced threads, over their on-CPU time
+  // (none until a probe's cost is known and some thread ran).
+  std::optional<double> tracing_cost_ratio;
+};
+
+// Where the tracer hands its live totals (metrics::LiveMetrics). Called from the harness's thread.
+class LiveSink {
+ public:
+  virtual ~LiveSink() = default;
+  virtual void publish(const LiveTotals& totals) = 0;
+};
+
+}  // namespace ingero::tracer
