@@ -237,6 +237,7 @@ inline constexpr std::string_view kProfileBucketNsSetting = "profile_bucket_ns";
 inline constexpr std::string_view kProfilePythonSetting = "profile_python";
 inline constexpr std::string_view kProfileSampleNsSetting = "profile_sample_ns";
 inline constexpr std::string_view kProfileCostNsSetting = "profile_cost_ns";
+inline constexpr std::string_view kProfileProgram = "on_cpu_sample";  // its name in kProgramTimeSetting
 
 // ---- gpu_samples.metric (percent)
 namespace gpu_metric {
