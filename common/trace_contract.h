@@ -262,6 +262,7 @@ inline constexpr std::string_view kProfileBucketNsSetting = "profile_bucket_ns";
 inline constexpr std::string_view kProfilePythonSetting = "profile_python";
 inline constexpr std::string_view kProfileSampleNsSetting = "profile_sample_ns";
 inline constexpr std::string_view kProfileCostNsSetting = "profile_cost_ns";
+inline constexpr std::string_view kProfileProgram = "on_cpu_sample";  // its name in kProgramTimeSetting
 // profile_frames.kind
 namespace frame_kind {
 inline constexpr std::string_view kPython = "python";

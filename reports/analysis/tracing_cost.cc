@@ -51,6 +51,10 @@ Result<ProgramsCost> programs_cost(const RunContext& context) {
   for (const auto& [name, times] : programs.items()) {
     const std::optional<int64_t> runs = count_field(times, "runs"), ns = count_field(times, "ns");
     if (!runs || !ns) return Error::failure(fmt::format("its stored times of program {} are unreadable", name));
+    if (name == contract::kProfileProgram) {
+      cost.profile = ProgramTime{name, *runs, *ns};
+      continue;
+    }
     cost.programs.push_back({name, *runs, *ns});
     cost.runs += *runs;
     cost.ns += *ns;
@@ -59,6 +63,8 @@ Result<ProgramsCost> programs_cost(const RunContext& context) {
                    [](const ProgramTime& a, const ProgramTime& b) { return a.ns > b.ns; });
   cost.traced_cpu_ns = total_counters(context.thread_stats).oncpu_ns;
   if (cost.traced_cpu_ns > 0) cost.share = static_cast<double>(cost.ns) / static_cast<double>(cost.traced_cpu_ns);
+  if (cost.traced_cpu_ns > 0 && cost.profile)
+    cost.profile_share = static_cast<double>(cost.profile->ns) / static_cast<double>(cost.traced_cpu_ns);
   return cost;
 }
 

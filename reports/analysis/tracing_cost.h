@@ -55,6 +55,9 @@ struct ProgramsCost {
   int64_t ns = 0;
   int64_t traced_cpu_ns = 0;  // the traced threads' on-CPU time
   std::optional<double> share;  // ns / traced_cpu_ns (none without on-CPU time)
+  // The CPU profile's sampling program (one run per clock tick of a CPU), apart from the others.
+  std::optional<ProgramTime> profile;
+  std::optional<double> profile_share;  // its ns / traced_cpu_ns
 };
 
 // A launched job's CPU time as the harness waited for it (its process and the descendants it

@@ -665,7 +665,11 @@ const JsonShape<ProgramsCost>& programs_cost_shape() {
                                   "run for other processes' events")),
         [](const P& p) { return optional_json(p.share); }},
        {"programs", array_of(program_time_shape().schema(), "most time first"),
-        [](const P& p) { return program_time_shape().write_all(p.programs); }}});
+        [](const P& p) { return program_time_shape().write_all(p.programs); }},
+       {"profile_program", nullable(program_time_shape().schema()),
+        [](const P& p) { return p.profile ? program_time_shape().write(*p.profile) : json(nullptr); }},
+       {"profile_share", nullable(number("profile_program.ns / traced_cpu_ns")),
+        [](const P& p) { return optional_json(p.profile_share); }}});
   return shape;
 }
 

@@ -263,6 +263,29 @@ TEST(TracingCost, TheKernelProgramsTimeIsAShareOfTheTracedThreadsCpuTime) {
   EXPECT_TRUE(json["kernel_programs_unknown_because"].is_null());
 }
 
+TEST(TracingCost, TheCpuProfilesProgramIsShownApart) {
+  const TracingCost cost = tracing_cost_with(
+      "program-time-profile",
+      R"({"on_sched_switch":{"runs":20000,"ns":8000000},"on_cpu_sample":{"runs":1000,"ns":16000000}})");
+  ASSERT_TRUE(cost.programs) << cost.programs_unknown_because;
+  EXPECT_EQ(cost.programs->ns, 8'000'000);  // the scheduler's alone
+  ASSERT_EQ(cost.programs->programs.size(), 1u);
+  ASSERT_TRUE(cost.programs->profile);
+  EXPECT_EQ(cost.programs->profile->runs, 1000);
+  ASSERT_TRUE(cost.programs->profile_share);
+  EXPECT_NEAR(*cost.programs->profile_share, 16.0 / 800, 1e-12);
+  const auto lines = tracing_cost_lines(cost);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "the CPU profile's sampling program ran 16 ms (1,000 clock ticks, 16 µs each): 2.0 % of "
+                      "the traced threads' 800 ms on CPU")
+      << lines[1];
+  const auto json = to_json(cost);
+  EXPECT_EQ(json["kernel_programs"]["profile_program"]["ns"], 16'000'000);
+  EXPECT_TRUE(to_json(tracing_cost_with("program-time-no-profile", R"({"on_fork":{"runs":4,"ns":2000}})"))
+                  ["kernel_programs"]["profile_program"]
+                      .is_null());
+}
+
 TEST(TracingCost, ARunWithoutReadableProgramTimesSaysWhy) {
   const TracingCost before = tracing_cost_with("program-time-none", std::nullopt);
   EXPECT_FALSE(before.programs);

@@ -94,11 +94,13 @@ TEST(CallSampling, ACallAtALowRateIsCountedExactlyAtTheDefault) {
   EXPECT_EQ(report.tracing_cost.main->hits, 301);  // and the sync
   EXPECT_LT(report.tracing_cost.main->share, 0.01);
   const auto lines = reports::tracing_cost_lines(report.tracing_cost);
-  ASSERT_EQ(lines.size(), 2u);  // the probes', then the other kernel programs' (timed by default)
+  // The probes', the other kernel programs' (timed by default), the CPU profile's (on by default).
+  ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[0].find("exact counts for all functions"), std::string::npos) << lines[0];
   ASSERT_TRUE(report.tracing_cost.programs) << report.tracing_cost.programs_unknown_because;
   EXPECT_GT(report.tracing_cost.programs->runs, 0);
   EXPECT_EQ(lines[1].rfind("the tracer's scheduler, memory, process and block programs ran ", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("the CPU profile's sampling program ran ", 0), 0u) << lines[2];
   for (const auto& row : report.calls) EXPECT_FALSE(row.estimate) << row.function;
 }
 
