@@ -76,33 +76,52 @@ struct FunctionTotals {
   std::map<int64_t, int64_t> lines;  // the executing lines sampled, for the most sampled one
 };
 
+// One stack as the accumulators use it, worked out once however many rows sample it: its functions
+// interned (every line of a function is one), what it holds, and its class.
+struct ResolvedStack {
+  std::vector<const ProfileFrame*> frames;  // innermost first
+  std::vector<int> function_of;             // each frame's function
+  std::vector<int> distinct;                // its functions, each once
+  int leaf = -1;                            // the sampled code's function
+  bool decode = false, collate = false, randperm = false;
+  CpuPart part = CpuPart::other;
+};
+
+class FunctionTable {
+ public:
+  int intern(const ProfileFrame& f) {
+    return ids_.try_emplace(key_of(f), static_cast<int>(ids_.size())).first->second;
+  }
+
+ private:
+  std::map<FunctionKey, int> ids_;
+};
+
 // The samples of a group of threads (a role, or a role at one rank).
 class RoleAccumulator {
  public:
-  void add(const std::vector<const ProfileFrame*>& frames, int64_t tid, int64_t n) {
+  void add(const ResolvedStack& stack, int64_t tid, int64_t n) {
     tids_.insert(tid);
     samples_ += n;
-    if (frames.empty()) return;
-    std::set<FunctionKey> seen;
-    bool decode = false, collate = false, randperm = false;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const ProfileFrame& f = *frames[i];
-      FunctionTotals& totals = functions_[key_of(f)];
-      totals.frame = &f;
-      if (i == 0) {
-        totals.self += n;
-        if (f.line && f.line_kind != "first") totals.lines[*f.line] += n;
-      }
-      if (seen.insert(key_of(f)).second) totals.inclusive += n;
-      decode = decode || decode_frame(f);
-      collate = collate || has(f.name, "collate");
-      randperm = randperm || has(f.name, "randperm");
+    if (stack.frames.empty()) return;
+    const ProfileFrame& leaf = *stack.frames.front();
+    FunctionTotals& self = functions_[stack.leaf];
+    self.frame = &leaf;
+    self.self += n;
+    if (leaf.line && leaf.line_kind != "first") self.lines[*leaf.line] += n;
+    for (size_t i = 0; i < stack.distinct.size(); ++i) {
+      FunctionTotals& totals = functions_[stack.distinct[i]];
+      totals.inclusive += n;
     }
-    decode_ += decode ? n : 0;
-    collate_ += collate ? n : 0;
-    randperm_ += randperm ? n : 0;
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+      FunctionTotals& totals = functions_[stack.function_of[i]];
+      if (!totals.frame) totals.frame = stack.frames[i];
+    }
+    decode_ += stack.decode ? n : 0;
+    collate_ += stack.collate ? n : 0;
+    randperm_ += stack.randperm ? n : 0;
     if (split_) {
-      switch (classify_stack(frames)) {
+      switch (stack.part) {
         case CpuPart::loader: split_->loader += n; break;
         case CpuPart::model: split_->model += n; break;
         case CpuPart::other: split_->other += n; break;
@@ -156,7 +175,7 @@ class RoleAccumulator {
   std::set<int64_t> tids_;
   int64_t samples_ = 0;
   int64_t decode_ = 0, collate_ = 0, randperm_ = 0;
-  std::map<FunctionKey, FunctionTotals> functions_;
+  std::map<int, FunctionTotals> functions_;
   std::optional<CpuSplit> split_;
 };
 
@@ -194,6 +213,22 @@ std::vector<const ProfileFrame*> resolve(const ProfileRecord& profile, int64_t s
     if (f != profile.frames.end()) frames.push_back(&f->second);
   }
   return frames;
+}
+
+ResolvedStack resolve_stack(const ProfileRecord& profile, int64_t stack_id, FunctionTable& functions) {
+  ResolvedStack out;
+  out.frames = resolve(profile, stack_id);
+  for (const ProfileFrame* f : out.frames) {
+    const int id = functions.intern(*f);
+    out.function_of.push_back(id);
+    if (std::find(out.distinct.begin(), out.distinct.end(), id) == out.distinct.end()) out.distinct.push_back(id);
+    out.decode = out.decode || decode_frame(*f);
+    out.collate = out.collate || has(f->name, "collate");
+    out.randperm = out.randperm || has(f->name, "randperm");
+  }
+  if (!out.frames.empty()) out.leaf = out.function_of.front();
+  out.part = classify_stack(out.frames);
+  return out;
 }
 
 // Folded stacks take ';' between frames and a space before the count: a name keeps neither a ';' nor
@@ -283,7 +318,8 @@ std::optional<ProfileAnalysis> analyze_profile(const RunContext& context, const 
   const auto threads = thread_info(context);
   std::map<std::string, RoleAccumulator> roles;
   std::map<std::pair<std::string, int64_t>, RoleAccumulator> ranks;
-  std::unordered_map<int64_t, std::vector<const ProfileFrame*>> stacks;  // resolved once each
+  std::unordered_map<int64_t, ResolvedStack> stacks;  // resolved once each
+  FunctionTable functions;
   ProfileAnalysis out;
   out.hz = int_setting(context, contract::kProfileHzSetting);
   out.python = context.setting(contract::kProfilePythonSetting).value_or("");
@@ -301,8 +337,8 @@ std::optional<ProfileAnalysis> analyze_profile(const RunContext& context, const 
     }
     out.samples += row.samples;
     auto stack = stacks.find(row.stack_id);
-    if (stack == stacks.end()) stack = stacks.emplace(row.stack_id, resolve(profile, row.stack_id)).first;
-    if (stack->second.empty()) {
+    if (stack == stacks.end()) stack = stacks.emplace(row.stack_id, resolve_stack(profile, row.stack_id, functions)).first;
+    if (stack->second.frames.empty()) {
       role->second.add_unknown(row.tid, row.samples);
       if (rank) rank->add_unknown(row.tid, row.samples);
       continue;

@@ -79,6 +79,35 @@ TEST(Cli, NanNegativeSeedsAndEmptyValuesAreBadInput) {
   EXPECT_EQ(parse("--workload dataloader --seed 18446744073709551615")->workload.base.seed, UINT64_MAX);
 }
 
+// The folded export takes the newest run when none is given and a role filter; Perfetto needs its run.
+TEST(Cli, ExportFoldedTakesARoleAndAnOptionalRun) {
+  auto folded = parse("export --db t.db --format folded --role worker --out w.folded");
+  ASSERT_TRUE(folded.ok()) << folded.error().message;
+  EXPECT_EQ(folded->command, Command::export_trace);
+  EXPECT_EQ(folded->export_trace.format, "folded");
+  EXPECT_EQ(folded->export_trace.role, "worker");
+  EXPECT_FALSE(folded->export_trace.run);
+  auto with_run = parse("export --db t.db --format folded --run 3 --out w.folded");
+  ASSERT_TRUE(with_run.ok());
+  EXPECT_EQ(with_run->export_trace.run, 3);
+  auto perfetto = parse("export --db t.db --run 2 --out t.json");
+  ASSERT_TRUE(perfetto.ok());
+  EXPECT_EQ(perfetto->export_trace.run, 2);
+  struct Case {
+    const char* line;
+    const char* names;
+  };
+  for (const Case& c : {Case{"export --db t.db --out t.json", "--run"},
+                        Case{"export --db t.db --run 1 --role main --out t.json", "--role"},
+                        Case{"export --db t.db --format folded --role gpu --out t.folded", "--role"},
+                        Case{"export --db t.db --format svg --run 1 --out t.svg", "--format"}}) {
+    auto parsed = parse(c.line);
+    ASSERT_FALSE(parsed.ok()) << c.line << " parsed";
+    EXPECT_EQ(parsed.error().exit_code, kExitBadInput) << c.line;
+    EXPECT_NE(parsed.error().message.find(c.names), std::string::npos) << c.line << ": " << parsed.error().message;
+  }
+}
+
 // CLI11 printed NonNegativeNumber's bound as DBL_MAX in 309 digits.
 TEST(Cli, RangeErrorsPrintReadableBounds) {
   for (const char* line : {"--workload dataloader --offcpu-min-us -1", "sweep --budget -5",
