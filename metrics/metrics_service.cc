@@ -169,6 +169,9 @@ Status MetricsService::push() {
   try {
     prometheus::Gateway gateway(push_->host, push_->port, kPushJob, prometheus::Gateway::GetInstanceLabel(hostname()));
     gateway.RegisterCollectable(metrics_->registry());
+    // The host's group is replaced whole: series of an earlier job (its loaders, its functions) do not
+    // linger beside this one's (prometheus-cpp's Push replaces only the metrics it sends).
+    (void)gateway.DeleteForInstance();
     const int code = gateway.Push();
     if (code >= 200 && code < 300) return {};
     return Error::failure(code < 0 ? fmt::format("pushing the metrics to {} failed: no answer", push_url_)
