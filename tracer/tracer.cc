@@ -232,6 +232,7 @@ class BpfTracer final : public Tracer {
   Status add_to_filter(pid_t pid);
   Status probe_library(const std::string& path, bool requested);
   void track_traced_processes();
+  void look_for_python_everywhere();
   std::vector<SampledFunction> stop_sampling();
   void scan_for_cuda_processes();
   void read_ranks(const std::set<pid_t>& pids);
@@ -265,6 +266,7 @@ class BpfTracer final : public Tracer {
   std::optional<CpuClockSampler> profile_clock_;
   ProfileAggregator profile_{opts_.profile_bucket_ns};
   std::unique_ptr<ProfilePython> python_;  // with profiles on
+  std::chrono::steady_clock::time_point python_scanned_;
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -651,7 +653,20 @@ void BpfTracer::poll() {
   read_python_paths(execed);
   if (opts_.cuda_processes_only) scan_for_cuda_processes();
   track_traced_processes();
+  look_for_python_everywhere();
   publish_live(false);
+}
+
+// System-wide, every process is sampled: each one's Python frames are looked for, once a second
+// at most (a process already looked at costs a set lookup).
+void BpfTracer::look_for_python_everywhere() {
+  if (!python_ || !opts_.system_wide || opts_.cuda_processes_only) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - python_scanned_ < std::chrono::seconds(1)) return;
+  python_scanned_ = now;
+  const pid_t self = getpid();
+  for (pid_t pid : proc::all_pids())
+    if (pid != self) python_->look_at(pid);
 }
 
 // Discovers the libraries the traced processes map (unless they were named), and tells the

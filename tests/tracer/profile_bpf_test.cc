@@ -143,6 +143,15 @@ void expect_known_split(const TracedRun& run, pid_t main_tid, const std::string&
             1);
 }
 
+// A thread's samples are its time on the CPU (thread_stats, exact) at `hz`, within a quarter.
+void expect_samples_match_cpu_time(const TracedRun& run, pid_t tid, int64_t samples, int hz) {
+  const int64_t oncpu_ns = run.query_int("SELECT oncpu_ns FROM thread_stats WHERE" + run.where() + "AND tid = " +
+                                         std::to_string(tid));
+  const double expected = static_cast<double>(oncpu_ns) * hz / 1e9;
+  EXPECT_GE(expected, 30) << "thread " << tid << " ran only " << oncpu_ns << " ns";
+  EXPECT_NEAR(static_cast<double>(samples), expected, expected / 4) << "thread " << tid << " ran " << oncpu_ns << " ns";
+}
+
 int64_t delivered_samples(const TraceTotals& totals) {
   for (const TraceLoss& loss : totals.losses)
     if (loss.source == "profile") return static_cast<int64_t>(loss.offered.value_or(0) - loss.dropped);
@@ -160,8 +169,9 @@ TEST(CpuProfile, BurningFunctionIsTheLeafOfItsSamplesWithItsCaller) {
   int64_t all = 0;
   for (const auto& [leaf, n] : leaves) all += n;
   ASSERT_TRUE(leaves.count(burn)) << "no sample's leaf is ingero_burn_cpu in " << INGERO_PROFILE_BURN;
-  // 1.5 s on the CPU at 99 Hz: about 148 samples, nearly all in the loop.
-  EXPECT_GE(all, 100);
+  // A sample per 1/99 s of the thread's time on the CPU (up to 1.5 s: less while other work shares
+  // the CPUs), nearly all in the loop.
+  expect_samples_match_cpu_time(*run, run->root_pid, all, 99);
   EXPECT_GE(leaves.at(burn), all * 8 / 10);
   // The frame-pointer walk reaches its caller.
   EXPECT_GT(run->query_int(
@@ -206,7 +216,7 @@ TEST(CpuProfile, ThreadInSyscallsGetsKernelFrames) {
       "SELECT coalesce(sum(samples), 0) " + its +
       " AND (SELECT kind FROM profile_stacks st JOIN profile_frames f ON f.run_id = st.run_id AND f.frame_id = "
       "st.frame_id WHERE st.run_id = s.run_id AND st.stack_id = s.stack_id) = 'kernel'");
-  EXPECT_GE(all, 80);
+  expect_samples_match_cpu_time(*run, static_cast<pid_t>(reader), all, 99);
   EXPECT_GE(in_kernel, all / 2);
   EXPECT_GT(run->query_int("SELECT count(*) FROM profile_frames WHERE" + run->where() +
                            "AND kind = 'kernel' AND file = '[kernel]' AND name LIKE '%_read'"),
@@ -278,9 +288,8 @@ TEST(CpuProfile, PythonFramesSplitAJobAsItsOwnTimersDo) {
   expect_known_split(*run, run->root_pid, timers);
 }
 
-TEST(CpuProfile, AttachedPythonJobGetsTheSameFrames) {
-  REQUIRE_ROOT();
-  REQUIRE_PYTHON();
+// A Python job that runs already, traced by attaching to it or system-wide (`system_wide`).
+void expect_running_job_split(bool system_wide) {
   TempDir dir;
   const std::string timers = dir.file("timers.json");
   pid_t target = fork();
@@ -297,9 +306,12 @@ TEST(CpuProfile, AttachedPythonJobGetsTheSameFrames) {
   ASSERT_TRUE(run_id.ok());
   TraceOptions opts = profile_options();
   opts.profile_hz = 199;
+  opts.system_wide = system_wide;
   auto tracer = Tracer::start(opts, dir.file("attach.db"), *run_id);
   ASSERT_RUN(tracer);
-  ASSERT_TRUE((*tracer)->attach(target).ok());
+  if (!system_wide) {
+    ASSERT_TRUE((*tracer)->attach(target).ok());
+  }
   int status = 0;
   while (waitpid(target, &status, WNOHANG) != target) {
     (*tracer)->poll();
@@ -316,6 +328,18 @@ TEST(CpuProfile, AttachedPythonJobGetsTheSameFrames) {
   run.db = std::move(*reader);
   // The share is of the time traced: the timers count the whole run, the split is the same throughout.
   expect_known_split(run, target, timers);
+}
+
+TEST(CpuProfile, AttachedPythonJobGetsTheSameFrames) {
+  REQUIRE_ROOT();
+  REQUIRE_PYTHON();
+  expect_running_job_split(false);
+}
+
+TEST(CpuProfile, SystemWideGetsTheSameFrames) {
+  REQUIRE_ROOT();
+  REQUIRE_PYTHON();
+  expect_running_job_split(true);
 }
 
 }  // namespace
