@@ -322,6 +322,22 @@ TEST_F(Metrics, ABadAddressOrAPortInUseExitsTwoBeforeTracing) {
   EXPECT_FALSE(fs::exists(db)) << "nothing is traced or stored before the address is found good";
 }
 
+TEST_F(Metrics, ANodeAgentServesUntilTerminatedThenStopsListening) {
+  const int port = free_port();
+  const std::string db = *dir_ + "/agent.db";
+  Background agent(kBinary + " trace --db " + db + " --metrics-addr " + std::to_string(port) + " > " + *dir_ +
+                   "/agent.log 2>&1");
+  ASSERT_TRUE(wait_until(std::chrono::seconds(30), [&] {
+    return http_get(port, "/metrics").find("ingero_events_lost_total{") != std::string::npos;
+  })) << read_text(*dir_ + "/agent.log");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(http_get(port, "/metrics").empty()) << "still serving, with no --duration";
+  kill(agent.pid, SIGTERM);
+  EXPECT_NE(agent.wait(std::chrono::seconds(60)), -1) << read_text(*dir_ + "/agent.log");
+  EXPECT_EQ(http_get(port, "/metrics"), "");
+  EXPECT_EQ(query_double(db, "SELECT count(*) FROM runs WHERE label LIKE '%until interrupted%'"), 1);
+}
+
 TEST_F(Metrics, KillingTheTracerLeavesNoListeningSocket) {
   const int port = free_port();
   Background tracer(trace(port, *dir_ + "/killed.db") + "sleep 6 > " + *dir_ + "/killed.log 2>&1");
