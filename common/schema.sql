@@ -388,10 +388,13 @@ CREATE TABLE IF NOT EXISTS profile_samples (
 );
 
 -- Memory and descriptors of each traced process, sampled from /proc at a low rate (schema version 10;
--- run setting 'health_interval_ns'): from /proc/PID/smaps_rollup its rss, pss, private_dirty (pages the
--- process wrote to its own copy: copy-on-write growth after a fork shows here) and swap; its open
+-- run setting 'health_interval_ns'): rss and swap (/proc/PID/status, or smaps_rollup where read); pss and
+-- private_dirty (pages the process wrote to its own copy: copy-on-write growth after a fork shows here)
+-- from /proc/PID/smaps_rollup, which walks the page tables and so is read less often for a large
+-- process (NULL in the rows between; tracer/process_sampler.h); its open
 -- descriptors and soft RLIMIT_NOFILE; the /dev/shm it sees (its own mount namespace): size and free
--- bytes. A column is NULL where it could not be read.
+-- bytes; wchan: where its main thread slept (/proc/PID/wchan: futex_wait_queue, anon_pipe_read, ...),
+-- NULL while it ran. A column is NULL where it could not be read.
 CREATE TABLE IF NOT EXISTS process_samples (
   run_id               INTEGER NOT NULL,
   pid                  INTEGER NOT NULL,
@@ -404,5 +407,6 @@ CREATE TABLE IF NOT EXISTS process_samples (
   fd_limit             INTEGER,
   shm_size_bytes       INTEGER,
   shm_free_bytes       INTEGER,
+  wchan                TEXT,
   PRIMARY KEY (run_id, pid, ts_ns)
 );

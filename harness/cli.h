@@ -33,6 +33,8 @@ struct TraceFlags {
   double sample_window_ms = 5;    // duty cycle of hot calls (tracer/call_probes.h)
   double sample_period_ms = 50;
   double hot_share_pct = 1;
+  double health_interval_ms = 500;  // worker health sampler (tracer/process_sampler.h); 0 off
+  double hang_after_s = 60;         // a hang: no batch and every thread off CPU this long
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.

@@ -14,6 +14,7 @@
 #include "bpf/events.h"
 #include "tracer/duty_cycle.h"
 #include "tracer/nvml_sampler.h"
+#include "tracer/process_sampler.h"
 
 namespace ingero::tracer {
 
@@ -69,6 +70,7 @@ struct TraceTotals {
   std::vector<ProbedLibrary> libraries;
   std::vector<GpuInfo> gpus;           // NVML's view of the GPUs while tracing
   std::vector<GpuSample> gpu_samples;
+  std::vector<ProcessSample> process_samples;  // the health sampler's rows (process_samples table)
   std::string cuda_detail;            // the --cuda-detail level used
   std::vector<SampledFunction> sampled;
   std::vector<std::string> problems;  // what went wrong while tracing, in words

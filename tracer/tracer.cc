@@ -33,6 +33,7 @@
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
 #include "tracer/probe_calibration.h"
+#include "tracer/process_sampler.h"
 #include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
 
@@ -238,6 +239,7 @@ class BpfTracer final : public Tracer {
   std::vector<std::pair<std::string, std::string>> settings() const;
   void record_problem(std::string problem);
   void add_gpu_samples(TraceTotals& totals);
+  void add_process_samples(TraceTotals& totals);
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -248,6 +250,7 @@ class BpfTracer final : public Tracer {
   bool multi_ = false;  // the CUDA probes are uprobe_multi links (uprobe_link.h)
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
   std::unique_ptr<NvmlSampler> gpu_sampler_;
+  std::unique_ptr<ProcessSampler> health_sampler_;
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -292,6 +295,19 @@ Status BpfTracer::init(const std::string& db_path) {
   consuming_ = true;
   consumer_ = std::thread([this] { consume(); });
   if (opts_.gpu_samples) gpu_sampler_ = NvmlSampler::start();
+  if (opts_.health_interval_ns > 0) {
+    // The traced set: the kernel's filter (a process leaves it at its last thread's exit).
+    const int filter = bpf_map__fd(skel_->maps.tgid_filter);
+    ProcessSamplerOptions health;
+    health.interval = std::chrono::nanoseconds(opts_.health_interval_ns);
+    health_sampler_ = ProcessSampler::start(
+        [filter] {
+          std::vector<pid_t> pids;
+          for_each_key<uint32_t>(filter, [&](uint32_t pid) { pids.push_back(static_cast<pid_t>(pid)); });
+          return pids;
+        },
+        health);
+  }
   return {};
 }
 
@@ -640,6 +656,16 @@ void BpfTracer::add_gpu_samples(TraceTotals& totals) {
   totals.gpu_samples = std::move(samples.samples);
 }
 
+// The health sampler's rows and what sampling cost its thread.
+void BpfTracer::add_process_samples(TraceTotals& totals) {
+  totals.settings.emplace_back(contract::kHealthIntervalNsSetting, std::to_string(opts_.health_interval_ns));
+  if (!health_sampler_) return;
+  totals.process_samples = health_sampler_->stop();
+  totals.settings.emplace_back(contract::kHealthSamplerCpuNsSetting, std::to_string(health_sampler_->cpu_ns()));
+  if (std::string note = health_sampler_->note(); !note.empty()) totals.problems.push_back(std::move(note));
+  health_sampler_.reset();
+}
+
 void BpfTracer::record_problem(std::string problem) {
   std::lock_guard lock(mutex_);
   problems_.push_back(std::move(problem));
@@ -672,6 +698,7 @@ void BpfTracer::stop_consumer() {
 }
 
 void BpfTracer::shutdown() {
+  health_sampler_.reset();  // it reads the filter map, closed below
   detach_all();
   stop_consumer();
   if (writer_) (void)writer_->finish();
@@ -761,6 +788,7 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
       {std::string(contract::kCallStreamMinNsSetting), std::to_string(opts_.call_stream_min_ns)},
       {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
       {"mem_burst_min_ns", std::to_string(opts_.mem_burst_min_ns)},
+      {std::string(contract::kHangAfterNsSetting), std::to_string(opts_.hang_after_ns)},
       {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},
   };
 }
@@ -811,6 +839,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.sampled = std::move(sampled);
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
+  add_process_samples(totals);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));

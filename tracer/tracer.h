@@ -44,6 +44,8 @@ struct TraceOptions {
   SamplingPolicy sampling;                   // duty cycle of hot calls (on at count and latency only)
   bool calibrate = true;                     // measure a probe hit's cost at start-up
   bool program_time = true;                  // time the kernel programs (BPF run-time statistics, while tracing)
+  uint64_t health_interval_ns = 500'000'000;  // sample /proc memory, descriptors, /dev/shm this often; 0 off
+  uint64_t hang_after_ns = 60'000'000'000;    // recorded for the analysis: no batch and every thread off CPU this long
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.
