@@ -60,7 +60,12 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 --   io:           block_io (issue -> complete; bytes = request size, ret = block status)
 --   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
 --                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
---                 rename (a thread's new name is in the threads table)
+--                 rename (a thread's new name is in the threads table),
+--                 oom_kill (the OOM killer chose pid/tid; arg = the thread whose allocation invoked it:
+--                 its pid << 32 | its tid; schema version 10, Linux 6.8 on),
+--                 fatal_signal (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGKILL, SIGSEGV or SIGSYS sent to pid/tid;
+--                 arg = the signal, ret = its si_code (128: SI_KERNEL), stream = the sending thread as
+--                 pid << 32 | tid; schema version 10)
 --   workload:     batch_wait (main loop waiting for the next batch; arg = batch index; stream = the loader
 --                 (loaders.loader) when the Python observer recorded it in a user's job)
 --                 batch_compute (main loop moving it to the device and running the model, or, in a user's

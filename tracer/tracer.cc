@@ -2,6 +2,7 @@
 #include "tracer/tracer.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
@@ -145,6 +146,8 @@ std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
       {s->progs.on_exec, &s->links.on_exec},
       {s->progs.on_exit, &s->links.on_exit},
       {s->progs.on_rename, &s->links.on_rename},
+      {s->progs.on_oom_victim, &s->links.on_oom_victim},
+      {s->progs.on_signal_generate, &s->links.on_signal_generate},
       {s->progs.on_sched_waking, &s->links.on_sched_waking},
       {s->progs.on_sched_wakeup, &s->links.on_sched_wakeup},
       {s->progs.on_sched_wakeup_new, &s->links.on_sched_wakeup_new},
@@ -311,6 +314,25 @@ Status BpfTracer::init(const std::string& db_path) {
   return {};
 }
 
+// The OOM killer's tracepoint as on_oom_victim reads it: mark_victim(task, uid), from Linux 6.8
+// (earlier kernels pass the pid alone). Elsewhere the kill is still seen as its SIGKILL.
+bool kernel_has_oom_victim_task() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool ok = false;
+  const int id = btf__find_by_name_kind(vmlinux, "btf_trace_mark_victim", BTF_KIND_TYPEDEF);
+  if (id > 0) {
+    const btf_type* t = btf__type_by_id(vmlinux, btf__resolve_type(vmlinux, id));
+    if (t && btf_is_ptr(t)) t = btf__type_by_id(vmlinux, t->type);
+    if (t && btf_is_func_proto(t) && btf_vlen(t) == 3) {
+      const btf_type* task = btf__type_by_id(vmlinux, btf_params(t)[1].type);
+      ok = task && btf_is_ptr(task);
+    }
+  }
+  btf__free(vmlinux);
+  return ok;
+}
+
 // open -> configure rodata and ring sizes -> load.
 Status BpfTracer::load() {
   libbpf_set_print(libbpf_print);
@@ -327,6 +349,7 @@ Status BpfTracer::load() {
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
+  if (!kernel_has_oom_victim_task()) bpf_program__set_autoload(skel_->progs.on_oom_victim, false);
   multi_ = kernel_has_uprobe_multi();
   if (multi_)
     for (bpf_program* probe : {skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return}) use_uprobe_multi(probe);
