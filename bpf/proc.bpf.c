@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Process tree: fork enrolls children of traced processes in the kernel filter;
- * fork/exec/exit/rename events give user space the tree, names and lifetimes. */
+ * fork/exec/exit/rename events give user space the tree, names and lifetimes; the OOM
+ * killer's choice and fatal signals sent to traced processes say how one died. */
 #include "common.bpf.h"
 
 /* An event about `task`, recorded as happening on thread tid of process pid. */
@@ -81,6 +82,65 @@ int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
   e->tid = task->pid;
   e->op = IB_OP_RENAME;
   bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+  submit_event(&proc_ring, e);
+  return 0;
+}
+
+/* The OOM killer chose a traced process (global or a cgroup's): pid/tid = the victim, arg = the
+ * thread whose allocation invoked the killer (IB_WAKER). The kill itself follows as a SIGKILL
+ * (fatal_signal). Linux 6.8 on; user space leaves it unloaded where the tracepoint's arguments
+ * differ. */
+SEC("tp_btf/mark_victim")
+int BPF_PROG(on_oom_victim, struct task_struct *task, uid_t uid)
+{
+  __u32 tgid = task->tgid;
+  if (!is_traced_tgid(tgid))
+    return 0;
+  __u64 current = bpf_get_current_pid_tgid();
+  emit_task_event(IB_OP_OOM_KILL, task, tgid, task->pid, IB_WAKER(current >> 32, (__u32)current), 0,
+                  IB_EVENT_HAS_ARG);
+  return 0;
+}
+
+/* Signals whose default action ends the process with a core or a kill. SIGTERM and SIGINT are
+ * how jobs and loaders stop workers on purpose: not recorded. */
+static __always_inline bool is_fatal_signal(int sig)
+{
+  return sig == 4 /* SIGILL */ || sig == 6 /* SIGABRT */ || sig == 7 /* SIGBUS */ || sig == 8 /* SIGFPE */ ||
+         sig == 9 /* SIGKILL */ || sig == 11 /* SIGSEGV */ || sig == 31 /* SIGSYS */;
+}
+
+/* A fatal signal sent to a traced thread: pid/tid = the target, arg = the signal, ret = its si_code
+ * (SI_KERNEL for the OOM killer's SIGKILL, BUS_ADRERR for a write past a full tmpfs), stream =
+ * IB_WAKER of the sending thread (the target itself for a fault). */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task, int group,
+             int result)
+{
+  if (!is_fatal_signal(sig))
+    return 0;
+  __u32 tgid = task->tgid;
+  if (!is_traced_tgid(tgid))
+    return 0;
+  /* SEND_SIG_NOINFO (0) is a signal from user space, SEND_SIG_PRIV (1) one from the kernel. */
+  __s32 code = 0;
+  if ((unsigned long)info == 1)
+    code = 0x80; /* SI_KERNEL */
+  else if (info)
+    code = BPF_CORE_READ(info, si_code);
+  struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
+  if (!e)
+    return 0;
+  __u64 current = bpf_get_current_pid_tgid();
+  e->ts_ns = bpf_ktime_get_ns();
+  e->pid = tgid;
+  e->tid = task->pid;
+  e->op = IB_OP_FATAL_SIGNAL;
+  e->arg = sig;
+  e->ret = code;
+  e->stream = (__u64)IB_WAKER(current >> 32, (__u32)current);
+  e->flags = IB_EVENT_HAS_ARG | IB_EVENT_HAS_RET | IB_EVENT_HAS_STREAM;
+  bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
   submit_event(&proc_ring, e);
   return 0;
 }

@@ -60,7 +60,12 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id, sweep_point);
 --   io:           block_io (issue -> complete; bytes = request size, ret = block status)
 --   process:      fork (pid/tid = parent, arg = child pid), exec, exit (last thread of a process;
 --                 ret = exit code, 128+signal when killed), thread_start, thread_exit (ret = exit code),
---                 rename (a thread's new name is in the threads table)
+--                 rename (a thread's new name is in the threads table),
+--                 oom_kill (the OOM killer chose pid/tid; arg = the thread whose allocation invoked it:
+--                 its pid << 32 | its tid; schema version 10, Linux 6.8 on),
+--                 fatal_signal (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGKILL, SIGSEGV or SIGSYS sent to pid/tid;
+--                 arg = the signal, ret = its si_code (128: SI_KERNEL), stream = the sending thread as
+--                 pid << 32 | tid; schema version 10)
 --   workload:     batch_wait (main loop waiting for the next batch; arg = batch index; stream = the loader
 --                 (loaders.loader) when the Python observer recorded it in a user's job)
 --                 batch_compute (main loop moving it to the device and running the model, or, in a user's
@@ -392,10 +397,13 @@ CREATE TABLE IF NOT EXISTS profile_samples (
 );
 
 -- Memory and descriptors of each traced process, sampled from /proc at a low rate (schema version 10;
--- run setting 'health_interval_ns'): from /proc/PID/smaps_rollup its rss, pss, private_dirty (pages the
--- process wrote to its own copy: copy-on-write growth after a fork shows here) and swap; its open
+-- run setting 'health_interval_ns'): rss and swap (/proc/PID/status, or smaps_rollup where read); pss and
+-- private_dirty (pages the process wrote to its own copy: copy-on-write growth after a fork shows here)
+-- from /proc/PID/smaps_rollup, which walks the page tables and so is read less often for a large
+-- process (NULL in the rows between; tracer/process_sampler.h); its open
 -- descriptors and soft RLIMIT_NOFILE; the /dev/shm it sees (its own mount namespace): size and free
--- bytes. A column is NULL where it could not be read.
+-- bytes; wchan: where its main thread slept (/proc/PID/wchan: futex_wait_queue, anon_pipe_read, ...),
+-- NULL while it ran. A column is NULL where it could not be read.
 CREATE TABLE IF NOT EXISTS process_samples (
   run_id               INTEGER NOT NULL,
   pid                  INTEGER NOT NULL,
@@ -408,5 +416,6 @@ CREATE TABLE IF NOT EXISTS process_samples (
   fd_limit             INTEGER,
   shm_size_bytes       INTEGER,
   shm_free_bytes       INTEGER,
+  wchan                TEXT,
   PRIMARY KEY (run_id, pid, ts_ns)
 );

@@ -197,6 +197,13 @@ inline constexpr std::string_view kOverridesAskedSetting = "overrides_asked";
 // How the GPU's utilisation was sampled: "nvml", or why it was not (no NVML, no GPU).
 inline constexpr std::string_view kGpuSamplerSetting = "gpu_sampler";
 inline constexpr std::string_view kGpuSamplerNvml = "nvml";
+// Worker health: how often process_samples were taken (ns, decimal; "0": not sampled), and the CPU
+// time the sampling thread spent (ns), the cost of it.
+inline constexpr std::string_view kHealthIntervalNsSetting = "health_interval_ns";
+inline constexpr std::string_view kHealthSamplerCpuNsSetting = "health_sampler_cpu_ns";
+// A hang: every traced thread of the job off the CPU with no batch delivered for this long (ns,
+// decimal; --hang-after-s).
+inline constexpr std::string_view kHangAfterNsSetting = "hang_after_ns";
 
 // The recording thresholds (ns, decimal): shorter off-CPU intervals, I/O waits, run-queue waits and
 // CUDA calls are not stored as events, which a reader says when it counts from events.

@@ -102,6 +102,14 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
                   "native, kernel and Python stacks; 0 = no profile")
       ->capture_default_str()
       ->check(number_in(0, 1000));
+  app->add_option("--health-interval-ms", f->health_interval_ms,
+                  "Sample each traced process's memory (smaps_rollup), open descriptors and /dev/shm this often; 0: off")
+      ->capture_default_str()
+      ->check(number_in(0.0, 3'600'000.0));
+  app->add_option("--hang-after-s", f->hang_after_s,
+                  "Call it a hang when no batch arrives and every thread of the job is off the CPU this long")
+      ->capture_default_str()
+      ->check(number_in(0.1, 86'400.0));
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(number_in(1, 1024));

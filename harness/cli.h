@@ -36,6 +36,8 @@ struct TraceFlags {
   double hot_share_pct = 1;
   std::string metrics_addr;  // serve /metrics here while tracing (metrics/)
   std::string metrics_push;  // push the final values to this Pushgateway at the end
+  double health_interval_ms = 500;  // worker health sampler (tracer/process_sampler.h); 0 off
+  double hang_after_s = 60;         // a hang: no batch and every thread off CPU this long
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.

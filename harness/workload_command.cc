@@ -144,6 +144,8 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.wakers = !flags.no_wakeups;
   s.options.program_time = !flags.no_program_time;
   s.options.profile_hz = static_cast<unsigned>(flags.profile_hz);
+  s.options.health_interval_ns = static_cast<uint64_t>(flags.health_interval_ms * 1e6);
+  s.options.hang_after_ns = static_cast<uint64_t>(flags.hang_after_s * 1e9);
   s.options.sampling.hot_share = flags.hot_share_pct / 100;
   s.options.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
   s.options.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);

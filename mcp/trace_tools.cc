@@ -294,7 +294,9 @@ ToolSpec causal_chains_tool(Trace trace) {
       "The explain report's causal chains: for the slow intervals of each op (CUDA calls in their latency tail, "
       "the main loop waiting for a batch), what the threads that fed it were doing, ranked by the time each cause "
       "overlapped them (an upper bound on what removing it saves, not a measured saving). Each suggested change "
-      "says whether a run in the DB measured it (its run id and epoch medians) or gives the command that would.",
+      "says whether a run in the DB measured it (its run id and epoch medians) or gives the command that would. "
+      "worker_health lists what killed or hung the job, or is about to (OOM kills, copy-on-write memory growth, "
+      "/dev/shm, descriptors near RLIMIT_NOFILE, hangs), each tied to a process, with its change.",
       s::arguments({{"run", run_id_schema()},
                     {"top_n", bounded_integer("chains to return, highest ranked first (default 5)", 1, kChainsMax)},
                     {"min_severity", s::string_enum({"LOW", "MEDIUM", "HIGH"}, "lowest severity to return (default LOW)")}},
@@ -306,6 +308,7 @@ ToolSpec causal_chains_tool(Trace trace) {
                  {"chains", s::array_of(s::causal_chain())},
                  {"slow_intervals", s::array_of(s::slow_interval_summary())},
                  {"thresholds", s::chain_thresholds()},
+                 {"worker_health", s::array_of(reports::health_finding_schema())},
                  {"notes", s::array_of(s::string())}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
@@ -323,6 +326,10 @@ ToolSpec causal_chains_tool(Trace trace) {
         }
         text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
                             args.value("min_severity", "LOW"), top_n);
+        for (size_t i = 0; i < report->health.findings.size(); ++i)
+          text += fmt::format("[{}] {}: {} — change: {}\n", reports::severity_name(report->health.findings[i].severity),
+                              report->health_words[i].title, report->health_words[i].summary,
+                              report->health_words[i].change);
         const reports::RunMetrics& m = report->metrics;
         return ToolAnswer{json{{"run", reports::to_json(report->run)},
                                {"verdict", reports::input_bound_name(m.verdict)},
@@ -331,6 +338,7 @@ ToolSpec causal_chains_tool(Trace trace) {
                                {"chains", chains},
                                {"slow_intervals", reports::slow_intervals_json(report->chains)},
                                {"thresholds", reports::to_json(report->chains.thresholds)},
+                               {"worker_health", reports::to_json(report->health)},
                                {"notes", report->notes}},
                           text};
       });

@@ -366,6 +366,29 @@ Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfil
   return {};
 }
 
+// In the caller's transaction. A sample's missing field is NULL.
+Status insert_process_samples(const sql::Connection& db, int64_t run_id, const std::vector<ProcessSample>& samples) {
+  auto row = db.prepare(
+      "INSERT OR REPLACE INTO process_samples(run_id, pid, ts_ns, rss_bytes, pss_bytes, private_dirty_bytes, "
+      "swap_bytes, fds, fd_limit, shm_size_bytes, shm_free_bytes, wchan) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!row) return row.error();
+  for (const ProcessSample& p : samples) {
+    row->bind(1, run_id).bind(2, int64_t{p.pid}).bind(3, static_cast<int64_t>(p.ts_ns));
+    int column = 4;
+    for (const std::optional<uint64_t>* v : {&p.rss_bytes, &p.pss_bytes, &p.private_dirty_bytes, &p.swap_bytes, &p.fds,
+                                             &p.fd_limit, &p.shm_size_bytes, &p.shm_free_bytes}) {
+      if (*v)
+        row->bind(column, static_cast<int64_t>(**v));
+      else
+        row->bind_null(column);
+      ++column;
+    }
+    row->bind(column, p.wchan);
+    if (Status s = row->run(); !s) return s;
+  }
+  return {};
+}
+
 }  // namespace
 
 
@@ -537,6 +560,7 @@ Status TraceDb::write_totals(int64_t run_id, const TraceTotals& totals) {
   if (s) s = insert_losses_and_settings(db_, run_id, totals);
   if (s) s = insert_gpu_samples(db_, run_id, totals.gpus, totals.gpu_samples);
   if (s) s = insert_profile(db_, run_id, totals.profile);
+  if (s) s = insert_process_samples(db_, run_id, totals.process_samples);
   if (s)
     s = run_statement(db_, "UPDATE runs SET cuda_probes = ? WHERE run_id = ?",
                       [&](sql::Statement& st) { st.bind(1, cuda_probes_json(totals)).bind(2, run_id); });

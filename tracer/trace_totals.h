@@ -15,6 +15,7 @@
 #include "tracer/cpu_profile.h"
 #include "tracer/duty_cycle.h"
 #include "tracer/nvml_sampler.h"
+#include "tracer/process_sampler.h"
 
 namespace ingero::tracer {
 
@@ -73,6 +74,7 @@ struct TraceTotals {
   std::vector<ProbedLibrary> libraries;
   std::vector<GpuInfo> gpus;           // NVML's view of the GPUs while tracing
   std::vector<GpuSample> gpu_samples;
+  std::vector<ProcessSample> process_samples;  // the health sampler's rows (process_samples table)
   std::string cuda_detail;            // the --cuda-detail level used
   std::vector<SampledFunction> sampled;
   CpuProfile profile;                 // empty when profiles were off

@@ -2,6 +2,7 @@
 #include "tracer/tracer.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@
 #include "tracer/profile_aggregator.h"
 #include "tracer/profile_python.h"
 #include "tracer/profile_sampler.h"
+#include "tracer/process_sampler.h"
 #include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
 
@@ -148,6 +150,8 @@ std::vector<std::pair<bpf_program*, bpf_link**>> attach_order(ingero_bpf* s) {
       {s->progs.on_exec, &s->links.on_exec},
       {s->progs.on_exit, &s->links.on_exit},
       {s->progs.on_rename, &s->links.on_rename},
+      {s->progs.on_oom_victim, &s->links.on_oom_victim},
+      {s->progs.on_signal_generate, &s->links.on_signal_generate},
       {s->progs.on_sched_waking, &s->links.on_sched_waking},
       {s->progs.on_sched_wakeup, &s->links.on_sched_wakeup},
       {s->progs.on_sched_wakeup_new, &s->links.on_sched_wakeup_new},
@@ -252,6 +256,7 @@ class BpfTracer final : public Tracer {
   void add_gpu_samples(TraceTotals& totals);
   LiveTotals live_totals();
   void publish_live(bool now);
+  void add_process_samples(TraceTotals& totals);
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -267,6 +272,7 @@ class BpfTracer final : public Tracer {
   ProfileAggregator profile_{opts_.profile_bucket_ns};
   std::unique_ptr<ProfilePython> python_;  // with profiles on
   std::chrono::steady_clock::time_point python_scanned_;
+  std::unique_ptr<ProcessSampler> health_sampler_;
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -315,7 +321,39 @@ Status BpfTracer::init(const std::string& db_path) {
   consuming_ = true;
   consumer_ = std::thread([this] { consume(); });
   if (opts_.gpu_samples) gpu_sampler_ = NvmlSampler::start();
+  if (opts_.health_interval_ns > 0) {
+    // The traced set: the kernel's filter (a process leaves it at its last thread's exit).
+    const int filter = bpf_map__fd(skel_->maps.tgid_filter);
+    ProcessSamplerOptions health;
+    health.interval = std::chrono::nanoseconds(opts_.health_interval_ns);
+    health_sampler_ = ProcessSampler::start(
+        [filter] {
+          std::vector<pid_t> pids;
+          for_each_key<uint32_t>(filter, [&](uint32_t pid) { pids.push_back(static_cast<pid_t>(pid)); });
+          return pids;
+        },
+        health);
+  }
   return {};
+}
+
+// The OOM killer's tracepoint as on_oom_victim reads it: mark_victim(task, uid), from Linux 6.8
+// (earlier kernels pass the pid alone). Elsewhere the kill is still seen as its SIGKILL.
+bool kernel_has_oom_victim_task() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool ok = false;
+  const int id = btf__find_by_name_kind(vmlinux, "btf_trace_mark_victim", BTF_KIND_TYPEDEF);
+  if (id > 0) {
+    const btf_type* t = btf__type_by_id(vmlinux, btf__resolve_type(vmlinux, id));
+    if (t && btf_is_ptr(t)) t = btf__type_by_id(vmlinux, t->type);
+    if (t && btf_is_func_proto(t) && btf_vlen(t) == 3) {
+      const btf_type* task = btf__type_by_id(vmlinux, btf_params(t)[1].type);
+      ok = task && btf_is_ptr(task);
+    }
+  }
+  btf__free(vmlinux);
+  return ok;
 }
 
 // open -> configure rodata and ring sizes -> load.
@@ -334,6 +372,7 @@ Status BpfTracer::load() {
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
+  if (!kernel_has_oom_victim_task()) bpf_program__set_autoload(skel_->progs.on_oom_victim, false);
   multi_ = kernel_has_uprobe_multi();
   if (multi_)
     for (bpf_program* probe : {skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return}) use_uprobe_multi(probe);
@@ -741,6 +780,16 @@ void BpfTracer::add_gpu_samples(TraceTotals& totals) {
   totals.gpu_samples = std::move(samples.samples);
 }
 
+// The health sampler's rows and what sampling cost its thread.
+void BpfTracer::add_process_samples(TraceTotals& totals) {
+  totals.settings.emplace_back(contract::kHealthIntervalNsSetting, std::to_string(opts_.health_interval_ns));
+  if (!health_sampler_) return;
+  totals.process_samples = health_sampler_->stop();
+  totals.settings.emplace_back(contract::kHealthSamplerCpuNsSetting, std::to_string(health_sampler_->cpu_ns()));
+  if (std::string note = health_sampler_->note(); !note.empty()) totals.problems.push_back(std::move(note));
+  health_sampler_.reset();
+}
+
 void BpfTracer::record_problem(std::string problem) {
   std::lock_guard lock(mutex_);
   problems_.push_back(std::move(problem));
@@ -774,6 +823,7 @@ void BpfTracer::stop_consumer() {
 }
 
 void BpfTracer::shutdown() {
+  health_sampler_.reset();  // it reads the filter map, closed below
   detach_all();
   stop_consumer();
   if (writer_) (void)writer_->finish();
@@ -863,6 +913,7 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
       {std::string(contract::kCallStreamMinNsSetting), std::to_string(opts_.call_stream_min_ns)},
       {"mem_burst_pages", std::to_string(opts_.mem_burst_pages)},
       {"mem_burst_min_ns", std::to_string(opts_.mem_burst_min_ns)},
+      {std::string(contract::kHangAfterNsSetting), std::to_string(opts_.hang_after_ns)},
       {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},
   };
 }
@@ -915,6 +966,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.sampled = std::move(sampled);
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
+  add_process_samples(totals);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));

@@ -53,6 +53,8 @@ struct TraceOptions {
   // polled, and once more as it stops; the launched job's observer records are read for it.
   std::shared_ptr<LiveSink> live;
   std::optional<std::string> observer_dir;
+  uint64_t health_interval_ns = 500'000'000;  // sample /proc memory, descriptors, /dev/shm this often; 0 off
+  uint64_t hang_after_ns = 60'000'000'000;    // recorded for the analysis: no batch and every thread off CPU this long
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

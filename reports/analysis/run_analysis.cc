@@ -185,6 +185,29 @@ void insert_by_lost_time(std::vector<CausalChain>& chains, CausalChain chain) {
 
 }  // namespace
 
+namespace {
+
+// Worker health over the whole run, whatever the window: a kill or a hang is where the run ended.
+Status analyze_health(const TraceFile& trace, RunAnalysis& a) {
+  const int64_t run_id = a.context.run.run_id;
+  auto samples = trace.process_samples(run_id);
+  if (!samples) return samples.error();
+  auto events = trace.events(run_id, {health_ops(), std::nullopt, std::nullopt, {}, std::nullopt});
+  if (!events) return events.error();
+  a.health = analyze_worker_health({a.context, *samples, *events});
+  for (const HealthFinding& f : a.health.findings) {
+    if (f.kind != HealthKind::hang) continue;
+    std::vector<int64_t> tids;
+    for (const auto& w : f.waiters) tids.push_back(w.pid);
+    auto blocked = trace.events(run_id, {{"offcpu_blocked"}, f.ts_ns, f.ts_ns + f.hang_ns, tids, std::nullopt});
+    if (!blocked) return blocked.error();
+    add_hang_wakers(a.health, *blocked);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, std::optional<double> since_s,
                                 WaitSelection waits) {
   auto context = trace.context(run);
@@ -249,6 +272,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (a.profile)
     add_profile_to_chains(a.chains.chains, *a.profile,
                           ChainContext{a.context, a.metrics, a.calls, a.chains.producers});
+  if (Status s = analyze_health(trace, a); !s) return s.error();
   auto nccl = ranks_nccl_calls(trace, a.context);
   if (!nccl) return nccl.error();
   a.own_ranks = node_ranks(RankInputs{a.context, *batches, *victims, *activity, a.window, a.calls, *nccl, waits});

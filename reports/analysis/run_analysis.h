@@ -12,6 +12,7 @@
 #include "reports/analysis/profile_analysis.h"
 #include "reports/analysis/rank_analysis.h"
 #include "reports/analysis/run_metrics.h"
+#include "reports/analysis/worker_health.h"
 #include "reports/data/trace_data.h"
 
 namespace ingero::reports {
@@ -22,6 +23,7 @@ struct RunAnalysis {
   RunMetrics metrics;
   std::vector<CallLatencyRow> calls;
   ChainAnalysis chains;
+  HealthAnalysis health;                // OOM kills, memory growth, /dev/shm, descriptors, hangs
   NodeRanks own_ranks;                  // the ranks its threads carry (none outside DDP)
   std::optional<RankAnalysis> ranks;   // a DDP job: per rank (own_ranks, or the job's: add_job_ranks)
   std::vector<OpCount> event_counts;    // events per op starting in the window

@@ -503,6 +503,26 @@ Result<std::vector<SampledWindowRecord>> TraceFile::sampled_windows(int64_t run_
   return windows;
 }
 
+Result<std::vector<ProcessSampleRecord>> TraceFile::process_samples(int64_t run_id) const {
+  std::vector<ProcessSampleRecord> samples;
+  Status read = read_run_rows(
+      db_, "process_samples",
+      "SELECT pid, ts_ns, rss_bytes, pss_bytes, private_dirty_bytes, swap_bytes, fds, fd_limit, shm_size_bytes, "
+      "shm_free_bytes, wchan FROM process_samples WHERE run_id = ? ORDER BY pid, ts_ns",
+      run_id, [&](const sql::Statement& row) {
+        ProcessSampleRecord r;
+        r.pid = row.column_int(0);
+        r.ts_ns = row.column_int(1);
+        std::optional<int64_t>* fields[] = {&r.rss_bytes, &r.pss_bytes, &r.private_dirty_bytes, &r.swap_bytes,
+                                            &r.fds,       &r.fd_limit,  &r.shm_size_bytes,      &r.shm_free_bytes};
+        for (int i = 0; i < 8; ++i) *fields[i] = row.column_optional_int(2 + i);
+        r.wchan = row.column_optional_text(10);
+        samples.push_back(std::move(r));
+      });
+  if (!read) return read.error();
+  return samples;
+}
+
 Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
   auto stmt = db_.prepare(fmt::format(
       "SELECT c.pid, {}, max(s.estimated_calls), max(s.estimated_low), max(s.estimated_high), max(s.attached_ns), "

@@ -286,6 +286,16 @@ struct SweepPointRecord {
   std::string reason;
 };
 
+// One row of process_samples (the worker-health sampler): a field is empty where /proc could not tell.
+struct ProcessSampleRecord {
+  int64_t pid = 0;
+  int64_t ts_ns = 0;
+  std::optional<int64_t> rss_bytes, pss_bytes, private_dirty_bytes, swap_bytes;
+  std::optional<int64_t> fds, fd_limit;
+  std::optional<int64_t> shm_size_bytes, shm_free_bytes;
+  std::optional<std::string> wchan;  // where the process's main thread slept; empty while it ran
+};
+
 struct OpCount {
   std::string op;
   std::string category;
@@ -351,6 +361,8 @@ class TraceFile {
   Result<std::vector<ProcessCallTotals>> process_calls(int64_t run_id, std::string_view category) const;
   // Every window of the run's duty-cycled functions, by process, function and time.
   Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
+  // The run's process_samples, by process and time (none in files before schema version 10).
+  Result<std::vector<ProcessSampleRecord>> process_samples(int64_t run_id) const;
   // Every run with ranked threads, by run id.
   Result<std::vector<RunRanks>> ranked_runs() const;
   // The run's CPU profile: samples whose bucket starts in [from, until) (all when unset), with the

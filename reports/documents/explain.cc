@@ -16,6 +16,8 @@ ExplainReport make_explain_report(const RunAnalysis& a, std::optional<double> si
   if (per_process) report.processes = std::move(processes);
   report.chains = a.chains;
   report.chain_words = describe_chains(a.chains, a.context, a.metrics, a.calls);
+  report.health = a.health;
+  report.health_words = describe_health(a.health);
   report.ranks = a.ranks;
   report.loaders = a.context.loaders;
   report.gpu_sampler = a.context.setting(contract::kGpuSamplerSetting).value_or("");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reports/text/chain_text.h"
+#include "reports/text/health_text.h"
 #include "reports/analysis/run_analysis.h"
 #include "reports/analysis/tracing_cost.h"
 
@@ -20,6 +21,8 @@ struct ExplainReport {
   std::vector<ProcessRow> processes;  // filled with --per-process
   ChainAnalysis chains;
   std::vector<ChainWords> chain_words;  // chains.chains' words, in their order (reports/text/chain_text.h)
+  HealthAnalysis health;                // OOM kills, memory growth, /dev/shm, descriptors, hangs
+  std::vector<HealthWords> health_words;  // health.findings' words, in their order
   std::optional<RankAnalysis> ranks;  // a DDP job
   std::vector<LoaderRecord> loaders;  // the DataLoaders the observer saw (a user's job)
   std::string gpu_sampler;            // run setting: "nvml", or why the GPU was not sampled

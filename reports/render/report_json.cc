@@ -746,7 +746,7 @@ json to_json(const ExplainReport& r) {
           {"tracing_cost", to_json(r.tracing_cost)},
           {"call_latency", calls}, {"roles", roles},
           {"processes", processes}, {"slow_intervals", victims}, {"causal_chains", chains},
-          {"chain_thresholds", to_json(r.chains.thresholds)},
+          {"chain_thresholds", to_json(r.chains.thresholds)}, {"worker_health", to_json(r.health)},
           {"ranks", r.ranks ? to_json(*r.ranks) : json(nullptr)},
           {"profile", to_json(ProfileView{r.profile, r.profile_taken, kProfileTopJson, ""})}, {"notes", r.notes}};
 }

@@ -53,5 +53,8 @@ nlohmann::json to_json(const ExplainReport& report);
 nlohmann::json to_json(const CompareReport& report);
 nlohmann::json to_json(const RecommendReport& report);
 nlohmann::json to_json(const ReportDoc& report);  // ingero-bench report --format json
+// Worker health: each finding with its words (explain's "worker_health"), and one finding's schema.
+nlohmann::json to_json(const HealthAnalysis& analysis);
+nlohmann::json health_finding_schema();
 
 }  // namespace ingero::reports

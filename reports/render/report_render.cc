@@ -300,6 +300,11 @@ std::vector<std::string> diagnosis_lines(const ExplainReport& r) {
     line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
     lines.push_back(line + ".");
   }
+  for (size_t i = 0; i < r.health.findings.size(); ++i) {
+    const HealthWords& w = r.health_words[i];
+    lines.push_back(fmt::format("[{}] {}: {} — change: {}.", severity_name(r.health.findings[i].severity), w.title,
+                                w.summary, w.change));
+  }
   if (r.chains.chains.empty()) lines.push_back("No causal chain stood out in this run's trace.");
   for (size_t i = 0; i < r.chains.chains.size(); ++i) {
     const ChainWords& w = r.chain_words[i];

@@ -223,6 +223,17 @@ void render_chains(const ChainAnalysis& a, const std::vector<ChainWords>& words,
              t.explains_share * 100, t.min_chain_share * 100);
 }
 
+void render_health(const HealthAnalysis& a, const std::vector<HealthWords>& words, std::ostream& out) {
+  heading(out, "Worker health (" + health_sampling_text(a) + ")");
+  if (a.findings.empty()) fmt::print(out, "no OOM kill, memory growth, /dev/shm or descriptor shortage, or hang\n");
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    const HealthWords& w = words[i];
+    fmt::print(out, "[{}] {}: {}\n", severity_name(a.findings[i].severity), w.title, w.summary);
+    for (const auto& line : w.evidence) fmt::print(out, "    {}\n", line);
+    fmt::print(out, "    change: {}\n", w.change);
+  }
+}
+
 std::string value_text(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "—";
   if (unit == "s") return format_seconds(*v);
@@ -280,6 +291,7 @@ void render_text(const ExplainReport& r, std::ostream& out) {
   if (r.ranks) render_ranks(*r.ranks, out);
   render_profile(r, out);
   render_chains(r.chains, r.chain_words, out);
+  render_health(r.health, r.health_words, out);
   print_list("Notes", r.notes, out);
 }
 

@@ -36,7 +36,8 @@ kernel thread id (threading.get_native_id()). Lines, in the order written:
       prefetch_factor, pin_memory, persistent_workers, batch_size, drop_last, timeout, sampler and
       batch_sampler (class names; batch_sampler null without one), collate_fn and worker_init_fn
       (qualified names, or null), dataset (qualified class name), multiprocessing_context (start
-      method name, or null), pin_memory_device, and in_order where torch has it (>= 2.6); a knob
+      method name, or null), pin_memory_device, sharing_strategy (torch.multiprocessing's: file_descriptor
+      or file_system), and in_order where torch has it (>= 2.6); a knob
       that cannot be read is null (and counted in summary.errors). knobs is null and init_error says why when DataLoader.__init__ raised (the job got that
       exception unchanged). The overrides fields are described below.
   {"type":"epoch","pid":P,"loader":L,"epoch":E,"start_ns":N,"workers":[pids],"pin_tid":T|null,
@@ -840,6 +841,14 @@ def _knobs(loader, fail):
             knobs["in_order"] = loader.in_order
     except Exception as e:  # noqa: BLE001
         fail("knob in_order", e)
+    try:
+        # How workers hand tensors over (file_descriptor holds a descriptor per shared tensor); torch is
+        # imported by now, since a DataLoader exists.
+        multiprocessing = sys.modules.get("torch.multiprocessing")
+        if multiprocessing is not None:
+            knobs["sharing_strategy"] = multiprocessing.get_sharing_strategy()
+    except Exception as e:  # noqa: BLE001
+        fail("knob sharing_strategy", e)
     return knobs
 
 
