@@ -30,6 +30,18 @@ nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
   return parsed.is_discarded() ? nlohmann::json(nullptr) : std::move(parsed);
 }
 
+// A point's cause in a file older than schema version 10, which stored only the words: told by the
+// sentences those builds wrote (harness/sweep_engine.cc). The one place that reads them.
+std::string cause_from_reason(std::string_view state, std::string_view reason) {
+  namespace cause = contract::point_cause;
+  const bool skipped = state == contract::point_state::kSkipped;
+  if ((skipped || state == contract::point_state::kMeasured) && reason.find("budget") != std::string::npos)
+    return std::string(cause::kBudget);
+  if (skipped && reason.rfind("the same knobs as ", 0) == 0) return std::string(cause::kDuplicate);
+  if (skipped && reason.rfind("off the coordinate search's path", 0) == 0) return std::string(cause::kOffPath);
+  return "";
+}
+
 Error query_failed(const sql::Connection& db, const char* what) {
   return Error::bad_input(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()),
                           "the file is damaged or not an ingero-bench trace DB; " + std::string(kTraceDbHint));
@@ -644,12 +656,15 @@ Result<std::optional<SweepRecord>> TraceFile::sweep(std::optional<int64_t> sweep
 Result<std::vector<SweepPointRecord>> TraceFile::sweep_points(int64_t sweep_id) const {
   std::vector<SweepPointRecord> points;
   Status read = read_run_rows(db_, "sweep_points",
-                              "SELECT point, position, config_json, state, coalesce(reason, '') FROM sweep_points "
-                              "WHERE sweep_id = ? ORDER BY position",
+                              "SELECT point, position, config_json, state, coalesce(reason, ''), cause "
+                              "FROM sweep_points WHERE sweep_id = ? ORDER BY position",
                               sweep_id, [&](const sql::Statement& row) {
-                                points.push_back({row.column_text(0), row.column_int(1),
-                                                  parse_json_or_null(row.column_optional_text(2)),
-                                                  row.column_text(3), row.column_text(4)});
+                                SweepPointRecord p{row.column_text(0), row.column_int(1),
+                                                   parse_json_or_null(row.column_optional_text(2)),
+                                                   row.column_text(3), row.column_text(4), ""};
+                                auto cause = row.column_optional_text(5);
+                                p.cause = cause ? *cause : cause_from_reason(p.state, p.reason);
+                                points.push_back(std::move(p));
                               });
   if (!read) return read.error();
   return points;
