@@ -683,6 +683,42 @@ TEST_F(Reliability, UnderSudoASweepRunsTheJobAsTheUserAndItsOutputsAreTheirs) {
   expect_owned_by_nobody({path("r/sweep.db")}, as_root.text);
 }
 
+// What the readers and the gate write under sudo is the user's too: runs --report, report --out,
+// export --out, ci --junit / --summary (and the baseline --update-baseline writes), with the
+// folders made for them.
+TEST_F(Reliability, UnderSudoTheReadersAndTheGatesOutputsAreTheUsers) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving files to another user needs root";
+  const std::string db = path("root.db");  // root's own DB: reading it changes nothing of it
+  auto run = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + path("root-runs")));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " ";
+  for (const std::string& command :
+       {"runs --db " + db + " --report " + path("runs/md/table.md"), "report --db " + db + " --out " +
+        path("report/r.html"), "export --db " + db + " --run 1 --out " + path("export/trace.json")}) {
+    auto r = capture(sudo + command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.text;
+  }
+  expect_owned_by_nobody({path("runs"), path("runs/md"), path("runs/md/table.md"), path("report"),
+                          path("report/r.html"), path("export"), path("export/trace.json")},
+                         "runs / report / export");
+  std::ofstream(path("suite.json")) << R"({"schema": "ingero-bench/ci-suite", "name": "sudo", "repeats": 3,
+    "configs": [{"label": "direct", "args": ["--device", "cpu", "--mode", "direct", "--samples", "8192",
+                 "--batch-size", "1024", "--features", "16", "--hidden", "32", "--epochs", "2", "--no-trace"]}]})";
+  auto baseline = capture(sudo + "ci --suite " + path("suite.json") + " --baseline " + path("ci/base/b.json") +
+                          " --update-baseline");
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.text;
+  auto gate = capture(sudo + "ci --suite " + path("suite.json") + " --baseline " + path("ci/base/b.json") +
+                      " --threshold 500% --junit " + path("ci/out/junit.xml") + " --summary " +
+                      path("ci/md/summary.md"));
+  ASSERT_TRUE(gate.exit_code == 0 || gate.exit_code == 1) << gate.text;  // passed or failed, not refused
+  expect_owned_by_nobody({path("ci"), path("ci/base"), path("ci/base/b.json"), path("ci/out"),
+                          path("ci/out/junit.xml"), path("ci/md"), path("ci/md/summary.md")},
+                         baseline.text + gate.text);
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+}
+
 // Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
 TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
