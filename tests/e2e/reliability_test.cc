@@ -719,6 +719,25 @@ TEST_F(Reliability, UnderSudoTheReadersAndTheGatesOutputsAreTheUsers) {
   EXPECT_EQ(st.st_uid, 0u);
 }
 
+// A DB that cannot store the run's root process (a full disk) fails the run before the job starts,
+// rather than running it for a result that could not be kept.
+TEST_F(Reliability, ARunWhoseRootProcessCannotBeStoredFailsBeforeTheJobStarts) {
+  const std::string db = path("full.db");
+  auto first = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " +
+                                                path("runs")));
+  ASSERT_EQ(first.exit_code, 0) << first.text;
+  auto trigger = capture("sqlite3 " + db + " \"CREATE TRIGGER full_disk BEFORE UPDATE OF root_pid ON runs "
+                         "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END\" 2>&1");
+  if (trigger.exit_code == 127) GTEST_SKIP() << "no sqlite3 command here";
+  ASSERT_EQ(trigger.exit_code, 0) << trigger.text;
+  auto full = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " +
+                                               path("runs")));
+  EXPECT_NE(full.exit_code, 0) << full.text;
+  EXPECT_NE(full.text.find("disk is full"), std::string::npos) << full.text;
+  auto stored = capture("sqlite3 " + db + " \"SELECT count(*) FROM runs WHERE status = 'ok'\"");
+  EXPECT_EQ(stored.text, "1\n") << stored.text;
+}
+
 // Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
 TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";
