@@ -556,6 +556,21 @@ Result<int> Sweep::verify(std::optional<std::string>* recommended) {
 
 // ---- resuming a sweep, running it ---------------------------------------------------
 
+// The stored rules' fields have the types rules_from_json reads (else it would throw).
+Status check_rules_json(const nlohmann::json& j, const std::string& db_path, int64_t sweep_id) {
+  std::string bad = j.is_object() ? "" : fmt::format("it is {}, not an object", j.type_name());
+  for (const char* key : {"confidence", "tight_width", "prune_factor", "abort_factor", "max_repeats", "verify_rounds",
+                          "separate_repeats", "exhaustive", "coordinate"}) {
+    const auto value = j.is_object() ? j.find(key) : j.end();
+    const bool flag = std::string_view(key) == "exhaustive" || std::string_view(key) == "coordinate";
+    if (bad.empty() && j.is_object() && value != j.end() && !(flag ? value->is_boolean() : value->is_number()))
+      bad = fmt::format("'{}' is {}, not {}", key, value->type_name(), flag ? "true or false" : "a number");
+  }
+  if (bad.empty()) return {};
+  return Error::bad_input(fmt::format("'{}': sweep {}'s rules_json is damaged: {}", db_path, sweep_id, bad),
+                          "the file was changed outside ingero-bench; start the sweep again into a new --db");
+}
+
 SweepRules rules_from_json(const nlohmann::json& j) {
   SweepRules r;
   r.confidence = j.value("confidence", r.confidence);
@@ -627,6 +642,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   SweepSpec spec;
   spec.resume_id = (*sweep)->sweep_id;
   spec.resume_status = (*sweep)->status;
+  if (Status s = check_rules_json((*sweep)->rules, db_path, (*sweep)->sweep_id); !s) return s.error();
   spec.rules = rules_from_json((*sweep)->rules);
   spec.baseline = (*sweep)->baseline_point;
   spec.request = (*sweep)->request;

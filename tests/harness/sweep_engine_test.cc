@@ -246,6 +246,30 @@ TEST_F(SweepEngine, ABudgetSkipIsResumableByItsStoredCause) {
   EXPECT_EQ(resumable(), contract::point_state::kPending);
 }
 
+// A stored sweep whose rules or points were damaged outside ingero-bench is bad input naming the
+// file, the sweep and the column when it is resumed: the typed reads of them once threw out of main.
+TEST_F(SweepEngine, ADamagedStoredSweepIsBadInputWhenResumed) {
+  ScriptedRunner runner({{"w0", kBaseline}, {"w8", kFastest}, {"w16", kFastest}});
+  std::string output;
+  sweep(runner, &output);
+  auto db = sql::open(flags_.workload.trace.db, sql::Mode::read_write, 1000);
+  ASSERT_TRUE(db) << db.error().message;
+  ASSERT_TRUE(db->exec("UPDATE sweeps SET status = 'interrupted', rules_json = '{\"max_repeats\": \"many\"}'"));
+  auto resumed = load_sweep(flags_.workload.trace.db, std::nullopt);
+  ASSERT_FALSE(resumed);
+  EXPECT_EQ(resumed.error().exit_code, kExitBadInput);
+  EXPECT_NE(resumed.error().message.find("sweep 1's rules_json is damaged: 'max_repeats' is string"),
+            std::string::npos)
+      << resumed.error().message;
+  ASSERT_TRUE(db->exec("UPDATE sweep_points SET config_json = '[1]' WHERE point = 'w8'"));
+  auto again = load_sweep(flags_.workload.trace.db, std::nullopt);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().exit_code, kExitBadInput);
+  EXPECT_NE(again.error().message.find("sweep 1 point 'w8''s config_json is damaged"), std::string::npos)
+      << again.error().message;
+  EXPECT_NE(again.error().message.find(flags_.workload.trace.db), std::string::npos) << again.error().message;
+}
+
 // A point with the knobs that the job as written turned out to have is that point: skipped, with
 // the cause 'duplicate', and not run.
 TEST_F(SweepEngine, APointWithTheKnobsTheJobAsWrittenHadIsSkippedAsADuplicate) {
