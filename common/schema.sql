@@ -292,7 +292,8 @@ CREATE TABLE IF NOT EXISTS run_settings (
 );
 
 -- A sweep: the search for the best loader configuration (ingero-bench sweep). Its runs carry
--- sweep_id; each point's state says whether it was measured, pruned or skipped, and why.
+-- sweep_id; each point's state says whether it was measured, pruned or skipped, its reason why
+-- in words, and its cause why as a value readers compare.
 CREATE TABLE IF NOT EXISTS sweeps (
   sweep_id           INTEGER PRIMARY KEY,
   started_unix       REAL NOT NULL,
@@ -314,6 +315,9 @@ CREATE TABLE IF NOT EXISTS sweep_points (
   config_json  TEXT NOT NULL,         -- the workload configuration
   state        TEXT NOT NULL,         -- 'pending' | 'measured' | 'pruned' | 'failed' | 'skipped'
   reason       TEXT,                  -- why pruned, skipped or failed, with the numbers
+  cause        TEXT,                  -- why skipped or stopped short: 'budget' | 'duplicate' | 'off_path'
+                                      -- (contract::point_cause); NULL otherwise, and in a file older than
+                                      -- version 10, whose reader derives it from the reason
   PRIMARY KEY (sweep_id, point)
 );
 

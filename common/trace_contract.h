@@ -130,6 +130,14 @@ inline constexpr std::string_view kFailed = "failed";      // its run failed
 inline constexpr std::string_view kSkipped = "skipped";    // off the search's path, or past the budget
 }  // namespace point_state
 
+// Why a sweep's point was skipped, or stopped short of its rules (sweep_points.cause); none for the
+// others.
+namespace point_cause {
+inline constexpr std::string_view kBudget = "budget";        // the sweep's --budget ran out first
+inline constexpr std::string_view kDuplicate = "duplicate";  // the same knobs as a point measured already
+inline constexpr std::string_view kOffPath = "off_path";     // the coordinate search did not lead to it
+}  // namespace point_cause
+
 // The phase of a sweep's run (runs.sweep_phase).
 namespace sweep_phase {
 inline constexpr std::string_view kMeasure = "measure";  // the search's measurements

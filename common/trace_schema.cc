@@ -51,6 +51,10 @@ ALTER TABLE call_sampling_windows ADD COLUMN return_program_ns INTEGER;
 // exists from version 2; a version-1 file gets it from the schema).
 constexpr const char* kCallStatsColumnAddedInV9 = "ALTER TABLE call_stats ADD COLUMN cut_calls INTEGER;";
 
+// ... and a sweep point's skip cause from version 10 (sweep_points exists from version 2; a version-1
+// file gets it from the schema). The reader derives an older point's cause from its reason.
+constexpr const char* kSweepPointColumnAddedInV10 = "ALTER TABLE sweep_points ADD COLUMN cause TEXT;";
+
 // Version 1 stored every probed call as an event: its totals are those events.
 constexpr const char* kCallStatsFromV1Events = R"(
 INSERT INTO call_stats(run_id, tid, pid, op, calls, returns, errors, total_ns, max_ns, bytes, streamed)
@@ -134,7 +138,7 @@ Result<int> version_of(const sql::Connection& db) {
 // call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
 // to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows, 8 -> 9 one to
 // call_stats; 9 -> 10 added tables again (profile_frames, profile_stacks, profile_samples,
-// process_samples).
+// process_samples) and one column to sweep_points.
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();
@@ -152,6 +156,8 @@ Status upgrade(const sql::Connection& db, int from_version) {
     if (Status s = db.exec(kWindowColumnsAddedInV8); !s) return s;
   if (from_version >= 2 && from_version < 9)
     if (Status s = db.exec(kCallStatsColumnAddedInV9); !s) return s;
+  if (from_version >= 2 && from_version < 10)
+    if (Status s = db.exec(kSweepPointColumnAddedInV10); !s) return s;
   if (Status s = db.exec(kSchemaSql); !s) return s;
   if (Status s = insert_missing_ops(db); !s) return s;
   if (from_version == 1)

@@ -15,6 +15,7 @@
 #include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
+#include "harness/sudo_user.h"
 #include "reports/analysis/ci_gate.h"
 #include "reports/render/ci_gate_render.h"
 
@@ -159,6 +160,14 @@ Result<int> run_ci_command(const CiFlags& flags) {
     if (!path.empty())
       if (Status s = check_writable_path(flag, path); !s) return s.error();
   if (Status s = check_writable_path("--baseline", flags.baseline); !s) return s.error();
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
+  // Under sudo what the gate writes where the user looks is theirs, like a run's.
+  UserOutputs outputs(*sudo);
+  for (const std::string& file : {flags.junit, flags.summary})
+    if (!file.empty()) outputs.add_file(file);
+  if (flags.update_baseline) outputs.add_file(flags.baseline);
+  if (!flags.db.empty()) outputs.add_db(flags.db);
   auto suite = read_suite(flags.suite);
   if (!suite) return suite.error();
   std::optional<reports::CiBaseline> baseline;

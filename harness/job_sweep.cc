@@ -506,7 +506,32 @@ Result<int> run_job_sweep(const SweepFlags& flags, UserOutputs& outputs) {
   return run_sweep(std::move(spec), runner, flags);
 }
 
+// The stored request's fields that plan_from_request reads have their types (its typed reads would
+// throw on another), and each point's numeric knobs are digits (overrides_of reads them as numbers).
+Status check_stored_job_sweep(const SweepSpec& spec, const std::string& db_path) {
+  const json& r = spec.request;
+  std::string bad;
+  for (const char* key : {"command", "templated"})
+    if (auto it = r.find(key); bad.empty() && it != r.end() &&
+                               !(it->is_array() && std::all_of(it->begin(), it->end(), [](const json& a) { return a.is_string(); })))
+      bad = fmt::format("request_json's '{}' is {}, not an array of strings", key, it->type_name());
+  for (const char* key : {"warmup_steps", "steps", "seconds", "windows"})
+    if (auto it = r.find(key); bad.empty() && it != r.end() && !it->is_number())
+      bad = fmt::format("request_json's '{}' is {}, not a number", key, it->type_name());
+  for (const auto& p : spec.points)
+    for (const auto& [name, value] : p.knobs)
+      if (bad.empty() && !value.empty() && !is_switch(name) && name != knob::kMode &&
+          value.find_first_not_of("0123456789") != std::string::npos)
+        bad = fmt::format("point '{}''s knob {} is '{}', not a number", p.label, name, value);
+  if (bad.empty()) return {};
+  return Error::bad_input(fmt::format("'{}': sweep {} is damaged: {}", db_path, spec.resume_id.value_or(0), bad),
+                          "the file was changed outside ingero-bench; start the sweep again into a new --db");
+}
+
 Result<int> resume_job_sweep(SweepSpec spec, const SweepFlags& flags, UserOutputs& outputs) {
+  if (!spec.request.is_object())
+    return Error::bad_input("the stored sweep has no command to resume", "start a new sweep");
+  if (Status s = check_stored_job_sweep(spec, flags.workload.trace.db); !s) return s.error();
   JobPlan plan = plan_from_request(spec.request);
   if (plan.command.empty()) return Error::bad_input("the stored sweep has no command to resume", "start a new sweep");
   if (Status s = check_program(plan.command.front()); !s) return s.error();

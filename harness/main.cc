@@ -13,6 +13,7 @@
 #include "harness/cli.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
+#include "harness/sudo_user.h"
 #include "harness/sweep_command.h"
 #include "mcp/trace_server.h"
 #include "reports/render/commands.h"
@@ -36,6 +37,17 @@ int report_error(const Error& e) {
 int finish(const Result<int>& r) { return r ? r.value() : report_error(r.error()); }
 int finish(const Status& s) { return s ? ingero::kExitOk : report_error(s.error()); }
 
+// A reader's --out, written as the user behind sudo would find it: theirs, with the folders made for
+// it, like a run's outputs (harness/sudo_user.h).
+template <class Write>
+int write_for_user(const std::string& out, Write&& write) {
+  auto sudo = ingero::harness::sudo_user();
+  if (!sudo) return report_error(sudo.error());
+  ingero::harness::UserOutputs outputs(*sudo);
+  if (!out.empty()) outputs.add_file(out);
+  return finish(write());
+}
+
 int dispatch(const ingero::harness::ParsedCommand& c) {
   namespace h = ingero::harness;
   namespace r = ingero::reports;
@@ -52,11 +64,15 @@ int dispatch(const ingero::harness::ParsedCommand& c) {
       return ingero::mcp::serve_trace_db(c.mcp.db, std::cin, std::cout, std::cerr, options);
     }
     case Command::report:
-      return finish(r::write_report({c.report.db, c.report.sweep, c.report.runs, c.report.format, c.report.out}));
+      return write_for_user(c.report.out, [&] {
+        return r::write_report({c.report.db, c.report.sweep, c.report.runs, c.report.format, c.report.out});
+      });
     case Command::export_trace:
-      if (c.export_trace.format == "folded")
-        return finish(r::export_folded(c.export_trace.db, c.export_trace.run, c.export_trace.role, c.export_trace.out));
-      return finish(r::export_perfetto(c.export_trace.db, *c.export_trace.run, c.export_trace.out));
+      return write_for_user(c.export_trace.out, [&] {
+        if (c.export_trace.format == "folded")
+          return r::export_folded(c.export_trace.db, c.export_trace.run, c.export_trace.role, c.export_trace.out);
+        return r::export_perfetto(c.export_trace.db, *c.export_trace.run, c.export_trace.out);
+      });
     case Command::explain:
       return finish(r::explain({c.explain.db, c.explain.run, c.explain.per_process, c.explain.since_s, c.explain.json},
                                std::cout));

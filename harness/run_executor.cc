@@ -382,11 +382,16 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
       return s.error();
     }
   }
+  // Checked while the child is still held: a DB that cannot take this write (a full disk) would
+  // not take the run's end either, and the job is not started for a run that cannot be stored.
+  if (Status s = db.set_root_pid(guard.id(), child->pid()); !s) {
+    guard.fail_with(s.error().message);
+    return s.error();
+  }
   // The user's own command in its own group gets the terminal, as a shell's foreground job.
   std::optional<TerminalLoan> terminal =
       request.users_own_command && request.signal_group ? TerminalLoan::open() : std::nullopt;
   if (terminal) terminal->lend_to(child->pid());
-  (void)db.set_root_pid(guard.id(), child->pid());
   if (Status s = child->release(); !s) {
     if (tracer) (void)tracer->stop();
     guard.fail_with(s.error().message);

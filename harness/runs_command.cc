@@ -9,6 +9,7 @@
 #include "common/trace_contract.h"
 #include "harness/commands.h"
 #include "harness/results_table.h"
+#include "harness/sudo_user.h"
 #include "reports/analysis/jobs.h"
 #include "reports/text/rank_text.h"
 #include "reports/analysis/run_metrics.h"
@@ -54,6 +55,10 @@ nlohmann::json gbench_json(const std::vector<reports::RunRecord>& runs) {
 Result<int> run_runs_command(const RunsFlags& flags) {
   if (!flags.report.empty())
     if (Status s = check_writable_path("--report", flags.report); !s) return s.error();
+  auto sudo = sudo_user();
+  if (!sudo) return sudo.error();
+  UserOutputs outputs(*sudo);  // under sudo the report is the user's, like a run's
+  if (!flags.report.empty()) outputs.add_file(flags.report);
   auto trace = reports::TraceFile::open(flags.db);
   if (!trace) return trace.error();
   auto runs = (*trace)->runs();

@@ -66,7 +66,7 @@ class Sweep {
   bool over_budget(const SweepPoint& next) const;
   Status stop_for_budget();
   Status store(const SweepPoint& point) {
-    return db_.put_sweep_point(id_, {point.label, point.position, point.config.dump(), point.state, point.reason});
+    return db_.put_sweep_point(id_, {point.label, point.position, point.config.dump(), point.state, point.reason, point.cause});
   }
   SweepPoint* find(const std::string& label) {
     for (auto& p : points_)
@@ -146,6 +146,7 @@ Status Sweep::stop_for_budget() {
   for (auto& p : points_)
     if (p.state == contract::point_state::kPending) {
       p.state = p.progress.epochs.empty() ? contract::point_state::kSkipped : contract::point_state::kMeasured;
+      p.cause = contract::point_cause::kBudget;
       p.reason = !p.progress.epochs.empty()
                      ? fmt::format("the budget of {} was reached after {} run{}", format_clock(flags_.budget_s),
                                    p.progress.runs, p.progress.runs == 1 ? "" : "s")
@@ -190,6 +191,7 @@ void Sweep::settle(SweepPoint& point) {
   }
   point.state = d.what == PointDecision::prune ? contract::point_state::kPruned : contract::point_state::kMeasured;
   point.reason = d.reason;
+  point.cause.clear();
   const bool dropped = point.state == contract::point_state::kPruned;
   progress_.note(fmt::format("  {} {}: {}", point.label, dropped ? "dropped" : "measured", d.reason));
 }
@@ -274,6 +276,7 @@ Result<int> Sweep::search() {
         if (!theirs.has(knob) || theirs.get(knob) != v) differs += (differs.empty() ? "" : ", ") + knob;
       }
     p.state = contract::point_state::kSkipped;
+    p.cause = contract::point_cause::kOffPath;
     p.reason = best < points_.size()
                    ? fmt::format("off the coordinate search's path: it differs from the best point ({}) in {}; "
                                  "no knob changed alone from a best point led to it",
@@ -297,6 +300,7 @@ Status Sweep::learn_knobs(SweepPoint& point, const Knobs& knobs) {
     for (const auto& [knob, value] : other.knobs) same &= value.empty() || knobs.get(knob) == value;
     if (!same) continue;
     other.state = contract::point_state::kSkipped;
+    other.cause = contract::point_cause::kDuplicate;
     other.reason = fmt::format("the same knobs as {}, measured as that point", point.label);
     // Unstored, the DB would keep the point pending, and a resumed sweep would run it again.
     if (Status s = store(other); !s) return s;
@@ -329,6 +333,7 @@ Status Sweep::absorb(SweepPoint& point, const PointRun& outcome) {
   if (outcome.failure) {
     point.state = contract::point_state::kFailed;
     point.reason = *outcome.failure;
+    point.cause.clear();
     ++failures_;
     progress_.note(fmt::format("  {} failed: {}", point.label, point.reason));
   } else {
@@ -551,6 +556,21 @@ Result<int> Sweep::verify(std::optional<std::string>* recommended) {
 
 // ---- resuming a sweep, running it ---------------------------------------------------
 
+// The stored rules' fields have the types rules_from_json reads (else it would throw).
+Status check_rules_json(const nlohmann::json& j, const std::string& db_path, int64_t sweep_id) {
+  std::string bad = j.is_object() ? "" : fmt::format("it is {}, not an object", j.type_name());
+  for (const char* key : {"confidence", "tight_width", "prune_factor", "abort_factor", "max_repeats", "verify_rounds",
+                          "separate_repeats", "exhaustive", "coordinate"}) {
+    const auto value = j.is_object() ? j.find(key) : j.end();
+    const bool flag = std::string_view(key) == "exhaustive" || std::string_view(key) == "coordinate";
+    if (bad.empty() && j.is_object() && value != j.end() && !(flag ? value->is_boolean() : value->is_number()))
+      bad = fmt::format("'{}' is {}, not {}", key, value->type_name(), flag ? "true or false" : "a number");
+  }
+  if (bad.empty()) return {};
+  return Error::bad_input(fmt::format("'{}': sweep {}'s rules_json is damaged: {}", db_path, sweep_id, bad),
+                          "the file was changed outside ingero-bench; start the sweep again into a new --db");
+}
+
 SweepRules rules_from_json(const nlohmann::json& j) {
   SweepRules r;
   r.confidence = j.value("confidence", r.confidence);
@@ -610,7 +630,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   if (!stored_points) return stored_points.error();
   // A sweep its budget stopped is done, yet can be extended: its skipped points are measured then.
   const bool budget_skipped = std::any_of(stored_points->begin(), stored_points->end(), [](const auto& p) {
-    return p.state == contract::point_state::kSkipped && p.reason.find("budget") != std::string::npos;
+    return p.state == contract::point_state::kSkipped && p.cause == contract::point_cause::kBudget;
   });
   if ((*sweep)->status == contract::sweep_status::kDone && !budget_skipped)
     return Error::bad_input(fmt::format("sweep {} in {} is complete; nothing to resume", (*sweep)->sweep_id, db_path),
@@ -622,6 +642,7 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
   SweepSpec spec;
   spec.resume_id = (*sweep)->sweep_id;
   spec.resume_status = (*sweep)->status;
+  if (Status s = check_rules_json((*sweep)->rules, db_path, (*sweep)->sweep_id); !s) return s.error();
   spec.rules = rules_from_json((*sweep)->rules);
   spec.baseline = (*sweep)->baseline_point;
   spec.request = (*sweep)->request;
@@ -631,9 +652,10 @@ Result<SweepSpec> load_sweep(const std::string& db_path, std::optional<int64_t> 
     point.config = p.config;
     point.position = static_cast<int>(p.position);
     const bool resumable = p.state == contract::point_state::kSkipped &&
-                           (!budget_skipped || p.reason.find("budget") != std::string::npos);
+                           (!budget_skipped || p.cause == contract::point_cause::kBudget);
     point.state = resumable ? std::string(contract::point_state::kPending) : p.state;  // a stop: measure it now
     point.reason = resumable ? "" : p.reason;
+    point.cause = resumable ? "" : p.cause;
     // A job point's knobs are stored with it; a workload point's are read from its config by the
     // command that resumes it.
     point.knobs = p.config.value("knobs", Knobs{});
@@ -682,7 +704,7 @@ Result<int> run_sweep(SweepSpec spec, PointRunner& runner, const SweepFlags& fla
     if (!created) return created.error();
     id = *created;
     for (const auto& p : spec.points)
-      if (Status s = db->put_sweep_point(id, {p.label, p.position, p.config.dump(), p.state, ""}); !s)
+      if (Status s = db->put_sweep_point(id, {p.label, p.position, p.config.dump(), p.state, "", ""}); !s)
         return s.error();
     if (Status s = db->finish_sweep(id, std::string(contract::sweep_status::kRunning), spec.baseline, std::nullopt); !s) return s.error();
     std::printf("sweep %lld: %zu points, baseline %s\nrules: %s\n", static_cast<long long>(id), spec.points.size(),

@@ -32,6 +32,7 @@ struct SweepPoint {
   int position = 0;
   std::string state{contract::point_state::kPending};  // contract::point_state
   std::string reason;
+  std::string cause;  // contract::point_cause, "" for none
   PointProgress progress;
   double run_seconds = 0;  // the runs' wall time so far (the budget's estimate of the next run)
   int timed_runs = 0;

@@ -23,6 +23,7 @@
 #include "harness/signals.h"
 #include "harness/sudo_user.h"
 #include "tracer/call_probes.h"
+#include "workloads/preparation_report.h"
 #include "workloads/python_reference.h"
 #include "workloads/workload_process.h"
 
@@ -244,7 +245,7 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
   const CommandOutput out =
       run_and_capture({setup.workload_program, "--prepare-dataset", workloads::to_json(config).dump(), "--report", report});
   auto text = read_file(report);
-  const nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  const auto prepared = text ? workloads::preparation_report_from_text(*text) : std::nullopt;
   if (out.exit_code != 0) {
     // The cause (naming the folder or the file) and its fix, as the workload program reported them.
     std::string what = fmt::format("preparing the {} dataset in {} failed ({})", workloads::storage_name(config.storage),
@@ -252,15 +253,15 @@ Status prepare_dataset(const workloads::WorkloadConfig& config, const WorkloadSe
                                    out.wait_status ? "the program " + describe_wait_status(*out.wait_status)
                                                    : std::string("the program could not be started"));
     std::string hint;
-    if (j.is_object() && j.contains("error")) {
-      what += ": " + j.value("error", "");
-      hint = j.value("hint", "");
+    if (prepared && prepared->error) {
+      what += ": " + *prepared->error;
+      hint = prepared->hint;
     }
     return out.exit_code == kExitBadInput ? Error::bad_input(what, hint) : Error::failure(what, hint);
   }
   if (!text) return text.error();
-  if (!j.is_discarded() && j.value("written_now", false))
-    std::printf("  dataset written: %s (%.1f s)\n", j.value("dir", "").c_str(), j.value("write_s", 0.0));
+  if (prepared && prepared->written_now)
+    std::printf("  dataset written: %s (%.1f s)\n", prepared->dir.c_str(), prepared->write_s);
   return {};
 }
 

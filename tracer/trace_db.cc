@@ -588,15 +588,16 @@ Result<int64_t> TraceDb::begin_sweep(const SweepStart& start) {
 
 Status TraceDb::put_sweep_point(int64_t sweep_id, const SweepPointRow& p) {
   Status s = run_statement(db_,
-                           "INSERT OR REPLACE INTO sweep_points(sweep_id, point, position, config_json, state, reason) "
-                           "VALUES(?, ?, ?, ?, ?, ?)",
+                           "INSERT OR REPLACE INTO sweep_points(sweep_id, point, position, config_json, state, reason, "
+                           "cause) VALUES(?, ?, ?, ?, ?, ?, ?)",
                            [&](sql::Statement& st) {
                              st.bind(1, sweep_id)
                                  .bind(2, p.point)
                                  .bind(3, int64_t{p.position})
                                  .bind(4, p.config_json)
                                  .bind(5, p.state)
-                                 .bind(6, p.reason.empty() ? std::nullopt : std::optional<std::string>(p.reason));
+                                 .bind(6, p.reason.empty() ? std::nullopt : std::optional<std::string>(p.reason))
+                                 .bind(7, p.cause.empty() ? std::nullopt : std::optional<std::string>(p.cause));
                            });
   if (!s) return storing(s, fmt::format("sweep point '{}'", p.point));
   return {};

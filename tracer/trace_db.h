@@ -80,6 +80,7 @@ struct SweepPointRow {
   std::string config_json;
   std::string state;   // pending | measured | pruned | failed | skipped
   std::string reason;
+  std::string cause;   // contract::point_cause, "" for none
 };
 
 class TraceDb {

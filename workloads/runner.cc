@@ -15,6 +15,7 @@
 #include "workloads/direct_sources.h"
 #include "workloads/model.h"
 #include "workloads/page_cache.h"
+#include "workloads/preparation_report.h"
 #include "workloads/process_loader.h"
 #include "workloads/torch_loader_source.h"
 
@@ -131,18 +132,16 @@ std::optional<StorageReport> prepare_storage(const WorkloadConfig& config, const
   StorageReport report{*entry, {}, {}};
   // The harness's preparation ran before the tracer: it wrote the entry, and measured the device.
   if (!preparation_report.empty()) {
-    if (auto text = read_file(preparation_report)) {
-      const nlohmann::json j = parse_json_or_discarded(*text);
-      if (!j.is_discarded() && j.value("key", "") == entry->layout.key()) {
-        report.entry.written_now = j.value("written_now", false);
-        report.entry.write_s = j.value("write_s", 0.0);
-        const auto& d = j["device"];
-        report.device.name = d["name"].is_string() ? d["name"].get<std::string>() : "";
-        report.device.maj_min = d.value("maj_min", "");
-        if (d["seq_read_mb_s"].is_number()) report.device.seq_read_mb_s = d["seq_read_mb_s"].get<double>();
-        report.device.how = d.value("how", "");
-        return report;
-      }
+    auto text = read_file(preparation_report);
+    const auto prepared = text ? preparation_report_from_text(*text) : std::nullopt;
+    if (prepared && !prepared->error && prepared->key == entry->layout.key()) {
+      report.entry.written_now = prepared->written_now;
+      report.entry.write_s = prepared->write_s;
+      report.device.name = prepared->device_name;
+      report.device.maj_min = prepared->device_maj_min;
+      report.device.seq_read_mb_s = prepared->device_seq_read_mb_s;
+      report.device.how = prepared->device_how;
+      return report;
     }
   }
   const std::vector<std::string> probe =

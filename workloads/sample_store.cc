@@ -13,6 +13,7 @@
 #include "common/unique_fd.h"
 #include "workloads/jpeg_samples.h"
 #include "workloads/model.h"
+#include "workloads/preparation_report.h"
 
 namespace ingero::workloads {
 
@@ -278,7 +279,10 @@ int prepare_dataset_main(const std::string& config_json, const std::string& repo
   const auto fail_with = [&](const Error& e) {
     std::fprintf(stderr, "ingero-bench workload: %s\n", e.message.c_str());
     if (!e.hint.empty()) std::fprintf(stderr, "  fix: %s\n", e.hint.c_str());
-    (void)write_file_atomically(report_path, nlohmann::json{{"error", e.message}, {"hint", e.hint}}.dump());
+    PreparationReport failed;
+    failed.error = e.message;
+    failed.hint = e.hint;
+    (void)write_file_atomically(report_path, failed.to_json().dump());  // the exit code says it failed all the same
     return e.exit_code;
   };
   // Ctrl-C while writing: the partial folder is removed before exiting.
@@ -305,12 +309,16 @@ int prepare_dataset_main(const std::string& config_json, const std::string& repo
                                                 e.what())));
   }
   if (!device) return fail_with(device.error());
-  const nlohmann::json report = {{"key", entry->layout.key()},
-                                 {"dir", entry->dir},
-                                 {"written_now", entry->written_now},
-                                 {"write_s", entry->write_s},
-                                 {"device", device->to_json()}};
-  if (Status s = write_file_atomically(report_path, report.dump()); !s) return fail_with(s.error());
+  PreparationReport report;
+  report.key = entry->layout.key();
+  report.dir = entry->dir;
+  report.written_now = entry->written_now;
+  report.write_s = entry->write_s;
+  report.device_name = device->name;
+  report.device_maj_min = device->maj_min;
+  report.device_seq_read_mb_s = device->seq_read_mb_s;
+  report.device_how = device->how;
+  if (Status s = write_file_atomically(report_path, report.to_json().dump()); !s) return fail_with(s.error());
   return 0;
 }
 

@@ -66,6 +66,7 @@ std::vector<ConfigResult> group_configs(const RecommendInputs& in) {
     ConfigResult& c = config_for(configs, by_key, "point:" + p.point, p.point, p.config);
     c.state = p.state;
     c.reason = p.reason;
+    c.cause = p.cause;
   }
   for (const ConfigRun& entry : in.runs) {
     if (!is_successful(entry.run)) continue;
@@ -228,7 +229,7 @@ int unmeasured_example(const RecommendReport& r) {
     for (size_t i = 0; i < r.configs.size(); ++i) {
       const ConfigResult& c = r.configs[i];
       if (static_cast<int>(i) == r.baseline || c.measured() || c.reason.empty()) continue;
-      if (budget ? c.reason.find("budget") != std::string::npos : c.reason.rfind("the same knobs as", 0) != 0)
+      if (budget ? c.cause == contract::point_cause::kBudget : c.cause != contract::point_cause::kDuplicate)
         return static_cast<int>(i);
     }
   return -1;

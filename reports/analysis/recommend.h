@@ -50,6 +50,7 @@ struct ConfigResult {
   Interval interval;                 // of the median
   std::string state{contract::point_state::kMeasured};  // contract::point_state (sweeps: any)
   std::string reason;                // why pruned, skipped or failed, as the sweep stored it
+  std::string cause;                 // contract::point_cause, "" for none
   std::optional<int> cores;
   std::optional<double> wait_fraction;
   std::optional<BucketBounds> runq_p99;
@@ -183,6 +184,7 @@ struct PointState {
   nlohmann::json config;
   std::string state;
   std::string reason;
+  std::string cause;  // contract::point_cause, "" for none
 };
 
 struct RecommendInputs {

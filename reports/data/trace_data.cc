@@ -30,6 +30,18 @@ nlohmann::json parse_json_or_null(const std::optional<std::string>& text) {
   return parsed.is_discarded() ? nlohmann::json(nullptr) : std::move(parsed);
 }
 
+// A point's cause in a file older than schema version 10, which stored only the words: told by the
+// sentences those builds wrote (harness/sweep_engine.cc). The one place that reads them.
+std::string cause_from_reason(std::string_view state, std::string_view reason) {
+  namespace cause = contract::point_cause;
+  const bool skipped = state == contract::point_state::kSkipped;
+  if ((skipped || state == contract::point_state::kMeasured) && reason.find("budget") != std::string::npos)
+    return std::string(cause::kBudget);
+  if (skipped && reason.rfind("the same knobs as ", 0) == 0) return std::string(cause::kDuplicate);
+  if (skipped && reason.rfind("off the coordinate search's path", 0) == 0) return std::string(cause::kOffPath);
+  return "";
+}
+
 Error query_failed(const sql::Connection& db, const char* what) {
   return Error::bad_input(fmt::format("{}: cannot read {}: {}", db.path(), what, db.last_error()),
                           "the file is damaged or not an ingero-bench trace DB; " + std::string(kTraceDbHint));
@@ -78,6 +90,76 @@ std::vector<std::string> string_array(const nlohmann::json& array) {
     for (const auto& item : array)
       if (item.is_string()) out.push_back(item.get<std::string>());
   return out;
+}
+
+// The fields of stored JSON that readers take as typed values (nlohmann's typed reads throw, and no
+// main catches): a file changed outside ingero-bench may hold another type there, which is bad input
+// naming the file, the row and the column, rather than a crash later.
+enum class Shape { number, boolean, string, strings, string_map, batches };
+struct TypedField {
+  const char* key;
+  Shape shape;
+};
+constexpr TypedField kTypedConfigFields[] = {
+    {"max_batches", Shape::number}, {"ranks", Shape::number},      {"samples", Shape::number},
+    {"batch_size", Shape::number},  {"drop_last", Shape::boolean}, {"knobs", Shape::string_map},
+    {"command", Shape::strings},
+};
+constexpr TypedField kTypedResultFields[] = {
+    {"status", Shape::string}, {"batches_truncated", Shape::boolean}, {"batches", Shape::batches}};
+
+bool has_shape(const nlohmann::json& v, Shape shape) {
+  auto all = [&](auto&& ok) { return std::all_of(v.begin(), v.end(), ok); };
+  switch (shape) {
+    case Shape::number: return v.is_number();
+    case Shape::boolean: return v.is_boolean();
+    case Shape::string: return v.is_string();
+    case Shape::strings: return v.is_array() && all([](const nlohmann::json& s) { return s.is_string(); });
+    case Shape::string_map: return v.is_object() && all([](const nlohmann::json& s) { return s.is_string(); });
+    case Shape::batches:
+      return v.is_array() && all([](const nlohmann::json& b) {
+               if (!b.is_object()) return false;
+               for (const char* key : {"epoch", "wait_start_ns", "wait_ns", "compute_ns"})  // run_metrics reads these
+                 if (auto f = b.find(key); f != b.end() && !f->is_number()) return false;
+               return true;
+             });
+  }
+  return false;
+}
+
+constexpr const char* shape_name(Shape shape) {
+  switch (shape) {
+    case Shape::number: return "a number";
+    case Shape::boolean: return "true or false";
+    case Shape::string: return "a string";
+    case Shape::strings: return "an array of strings";
+    case Shape::string_map: return "an object of strings";
+    case Shape::batches: return "an array of batch objects with numbers";
+  }
+  return "?";
+}
+
+// The first typed field of `stored` (an object; anything else readers take as absent) that has
+// another type, said as "'key' is X, not Y".
+template <size_t N>
+std::optional<std::string> mistyped_field(const nlohmann::json& stored, const TypedField (&fields)[N]) {
+  if (!stored.is_object()) return std::nullopt;
+  for (const TypedField& f : fields)
+    if (auto it = stored.find(f.key); it != stored.end() && !has_shape(*it, f.shape))
+      return fmt::format("'{}' is {}, not {}", f.key, it->type_name(), shape_name(f.shape));
+  return std::nullopt;
+}
+
+Error damaged_value(const std::string& path, const std::string& row, const char* column, const std::string& what) {
+  return Error::bad_input(fmt::format("'{}': {}'s {} is damaged: {}", path, row, column, what),
+                          "the file was changed outside ingero-bench; record that run again into a new --db");
+}
+
+Status check_typed_fields(const std::string& path, const RunRecord& run) {
+  const std::string row = fmt::format("run {}", run.run_id);
+  if (auto bad = mistyped_field(run.config, kTypedConfigFields)) return damaged_value(path, row, "config_json", *bad);
+  if (auto bad = mistyped_field(run.result, kTypedResultFields)) return damaged_value(path, row, "result_json", *bad);
+  return {};
 }
 
 RunRecord read_run_row(const sql::Statement& row) {
@@ -240,6 +322,8 @@ Result<std::vector<RunRecord>> TraceFile::runs() const {
   std::vector<RunRecord> runs;
   Status read = stmt->for_each_row([&](const sql::Statement& row) { runs.push_back(read_run_row(row)); });
   if (!read) return query_failed(db_, "runs");
+  for (const RunRecord& run : runs)
+    if (Status s = check_typed_fields(path(), run); !s) return s.error();
   return runs;
 }
 
@@ -293,6 +377,7 @@ Result<RunRecord> TraceFile::run(std::optional<int64_t> run_id) const {
                             fmt::format("pass one of the run ids it holds: {}", run_id_list()));
   }
   RunRecord run = read_run_row(*stmt);
+  if (Status s = check_typed_fields(path(), run); !s) return s.error();
   auto has_events = run_has_events(run.run_id);
   if (!has_events) return has_events.error();
   if (!*has_events && run.result.is_null())
@@ -664,14 +749,23 @@ Result<std::optional<SweepRecord>> TraceFile::sweep(std::optional<int64_t> sweep
 Result<std::vector<SweepPointRecord>> TraceFile::sweep_points(int64_t sweep_id) const {
   std::vector<SweepPointRecord> points;
   Status read = read_run_rows(db_, "sweep_points",
-                              "SELECT point, position, config_json, state, coalesce(reason, '') FROM sweep_points "
-                              "WHERE sweep_id = ? ORDER BY position",
+                              "SELECT point, position, config_json, state, coalesce(reason, ''), cause "
+                              "FROM sweep_points WHERE sweep_id = ? ORDER BY position",
                               sweep_id, [&](const sql::Statement& row) {
-                                points.push_back({row.column_text(0), row.column_int(1),
-                                                  parse_json_or_null(row.column_optional_text(2)),
-                                                  row.column_text(3), row.column_text(4)});
+                                SweepPointRecord p{row.column_text(0), row.column_int(1),
+                                                   parse_json_or_null(row.column_optional_text(2)),
+                                                   row.column_text(3), row.column_text(4), ""};
+                                auto cause = row.column_optional_text(5);
+                                p.cause = cause ? *cause : cause_from_reason(p.state, p.reason);
+                                points.push_back(std::move(p));
                               });
   if (!read) return read.error();
+  for (const SweepPointRecord& p : points) {
+    const std::string row = fmt::format("sweep {} point '{}'", sweep_id, p.point);
+    if (!p.config.is_object())
+      return damaged_value(path(), row, "config_json", fmt::format("it is {}, not an object", p.config.type_name()));
+    if (auto bad = mistyped_field(p.config, kTypedConfigFields)) return damaged_value(path(), row, "config_json", *bad);
+  }
   return points;
 }
 

@@ -284,6 +284,7 @@ struct SweepPointRecord {
   nlohmann::json config;
   std::string state;
   std::string reason;
+  std::string cause;  // contract::point_cause, "" for none
 };
 
 // One row of process_samples (the worker-health sampler): a field is empty where /proc could not tell.

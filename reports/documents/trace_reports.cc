@@ -71,7 +71,7 @@ std::optional<BudgetHint> budget_hint(const SweepRecord& sweep, const RecommendR
       ++n;
     }
   const bool budget_stop = std::any_of(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) {
-    return c.state == contract::point_state::kSkipped && c.reason.find("budget") != std::string::npos;
+    return c.state == contract::point_state::kSkipped && c.cause == contract::point_cause::kBudget;
   });
   if (n == 0 || !budget_stop) return std::nullopt;
   const double needed = std::ceil(3 * seconds / n / 10) * 10;
@@ -154,7 +154,7 @@ Result<RecommendReport> make_recommend_report(const TraceFile& trace, const Reco
     if (!options.baseline_run && !(*sweep)->baseline_point.empty()) in.baseline_point = (*sweep)->baseline_point;
     auto points = trace.sweep_points((*sweep)->sweep_id);
     if (!points) return points.error();
-    for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason});
+    for (const auto& p : *points) in.points.push_back({p.point, p.config, p.state, p.reason, p.cause});
   }
   for (const auto& run : *runs) {
     // A budget's sizing run that was not kept is no measurement.

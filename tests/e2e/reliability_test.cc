@@ -683,6 +683,61 @@ TEST_F(Reliability, UnderSudoASweepRunsTheJobAsTheUserAndItsOutputsAreTheirs) {
   expect_owned_by_nobody({path("r/sweep.db")}, as_root.text);
 }
 
+// What the readers and the gate write under sudo is the user's too: runs --report, report --out,
+// export --out, ci --junit / --summary (and the baseline --update-baseline writes), with the
+// folders made for them.
+TEST_F(Reliability, UnderSudoTheReadersAndTheGatesOutputsAreTheUsers) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving files to another user needs root";
+  const std::string db = path("root.db");  // root's own DB: reading it changes nothing of it
+  auto run = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " + path("root-runs")));
+  ASSERT_EQ(run.exit_code, 0) << run.text;
+  const std::string sudo = "SUDO_UID=65534 SUDO_GID=65534 " + kBinary + " ";
+  for (const std::string& command :
+       {"runs --db " + db + " --report " + path("runs/md/table.md"), "report --db " + db + " --out " +
+        path("report/r.html"), "export --db " + db + " --run 1 --out " + path("export/trace.json")}) {
+    auto r = capture(sudo + command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.text;
+  }
+  expect_owned_by_nobody({path("runs"), path("runs/md"), path("runs/md/table.md"), path("report"),
+                          path("report/r.html"), path("export"), path("export/trace.json")},
+                         "runs / report / export");
+  std::ofstream(path("suite.json")) << R"({"schema": "ingero-bench/ci-suite", "name": "sudo", "repeats": 3,
+    "configs": [{"label": "direct", "args": ["--device", "cpu", "--mode", "direct", "--samples", "8192",
+                 "--batch-size", "1024", "--features", "16", "--hidden", "32", "--epochs", "2", "--no-trace"]}]})";
+  auto baseline = capture(sudo + "ci --suite " + path("suite.json") + " --baseline " + path("ci/base/b.json") +
+                          " --update-baseline");
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.text;
+  auto gate = capture(sudo + "ci --suite " + path("suite.json") + " --baseline " + path("ci/base/b.json") +
+                      " --threshold 500% --junit " + path("ci/out/junit.xml") + " --summary " +
+                      path("ci/md/summary.md"));
+  ASSERT_TRUE(gate.exit_code == 0 || gate.exit_code == 1) << gate.text;  // passed or failed, not refused
+  expect_owned_by_nobody({path("ci"), path("ci/base"), path("ci/base/b.json"), path("ci/out"),
+                          path("ci/out/junit.xml"), path("ci/md"), path("ci/md/summary.md")},
+                         baseline.text + gate.text);
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+}
+
+// A DB that cannot store the run's root process (a full disk) fails the run before the job starts,
+// rather than running it for a result that could not be kept.
+TEST_F(Reliability, ARunWhoseRootProcessCannotBeStoredFailsBeforeTheJobStarts) {
+  const std::string db = path("full.db");
+  auto first = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " +
+                                                path("runs")));
+  ASSERT_EQ(first.exit_code, 0) << first.text;
+  auto trigger = capture("sqlite3 " + db + " \"CREATE TRIGGER full_disk BEFORE UPDATE OF root_pid ON runs "
+                         "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END\" 2>&1");
+  if (trigger.exit_code == 127) GTEST_SKIP() << "no sqlite3 command here";
+  ASSERT_EQ(trigger.exit_code, 0) << trigger.text;
+  auto full = capture(kBinary + " " + workload("--mode direct --no-trace --epochs 1 --db " + db + " --out " +
+                                               path("runs")));
+  EXPECT_NE(full.exit_code, 0) << full.text;
+  EXPECT_NE(full.text.find("disk is full"), std::string::npos) << full.text;
+  auto stored = capture("sqlite3 " + db + " \"SELECT count(*) FROM runs WHERE status = 'ok'\"");
+  EXPECT_EQ(stored.text, "1\n") << stored.text;
+}
+
 // Ctrl-C typed while the job holds the terminal reaches the job, and the run is interrupted (130).
 TEST_F(Reliability, CtrlCAtTheJobsTerminalInterruptsTheRun) {
   if (geteuid() != 0) GTEST_SKIP() << "tracing needs root";

@@ -36,5 +36,32 @@ TEST(KeptLog, ALongOutputKeepsItsFirstAndLastLinesAndSaysWhatIsLeftOut) {
   EXPECT_EQ(kept.size() - (marker_end - marker) + left_out, text.size());
 }
 
+// A stored job sweep whose request or point knobs were changed outside ingero-bench is bad input
+// naming the field when resumed, before anything runs: their typed reads once threw out of main.
+TEST(ResumedJobSweep, ADamagedRequestOrKnobIsBadInput) {
+  SweepFlags flags;
+  flags.workload.trace.db = "/tmp/sweep.db";
+  UserOutputs outputs;
+  SweepSpec spec;
+  spec.resume_id = 4;
+  spec.request = {{"command", "python3 train.py"}};
+  auto resumed = resume_job_sweep(spec, flags, outputs);
+  ASSERT_FALSE(resumed);
+  EXPECT_EQ(resumed.error().exit_code, kExitBadInput);
+  EXPECT_NE(resumed.error().message.find("'/tmp/sweep.db': sweep 4 is damaged: request_json's 'command' is string"),
+            std::string::npos)
+      << resumed.error().message;
+
+  spec.request = {{"command", {"/bin/true"}}, {"steps", 50}};
+  SweepPoint point;
+  point.label = "w2";
+  point.knobs = Knobs{{knob::kMode, "job"}, {knob::kNumWorkers, "two"}};
+  spec.points = {point};
+  auto again = resume_job_sweep(spec, flags, outputs);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("point 'w2''s knob num_workers is 'two', not a number"), std::string::npos)
+      << again.error().message;
+}
+
 }  // namespace
 }  // namespace ingero::harness

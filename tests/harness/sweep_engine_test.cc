@@ -73,8 +73,11 @@ class ScriptedRunner final : public PointRunner {
     run.outcome.status = std::string(contract::status::kOk);
     run.outcome.result = record;
     run.samples = samples;
+    if (auto told = told_.find(point.label); told != told_.end()) run.knobs = told->second;
     return run;
   }
+  // The knobs a run of `label` says it had (a job point that did not fix them).
+  void tell(const std::string& label, Knobs knobs) { told_[label] = std::move(knobs); }
   int measured(const std::string& label) const {
     auto it = measured_.find(label);
     return it == measured_.end() ? 0 : it->second;
@@ -83,6 +86,7 @@ class ScriptedRunner final : public PointRunner {
  private:
   std::map<std::string, Script> script_;
   std::map<std::string, int> measured_;
+  std::map<std::string, Knobs> told_;
   double run_s_;
 };
 
@@ -212,6 +216,85 @@ TEST_F(SweepEngine, ASweepWhoseEndCannotBeStoredFails) {
   const std::string output = ::testing::internal::GetCapturedStdout();
   ASSERT_FALSE(done) << output;
   EXPECT_NE(done.error().message.find("disk is full"), std::string::npos) << done.error().message;
+}
+
+// A point's skip cause is stored as a value, so that what depends on it does not depend on the
+// reason's words: a budget's skips stay resumable whatever their reason says, and a point of a file
+// that stored only words (older than schema version 10) is read by them.
+TEST_F(SweepEngine, ABudgetSkipIsResumableByItsStoredCause) {
+  flags_.budget_s = 0.5;  // w0's run of 0.3 s leaves no room for w8's and a verification round
+  ScriptedRunner runner({{"w0", kBaseline}, {"w8", kFastest}, {"w16", kFastest}}, 0.3);
+  std::string output;
+  sweep(runner, &output);
+  ASSERT_EQ(runner.measured("w8"), 0) << output;
+  auto db = sql::open(flags_.workload.trace.db, sql::Mode::read_write, 1000);
+  ASSERT_TRUE(db) << db.error().message;
+  auto budget_skips = db->query_int("SELECT count(*) FROM sweep_points WHERE state = 'skipped' AND cause = 'budget'");
+  ASSERT_TRUE(budget_skips) << budget_skips.error().message;
+  EXPECT_EQ(budget_skips->value_or(0), 2) << output;
+  auto resumable = [&] {
+    auto spec = load_sweep(flags_.workload.trace.db, std::nullopt);
+    if (!spec) return spec.error().message;
+    for (const auto& p : spec->points)
+      if (p.label == "w16") return p.state;
+    return std::string("no w16");
+  };
+  ASSERT_TRUE(db->exec("UPDATE sweep_points SET reason = 'out of time' WHERE point = 'w16'"));
+  EXPECT_EQ(resumable(), contract::point_state::kPending);
+  ASSERT_TRUE(db->exec("UPDATE sweep_points SET cause = NULL, reason = 'the budget of 0s was reached (a run of it: ~0s "
+                       "estimated)' WHERE point IN ('w8', 'w16')"));
+  EXPECT_EQ(resumable(), contract::point_state::kPending);
+}
+
+// A stored sweep whose rules or points were damaged outside ingero-bench is bad input naming the
+// file, the sweep and the column when it is resumed: the typed reads of them once threw out of main.
+TEST_F(SweepEngine, ADamagedStoredSweepIsBadInputWhenResumed) {
+  ScriptedRunner runner({{"w0", kBaseline}, {"w8", kFastest}, {"w16", kFastest}});
+  std::string output;
+  sweep(runner, &output);
+  auto db = sql::open(flags_.workload.trace.db, sql::Mode::read_write, 1000);
+  ASSERT_TRUE(db) << db.error().message;
+  ASSERT_TRUE(db->exec("UPDATE sweeps SET status = 'interrupted', rules_json = '{\"max_repeats\": \"many\"}'"));
+  auto resumed = load_sweep(flags_.workload.trace.db, std::nullopt);
+  ASSERT_FALSE(resumed);
+  EXPECT_EQ(resumed.error().exit_code, kExitBadInput);
+  EXPECT_NE(resumed.error().message.find("sweep 1's rules_json is damaged: 'max_repeats' is string"),
+            std::string::npos)
+      << resumed.error().message;
+  ASSERT_TRUE(db->exec("UPDATE sweep_points SET config_json = '[1]' WHERE point = 'w8'"));
+  auto again = load_sweep(flags_.workload.trace.db, std::nullopt);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().exit_code, kExitBadInput);
+  EXPECT_NE(again.error().message.find("sweep 1 point 'w8''s config_json is damaged"), std::string::npos)
+      << again.error().message;
+  EXPECT_NE(again.error().message.find(flags_.workload.trace.db), std::string::npos) << again.error().message;
+}
+
+// A point with the knobs that the job as written turned out to have is that point: skipped, with
+// the cause 'duplicate', and not run.
+TEST_F(SweepEngine, APointWithTheKnobsTheJobAsWrittenHadIsSkippedAsADuplicate) {
+  ScriptedRunner runner({{"as written", kBaseline}, {"w8", kFastest}, {"w16", kFastest}});
+  SweepPoint as_written = job_point(0, 0);
+  as_written.label = "as written";
+  as_written.knobs = Knobs{};
+  as_written.config = {{"mode", std::string(contract::kJobMode)}};
+  runner.tell("as written", Knobs{{knob::kMode, std::string(contract::kJobMode)}, {knob::kNumWorkers, "8"}});
+  SweepSpec spec;
+  spec.rules = rules_from(flags_);
+  spec.points = {as_written, job_point(8, 1), job_point(16, 2)};
+  spec.request = {{"command", {"python3", "train.py"}}, {"warmup_steps", 10}, {"steps", 50}, {"seconds", 0}};
+  ASSERT_TRUE(choose_baseline(spec, "as written"));
+  ::testing::internal::CaptureStdout();
+  auto done = run_sweep(std::move(spec), runner, flags_);
+  const std::string output = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(done) << done.error().message << output;
+  EXPECT_EQ(runner.measured("w8"), 0) << output;
+  auto db = sql::open(flags_.workload.trace.db, sql::Mode::read_only, 1000);
+  ASSERT_TRUE(db) << db.error().message;
+  auto duplicates = db->query_int("SELECT count(*) FROM sweep_points WHERE point = 'w8' AND state = 'skipped' AND "
+                                  "cause = 'duplicate'");
+  ASSERT_TRUE(duplicates) << duplicates.error().message;
+  EXPECT_EQ(duplicates->value_or(0), 1) << output;
 }
 
 // A cheaper point the fastest is told apart from at once is not run again.

@@ -160,5 +160,45 @@ TEST(BadInput, DeeplyNestedStoredJsonIsReadAsAbsent) {
   (void)recommend(recommend_options, out);
 }
 
+// A stored value of another type than readers take (a file changed outside ingero-bench) is bad
+// input naming the file, the run and the column: typed reads of it once threw out of a main that
+// catches nothing (recommend aborted on a string max_batches).
+TEST(BadInput, AStoredValueOfAnotherTypeIsBadInputNamingTheRunAndColumn) {
+  struct Damage {
+    std::string config, result, words;
+  };
+  const std::string ok_result = R"({"status": "ok", "epoch_seconds": [1.0, 1.0]})";
+  const std::string ok_config = R"({"mode": "loader", "samples": 1024, "batch_size": 64})";
+  for (const Damage& d :
+       {Damage{R"({"mode": "loader", "samples": 1024, "batch_size": 64, "max_batches": "ten"})", ok_result,
+               "run 2's config_json is damaged: 'max_batches' is string, not a number"},
+        Damage{ok_config, R"({"status": 3, "epoch_seconds": [1.0]})",
+               "run 2's result_json is damaged: 'status' is number, not a string"},
+        Damage{ok_config, R"({"status": "ok", "epoch_seconds": [1.0], "batches": [1, 2]})",
+               "run 2's result_json is damaged: 'batches' is array"},
+        Damage{R"({"mode": "job", "knobs": {"num_workers": 4}})", ok_result,
+               "run 2's config_json is damaged: 'knobs' is object, not an object of strings"}}) {
+    const std::string path = temp_db_path("damaged-value");
+    {
+      auto db = TraceFixture::create(path);
+      for (const auto& [config, result] : {std::pair{ok_config, ok_result}, std::pair{d.config, d.result}}) {
+        RunSpec run;  // run 1 is whole, run 2 damaged
+        run.config_json = config;
+        run.result_json = result;
+        run.end_ns = 1000;
+        db->add_run(run);
+      }
+    }
+    std::ostringstream out;
+    RecommendOptions recommend_options;
+    recommend_options.db = path;
+    const Status recommended = recommend(recommend_options, out);
+    ASSERT_FALSE(recommended.ok()) << d.words;
+    expect_bad_input(recommended.error(), d.words);
+    EXPECT_NE(recommended.error().message.find(path), std::string::npos) << recommended.error().message;
+    expect_bad_input(explain_error(path, 2), d.words);
+  }
+}
+
 }  // namespace
 }  // namespace ingero::reports::testing

@@ -212,10 +212,10 @@ TEST(Recommend, VerificationRunsGiveTheStatedSpeedup) {
   RecommendInputs in;
   in.sweep_id = 1;
   in.baseline_point = "loader w0";
-  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", ""},
-               {"loader w2", nlohmann::json::parse(loader_config(2)), "measured", ""},
-               {"loader w8", nlohmann::json::parse(loader_config(8)), "pruned", "slower than loader w2 beyond noise"},
-               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "more workers than cores"}};
+  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", "", ""},
+               {"loader w2", nlohmann::json::parse(loader_config(2)), "measured", "", ""},
+               {"loader w8", nlohmann::json::parse(loader_config(8)), "pruned", "slower than loader w2 beyond noise", ""},
+               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "more workers than cores", ""}};
   in.runs = {sweep_run(1, "loader w0", loader_config(0), {3.0, 3.1, 2.9}),
              sweep_run(2, "loader w2", loader_config(2), {1.0, 1.1, 0.9})};
   in.verify_runs = {sweep_run(3, "loader w0", loader_config(0), {2.0, 2.1, 1.9}, "verify"),
@@ -246,12 +246,14 @@ TEST(Recommend, ManyPointsSkippedForOneReasonAreOneLine) {
   RecommendInputs in;
   in.sweep_id = 1;
   in.baseline_point = "loader w0";
-  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", ""},
-               {"loader w2", nlohmann::json::parse(loader_config(2)), "pruned", "clearly slower"},
-               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "the budget of 1m00s was reached"}};
+  in.points = {{"loader w0", nlohmann::json::parse(loader_config(0)), "measured", "", ""},
+               {"loader w2", nlohmann::json::parse(loader_config(2)), "pruned", "clearly slower", ""},
+               {"loader w16", nlohmann::json::parse(loader_config(16)), "skipped", "the budget of 1m00s was reached",
+                "budget"}};
   for (int w : {3, 5, 6, 7, 9})
     in.points.push_back({"loader w" + std::to_string(w), nlohmann::json::parse(loader_config(w)), "skipped",
-                         "off the coordinate search's path: it differs from the best point in num_workers"});
+                         "off the coordinate search's path: it differs from the best point in num_workers",
+                         "off_path"});
   in.runs = {sweep_run(1, "loader w0", loader_config(0), {3.0, 3.1, 2.9})};
   auto report = recommend_configuration(in);
   ASSERT_TRUE(report.ok()) << report.error().message;
@@ -318,8 +320,8 @@ TEST(Recommend, AJobsChangeIsItsDataLoaderArguments) {
   RecommendInputs in;
   in.sweep_id = 1;
   in.baseline_point = "as written";
-  in.points = {{"as written", nlohmann::json::parse(job("0")), "measured", ""},
-               {"w2", nlohmann::json::parse(job("2")), "measured", ""}};
+  in.points = {{"as written", nlohmann::json::parse(job("0")), "measured", "", ""},
+               {"w2", nlohmann::json::parse(job("2")), "measured", "", ""}};
   in.runs = {sweep_run(1, "as written", job("0"), {0.2, 0.21, 0.19}), sweep_run(2, "w2", job("2"), {0.1, 0.11, 0.09})};
   auto report = recommend_configuration(in);
   ASSERT_TRUE(report.ok()) << report.error().message;

@@ -144,7 +144,7 @@ TEST(TraceDb, AVersion5FileGainsTheSamplingClockAndKeepsItsRows) {
                            "ALTER TABLE call_sampling DROP COLUMN rate_clock;"
                            "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
                            "DROP TABLE call_sampling_windows;"
-                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls; ALTER TABLE sweep_points DROP COLUMN cause;"
                            "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60);"
                            "PRAGMA user_version = 5");
   ASSERT_TRUE(db.ok()) << db.error().message;
@@ -166,7 +166,7 @@ TEST(TraceDb, AVersion7FileGainsTheTrapCostScaleAndKeepsItsWindows) {
                            "ALTER TABLE call_sampling DROP COLUMN trap_cost_scale;"
                            "ALTER TABLE call_sampling_windows DROP COLUMN return_program_runs;"
                            "ALTER TABLE call_sampling_windows DROP COLUMN return_program_ns;"
-                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls; ALTER TABLE sweep_points DROP COLUMN cause;"
                            "INSERT INTO call_sampling VALUES(1, 42, 1, 0, 10, 2, 1, 5, 50, 40, 60, 'on_cpu');"
                            "INSERT INTO call_sampling_windows VALUES(1, 42, 1, 0, 1, 2, 3, 0.1, 4, 5, 3, 6.5, 0);"
                            "PRAGMA user_version = 7");
@@ -191,7 +191,7 @@ TEST(TraceDb, AVersion7FileGainsTheTrapCostScaleAndKeepsItsWindows) {
 TEST(TraceDb, AVersion8FileGainsTheCutCallsAndKeepsItsTotals) {
   TempDir dir;
   auto db = reopened_after(dir.file("v8.db"),
-                           "ALTER TABLE call_stats DROP COLUMN cut_calls;"
+                           "ALTER TABLE call_stats DROP COLUMN cut_calls; ALTER TABLE sweep_points DROP COLUMN cause;"
                            "INSERT INTO call_stats VALUES(1, 42, 42, 1, 10, 9, 0, 900, 200, 0, 9);"
                            "PRAGMA user_version = 8");
   ASSERT_TRUE(db.ok()) << db.error().message;
@@ -202,13 +202,16 @@ TEST(TraceDb, AVersion8FileGainsTheCutCallsAndKeepsItsTotals) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE pid = 7 AND cut_calls = 3"), 1);
 }
 
-// A version-9 file gains the profile and process-sample tables, empty, and keeps its rows.
+// A version-9 file gains the profile and process-sample tables, empty, and the sweep points' cause
+// (NULL in its rows: readers derive it from the reason), and keeps its rows.
 TEST(TraceDb, AVersion9FileGainsTheProfileAndProcessSampleTables) {
   TempDir dir;
   auto db = reopened_after(dir.file("v9.db"),
                            "DROP TABLE profile_frames; DROP TABLE profile_stacks; DROP TABLE profile_samples;"
-                           "DROP TABLE process_samples;"
+                           "DROP TABLE process_samples; ALTER TABLE sweep_points DROP COLUMN cause;"
                            "INSERT INTO call_stats VALUES(1, 42, 42, 1, 10, 9, 0, 900, 200, 0, 9, 1);"
+                           "INSERT INTO sweep_points VALUES(1, 'w8', 1, '{}', 'skipped', "
+                           "'the budget of 1m00s was reached before the search came to it');"
                            "PRAGMA user_version = 9");
   ASSERT_TRUE(db.ok()) << db.error().message;
   sqlite3* h = db->connection().get();
@@ -216,6 +219,9 @@ TEST(TraceDb, AVersion9FileGainsTheProfileAndProcessSampleTables) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM call_stats WHERE tid = 42 AND cut_calls = 1"), 1);
   for (const char* table : {"profile_frames", "profile_stacks", "profile_samples", "process_samples"})
     EXPECT_EQ(query_int(h, std::string("SELECT count(*) FROM ") + table), 0) << table;
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweep_points WHERE point = 'w8' AND cause IS NULL"), 1);
+  ASSERT_TRUE(db->put_sweep_point(1, {"w16", 2, "{}", "skipped", "past the budget", "budget"}));
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweep_points WHERE point = 'w16' AND cause = 'budget'"), 1);
 }
 
 // Every window an estimate was computed from is stored in order, with its callers' on-CPU time

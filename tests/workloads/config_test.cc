@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "workloads/config.h"
+#include "workloads/preparation_report.h"
 #include "workloads/result.h"
 
 namespace ingero::workloads {
@@ -161,6 +162,50 @@ TEST(RankRecords, AMissingOrFailedRankFailsTheJobAndSaysWhich) {
   const nlohmann::json merged = merge_rank_records({rank_record(0, {1.0}, 0.1, "interrupted"), failed});
   EXPECT_EQ(merged["status"], "failed");
   EXPECT_NE(merged["error"].get<std::string>().find("rank 1: Connection reset"), std::string::npos);
+}
+
+// The preparation report reads back as written, a failure with its fix; anything else (not JSON, a
+// field of another type) is no report rather than a throw.
+TEST(PreparationReport, ReadsBackAsWrittenAndADamagedOneIsNone) {
+  PreparationReport written;
+  written.key = "raw-1024x16";
+  written.dir = "/cache/raw-1024x16";
+  written.written_now = true;
+  written.write_s = 1.5;
+  written.device_name = "vda";
+  written.device_maj_min = "254:0";
+  written.device_seq_read_mb_s = 820.5;
+  written.device_how = "O_DIRECT reads";
+  auto read = preparation_report_from_text(written.to_json().dump());
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(read->error);
+  EXPECT_EQ(read->key, written.key);
+  EXPECT_EQ(read->dir, written.dir);
+  EXPECT_TRUE(read->written_now);
+  EXPECT_DOUBLE_EQ(read->write_s, 1.5);
+  EXPECT_EQ(read->device_name, "vda");
+  EXPECT_EQ(read->device_maj_min, "254:0");
+  EXPECT_EQ(read->device_seq_read_mb_s, 820.5);
+  EXPECT_EQ(read->device_how, "O_DIRECT reads");
+
+  written.device_name.clear();  // tmpfs: no block device, no rate
+  written.device_seq_read_mb_s.reset();
+  read = preparation_report_from_text(written.to_json().dump());
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->device_name, "");
+  EXPECT_FALSE(read->device_seq_read_mb_s);
+
+  PreparationReport failed;
+  failed.error = "cannot write /cache: read-only file system";
+  failed.hint = "pass --dataset-dir on a writable disk";
+  read = preparation_report_from_text(failed.to_json().dump());
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->error, failed.error);
+  EXPECT_EQ(read->hint, failed.hint);
+
+  for (const char* damaged : {"", "not json", "[1]", R"({"key": 3})", R"({"key": "k", "written_now": "yes"})",
+                              R"({"key": "k", "device": {"seq_read_mb_s": "fast"}})", R"({"error": 2})"})
+    EXPECT_FALSE(preparation_report_from_text(damaged)) << damaged;
 }
 
 }  // namespace
