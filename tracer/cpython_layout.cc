@@ -512,7 +512,7 @@ Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid) {
   return walk_python_stack(rt->layout, memory, tid);
 }
 
-const char* line_kind_name(PythonLineKind kind) { return kind == PythonLineKind::kExecuting ? "executing" : "first"; }
+const char* line_kind_name(PythonLineKind kind) { return kind == PythonLineKind::executing ? "executing" : "first"; }
 
 int line_from_linetable_310(const std::string& t, int firstlineno, uint64_t byte_offset) {
   // Pairs (bytes: unsigned, line delta: signed, -128 for no line), from co_firstlineno.
@@ -587,7 +587,7 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
     it = codes_.emplace(key, std::move(*code)).first;
   }
   const Code& c = it->second;
-  PythonFrameInfo info{c.qualname, c.file, c.firstlineno, PythonLineKind::kFirst};
+  PythonFrameInfo info{c.qualname, c.file, c.firstlineno, PythonLineKind::first};
   int line = -1;
   if (l.frame_instr_is_lasti) {
     const auto lasti = static_cast<int64_t>(frame.instr);  // in code units; -1 before the first
@@ -599,7 +599,7 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
   }
   if (line > 0) {
     info.line = line;
-    info.line_kind = PythonLineKind::kExecuting;
+    info.line_kind = PythonLineKind::executing;
   }
   return info;
 }

@@ -79,14 +79,14 @@ Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid);
 
 // Where a frame's line came from: the instruction executing (through the code object's line
 // table), or the function's first line (co_firstlineno) when the instruction gave none.
-enum class PythonLineKind { kExecuting, kFirst };
+enum class PythonLineKind { executing, first };
 const char* line_kind_name(PythonLineKind kind);  // "executing" / "first"
 
 struct PythonFrameInfo {
   std::string qualname;  // co_qualname (3.11+), co_name before
   std::string file;      // co_filename
   int line = 0;
-  PythonLineKind line_kind = PythonLineKind::kFirst;
+  PythonLineKind line_kind = PythonLineKind::first;
 };
 
 // Names, files and lines of frames, with what each code object holds cached per (pid, code

@@ -169,7 +169,8 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_EQ(records->count(), estimate);
   ASSERT_EQ(report.tracing_cost.sampled.size(), 1u);
   const auto lines = reports::tracing_cost_lines(report.tracing_cost);
-  ASSERT_EQ(lines.size(), 3u);  // the probes', the sampled function's, the other programs'
+  ASSERT_EQ(lines.size(), 4u);  // the probes', the sampled function's, the other programs', the CPU profile's
+  EXPECT_NE(lines[3].find("the CPU profile's sampling program ran"), std::string::npos) << lines[3];
   EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("its rate per second its calling threads ran"), std::string::npos) << lines[1];
@@ -238,11 +239,10 @@ TEST(CallSampling, WindowEdgesInventNoSlowCallsAndNoChain) {
             1);
 
   const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
-  for (const auto& chain : report.chains.chains) {
-    if (chain.victim != "cudaEventRecord") continue;
-    EXPECT_EQ(chain.severity, reports::Severity::low) << chain.cause.code();
-    EXPECT_NE(chain.cause.kind, reports::CauseKind::on_cpu) << chain.cause.code();
-  }
+  // A real slow call remains possible on this loaded VM, preempted or, about 1 run in 10, spent on the
+  // CPU inside the trap; none spans an edge (above), and none is worth more than a LOW chain.
+  for (const auto& chain : report.chains.chains)
+    if (chain.victim == "cudaEventRecord") EXPECT_EQ(chain.severity, reports::Severity::low) << chain.cause.code();
   const reports::CallLatencyRow* records = nullptr;
   for (const auto& r : report.calls)
     if (r.function == "cudaEventRecord") records = &r;

@@ -199,13 +199,13 @@ TEST_P(CpythonWalk, FindsNamesFilesAndExecutingLinesOfBothThreads) {
     EXPECT_EQ(main_frames[i].qualname, expected[i].first);
     EXPECT_EQ(main_frames[i].file, script.path);
     EXPECT_EQ(main_frames[i].line, line_of(expected[i].second));
-    EXPECT_EQ(main_frames[i].line_kind, PythonLineKind::kExecuting);
+    EXPECT_EQ(main_frames[i].line_kind, PythonLineKind::executing);
   }
 
   auto worker_frames = walk_until(child->pid, worker_tid, rt->layout, name("Inner.nap"), why);
   ASSERT_GE(worker_frames.size(), 3u) << python << ": " << why;
   EXPECT_EQ(worker_frames[0].line, line_of("NAP"));
-  EXPECT_EQ(worker_frames[0].line_kind, PythonLineKind::kExecuting);
+  EXPECT_EQ(worker_frames[0].line_kind, PythonLineKind::executing);
   EXPECT_EQ(worker_frames[1].qualname, "worker");
   EXPECT_EQ(worker_frames[1].line, line_of("WORKER"));
   EXPECT_EQ(worker_frames.back().qualname, name("Thread._bootstrap"));
