@@ -275,6 +275,10 @@ struct ib_python_layout {
   __u32 thread_match;   /* enum ib_py_thread_match */
   __u64 runtime_addr;   /* &_PyRuntime in the process */
   __u64 code_type_addr; /* &PyCode_Type: every frame's code object has it as ob_type */
+  /* The process's pid namespace (st_dev, st_ino of /proc/PID/ns/pid): CPython stores thread ids
+   * as that namespace numbers them, which a container's differ from the kernel's. */
+  __u64 pidns_dev;
+  __u64 pidns_ino;
   __u32 runtime_interp_head; /* _PyRuntimeState.interpreters.head (the main interpreter only) */
   __u32 interp_threads_head; /* PyInterpreterState: first PyThreadState */
   __u32 tstate_next;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tracer/cpython_layout.h"
 
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -443,6 +444,11 @@ Result<PythonRuntime> find_python_runtime(pid_t pid, MemoryReader& memory) {
   l.version_hex = version_hex;
   l.runtime_addr = runtime;
   l.code_type_addr = py->addresses.at("PyCode_Type");
+  struct stat ns {};
+  if (stat(fmt::format("/proc/{}/ns/pid", pid).c_str(), &ns) == 0) {
+    l.pidns_dev = ns.st_dev;
+    l.pidns_ino = ns.st_ino;
+  }
   rt.layout = l;
   return rt;
 }
@@ -505,11 +511,26 @@ Result<std::vector<ib_python_frame>> walk_python_stack(const ib_python_layout& l
   return out;
 }
 
+Result<pid_t> thread_id_in_its_namespace(pid_t pid, pid_t tid) {
+  const std::string path = fmt::format("/proc/{}/task/{}/status", pid, tid);
+  std::ifstream in(path);
+  if (!in) return Error::bad_input(fmt::format("no thread {} in process {} ({} is unreadable)", tid, pid, path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    auto last = line.find_last_of(" \t");
+    return static_cast<pid_t>(std::stol(line.substr(last + 1)));
+  }
+  return tid;  // a kernel without NSpid (before 4.1) has no pid namespaces to translate
+}
+
 Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid) {
   ProcessMemory memory(pid);
   auto rt = find_python_runtime(pid, memory);
   if (!rt) return rt.error();
-  return walk_python_stack(rt->layout, memory, tid);
+  auto ns_tid = thread_id_in_its_namespace(pid, tid);
+  if (!ns_tid) return ns_tid.error();
+  return walk_python_stack(rt->layout, memory, *ns_tid);
 }
 
 const char* line_kind_name(PythonLineKind kind) { return kind == PythonLineKind::kExecuting ? "executing" : "first"; }
@@ -606,7 +627,9 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
 
 Result<std::vector<PythonFrameInfo>> check_python_layout(pid_t pid, pid_t tid, const ib_python_layout& layout,
                                                          MemoryReader& memory) {
-  auto frames = walk_python_stack(layout, memory, tid);
+  auto ns_tid = thread_id_in_its_namespace(pid, tid);
+  if (!ns_tid) return ns_tid.error();
+  auto frames = walk_python_stack(layout, memory, *ns_tid);
   if (!frames) return frames.error();
   if (frames->empty()) return Error::failure(fmt::format("thread {} shows no Python frame to check the layout against", tid));
   PythonCodeReader reader;

@@ -75,7 +75,12 @@ Result<uint64_t> find_thread_state(const ib_python_layout& layout, MemoryReader&
 // a code object (a wrong layout: no frames rather than wrong ones).
 Result<std::vector<ib_python_frame>> walk_python_stack(const ib_python_layout& layout, MemoryReader& memory,
                                                       pid_t tid);
+// The same for thread `tid` of process `pid` as this process's /proc numbers them.
 Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid);
+
+// Thread `tid` of process `pid` (as this process's /proc numbers them) as the thread's own pid
+// namespace numbers it (the last NSpid of /proc/PID/task/TID/status): the id CPython stores.
+Result<pid_t> thread_id_in_its_namespace(pid_t pid, pid_t tid);
 
 // Where a frame's line came from: the instruction executing (through the code object's line
 // table), or the function's first line (co_firstlineno) when the instruction gave none.
@@ -113,7 +118,8 @@ class PythonCodeReader {
 // The start-up check of a layout against a known frame: thread `tid`'s walk must find frames, each
 // of whose code objects has ob_type == &PyCode_Type and decodes, and its outermost frame must be
 // one every Python thread starts in (a module's "<module>", runpy's "_run_module_as_main", or
-// threading's "Thread._bootstrap"). The frames, resolved, on success.
+// threading's "Thread._bootstrap"). `tid` as this process's /proc numbers it. The frames, resolved,
+// on success. A thread not yet in Python (a job just started) fails it: try again later.
 Result<std::vector<PythonFrameInfo>> check_python_layout(pid_t pid, pid_t tid, const ib_python_layout& layout,
                                                          MemoryReader& memory);
 

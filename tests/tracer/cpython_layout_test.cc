@@ -263,34 +263,52 @@ class CpythonKernelWalk : public ::testing::TestWithParam<std::string> {};
 
 // bpf/python_stack.bpf.h in a perf_event program on the busy main thread: the verifier passes it, and
 // the frames it reads in the kernel are the user-space walk's, down to the code objects.
-TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
-  REQUIRE_ROOT();
-  const std::string object = INGERO_PYTHON_STACK_CHECK;
-  if (object.empty() || access(object.c_str(), R_OK) != 0) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
-  const std::string python = GetParam();
-  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
+// The pid of the python that `unshare --fork` started in its own pid namespace.
+pid_t forked_child_of(pid_t parent) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
+    pid_t pid = 0;
+    if (in >> pid) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+const char* check_object() {
+  const char* object = INGERO_PYTHON_STACK_CHECK;
+  return object[0] && access(object, R_OK) == 0 ? object : nullptr;
+}
+
+void kernel_walk_matches_user_walk(const std::string& python, bool in_pid_namespace) {
   ScriptFile script;
-  auto child = spawn({python, "-u", script.path});
+  auto child = in_pid_namespace ? spawn({"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--mount-proc", python, "-u", script.path})
+                                : spawn({python, "-u", script.path});
   ASSERT_TRUE(child);
   ASSERT_TRUE(child->read_line());
-  auto rt = find_python_runtime(child->pid);
+  const pid_t pid = in_pid_namespace ? forked_child_of(child->pid) : child->pid;
+  ASSERT_GT(pid, 0);
+  auto rt = find_python_runtime(pid);
   ASSERT_TRUE(rt) << rt.error().message;
   const bool qualnames = rt->layout.version_hex >= 0x030b0000;
   std::string why;
-  auto user = walk_until(child->pid, child->pid, rt->layout, qualnames ? "Inner.work" : "work", why);
+  auto user = walk_until(pid, pid, rt->layout, qualnames ? "Inner.work" : "work", why);
   ASSERT_EQ(user.size(), 4u) << why;
-  ProcessMemory memory(child->pid);
-  auto user_frames = walk_python_stack(rt->layout, memory, child->pid);
+  ProcessMemory memory(pid);
+  auto ns_tid = thread_id_in_its_namespace(pid, pid);
+  ASSERT_TRUE(ns_tid);
+  EXPECT_EQ(*ns_tid == pid, !in_pid_namespace);
+  auto user_frames = walk_python_stack(rt->layout, memory, *ns_tid);
   ASSERT_TRUE(user_frames) << user_frames.error().message;
+  const char* object = check_object();
 
-  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object.c_str(), nullptr));
+  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object, nullptr));
   ASSERT_TRUE(obj) << "cannot open " << object;
   ASSERT_EQ(bpf_object__load(obj.get()), 0) << "the verifier rejected python_stack.bpf.h's walk";
   const int layouts = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_layouts"));
   const int samples = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_stack_samples"));
   ASSERT_GE(layouts, 0);
   ASSERT_GE(samples, 0);
-  const __u32 tgid = static_cast<__u32>(child->pid);
+  const __u32 tgid = static_cast<__u32>(pid);
   ASSERT_EQ(bpf_map_update_elem(layouts, &tgid, &rt->layout, BPF_ANY), 0);
 
   perf_event_attr attr{};
@@ -298,7 +316,7 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.sample_period = 1000000;  // 1 ms of the thread's CPU time
-  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, child->pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
   ASSERT_TRUE(event) << "perf_event_open: " << strerror(errno);
   bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "python_stack_check");
   ASSERT_TRUE(prog);
@@ -310,7 +328,7 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
     __u32 pad;
     ib_python_frame frames[IB_PY_MAX_FRAMES];
   } sample{};
-  const __u32 tid = static_cast<__u32>(child->pid);
+  const __u32 tid = static_cast<__u32>(pid);  // the kernel's numbering keys the samples
   bool seen = false;
   for (int i = 0; i < 200 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -321,14 +339,31 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
   PythonCodeReader reader;
   for (int i = 0; i < sample.count; ++i) {
     EXPECT_EQ(sample.frames[i].code, (*user_frames)[i].code) << "frame " << i;
-    auto info = reader.resolve(child->pid, rt->layout, memory, sample.frames[i]);
+    auto info = reader.resolve(pid, rt->layout, memory, sample.frames[i]);
     ASSERT_TRUE(info) << info.error().message;
     EXPECT_EQ(info->qualname, user[i].qualname);
     EXPECT_EQ(info->line, user[i].line) << "frame " << i;
   }
 }
 
+TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
+  REQUIRE_ROOT();
+  if (!check_object()) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  if (access(GetParam().c_str(), X_OK) != 0) GTEST_SKIP() << GetParam() << " is not installed";
+  kernel_walk_matches_user_walk(GetParam(), false);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreters, CpythonKernelWalk, ::testing::ValuesIn(interpreters()), interpreter_name);
+
+// A process in its own pid namespace (a container's) stores thread ids that are not the kernel's:
+// both walks translate.
+TEST(CpythonKernelWalkNamespaced, KernelFramesMatchTheUserSpaceWalkInAPidNamespace) {
+  REQUIRE_ROOT();
+  if (!check_object()) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  if (access("/usr/bin/python3.11", X_OK) != 0 || access("/usr/bin/unshare", X_OK) != 0)
+    GTEST_SKIP() << "needs /usr/bin/python3.11 and /usr/bin/unshare";
+  kernel_walk_matches_user_walk("/usr/bin/python3.11", true);
+}
 
 // A binary named python that does not export CPython's symbols (as a static or stripped build would
 // not): here sleep under the name python3.11.
