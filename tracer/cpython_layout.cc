@@ -583,6 +583,7 @@ Result<PythonCodeReader::Code> PythonCodeReader::read_code(const ib_python_layou
       !read_ptr(memory, code + l.code_linetable, table) || !memory.read_value(code + l.code_firstlineno, firstlineno))
     return unreadable("a code object", code);
   Code c;
+  c.name_obj = name;
   c.firstlineno = firstlineno;
   auto qualname = read_str(l, memory, name);
   if (!qualname) return qualname.error();
@@ -602,6 +603,13 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
                                                   const ib_python_frame& frame) {
   const auto key = std::make_pair(pid, frame.code);
   auto it = codes_.find(key);
+  // A freed code object's address may hold another one later: a cached one whose name object
+  // has changed is read again. A process that has exited keeps what was cached.
+  uint64_t name = 0;
+  if (it != codes_.end() && read_ptr(memory, frame.code + l.code_name, name) && name != it->second.name_obj) {
+    codes_.erase(it);
+    it = codes_.end();
+  }
   if (it == codes_.end()) {
     auto code = read_code(l, memory, frame.code);
     if (!code) return code.error();

@@ -96,7 +96,8 @@ struct PythonFrameInfo {
 
 // Names, files and lines of frames, with what each code object holds cached per (pid, code
 // address): a process's code objects live as long as their functions, and a sample names the same
-// few again and again.
+// few again and again. Resolve while the process lives (a DataLoader worker exits at each epoch's
+// end unless persistent_workers): only what was cached survives it.
 class PythonCodeReader {
  public:
   Result<PythonFrameInfo> resolve(pid_t pid, const ib_python_layout& layout, MemoryReader& memory,
@@ -105,6 +106,7 @@ class PythonCodeReader {
 
  private:
   struct Code {
+    uint64_t name_obj = 0;  // the name's str object: another one says the address holds another code object
     std::string qualname;
     std::string file;
     int firstlineno = 0;

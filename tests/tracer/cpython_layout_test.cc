@@ -13,11 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -442,6 +444,108 @@ TEST(CpythonLayout, Python39SaysWhy) {
   auto rt = find_python_runtime(child->pid);
   ASSERT_FALSE(rt);
   EXPECT_EQ(rt.error().message.rfind("CPython 3.9 is not supported", 0), 0u) << rt.error().message;
+}
+
+// Memory made of byte strings at addresses, for code objects built by hand.
+class FakeMemory : public MemoryReader {
+ public:
+  bool read(uint64_t addr, void* out, size_t len) override {
+    auto it = regions_.upper_bound(addr);
+    if (it == regions_.begin()) return false;
+    --it;
+    if (addr + len > it->first + it->second.size()) return false;
+    std::memcpy(out, it->second.data() + (addr - it->first), len);
+    return true;
+  }
+  void put(uint64_t addr, std::string bytes) { regions_[addr] = std::move(bytes); }
+  template <class T>
+  static void set(std::string& bytes, size_t at, T value) {
+    std::memcpy(bytes.data() + at, &value, sizeof(value));
+  }
+
+ private:
+  std::map<uint64_t, std::string> regions_;
+};
+
+// 3.12's offsets, as find_python_runtime gives them.
+ib_python_layout fake_layout() {
+  ib_python_layout l{};
+  l.version_hex = 0x030c01f0;
+  l.code_type_addr = 0x9000;
+  l.object_type = 8;
+  l.var_size = 16;
+  l.bytes_data = 32;
+  l.str_length = 16;
+  l.str_state = 32;
+  l.str_ascii_data = 40;
+  l.str_compact_data = 56;
+  l.code_name = 128;
+  l.code_filename = 112;
+  l.code_firstlineno = 68;
+  l.code_linetable = 136;
+  l.code_adaptive = 192;
+  return l;
+}
+
+// A compact str of `kind` bytes per code point.
+std::string fake_str(const std::u32string& text, uint32_t kind) {
+  const bool ascii = kind == 1 && std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 128; });
+  std::string bytes((ascii ? 40 : 56) + text.size() * kind, '\0');
+  FakeMemory::set<int64_t>(bytes, 16, static_cast<int64_t>(text.size()));
+  FakeMemory::set<uint32_t>(bytes, 32, kind << 2 | 1u << 5 | (ascii ? 1u << 6 : 0));
+  for (size_t i = 0; i < text.size(); ++i) std::memcpy(bytes.data() + (ascii ? 40 : 56) + i * kind, &text[i], kind);
+  return bytes;
+}
+
+// A code object at `at` named by the str at `name`, in the file at `file`, first line 7, no line table.
+std::string fake_code(uint64_t name, uint64_t file) {
+  std::string code(200, '\0');
+  FakeMemory::set<uint64_t>(code, 8, 0x9000);
+  FakeMemory::set<uint64_t>(code, 128, name);
+  FakeMemory::set<uint64_t>(code, 112, file);
+  FakeMemory::set<int32_t>(code, 68, 7);
+  return code;
+}
+
+TEST(CpythonCodeReader, DecodesEveryStrKindToUtf8) {
+  FakeMemory memory;
+  memory.put(0x1000, fake_str(U"Gr\u00f6\u00dfe.run", 1));         // latin-1
+  memory.put(0x2000, fake_str(U"/data/\u540d\u524d.py", 2));        // UCS-2
+  memory.put(0x3000, fake_str(U"f\U00020000", 4));                  // UCS-4
+  memory.put(0x4000, fake_str(U"plain.py", 1));                     // ASCII
+  memory.put(0x5000, fake_code(0x1000, 0x2000));
+  memory.put(0x6000, fake_code(0x3000, 0x4000));
+  PythonCodeReader reader;
+  auto a = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->qualname, "Gr\xc3\xb6\xc3\x9f" "e.run");
+  EXPECT_EQ(a->file, "/data/\xe5\x90\x8d\xe5\x89\x8d.py");
+  EXPECT_EQ(a->line, 7);
+  EXPECT_EQ(a->line_kind, PythonLineKind::kFirst);  // no instruction: the first line, said so
+  auto b = reader.resolve(1, fake_layout(), memory, {0x6000, 0});
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->qualname, "f\xf0\xa0\x80\x80");
+  EXPECT_EQ(b->file, "plain.py");
+  // Not a code object: an error, never a name.
+  memory.put(0x7000, std::string(200, '\0'));
+  EXPECT_FALSE(reader.resolve(1, fake_layout(), memory, {0x7000, 0}));
+}
+
+TEST(CpythonCodeReader, ACodeObjectReplacedAtTheSameAddressIsReadAgain) {
+  FakeMemory memory;
+  memory.put(0x1000, fake_str(U"first", 1));
+  memory.put(0x2000, fake_str(U"second", 1));
+  memory.put(0x3000, fake_str(U"f.py", 1));
+  memory.put(0x5000, fake_code(0x1000, 0x3000));
+  PythonCodeReader reader;
+  auto a = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->qualname, "first");
+  memory.put(0x5000, fake_code(0x2000, 0x3000));  // freed, and another code object took the address
+  auto b = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->qualname, "second");
+  EXPECT_EQ(reader.cached(), 1u);
 }
 
 // The line tables' formats, on tables CPython made: 3.10's (bytes, line delta) pairs and 3.11's
