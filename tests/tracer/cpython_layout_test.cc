@@ -137,15 +137,19 @@ struct ScriptFile {
   }
 };
 
-// Interpreters to try: Debian's, and those pyenv has here (3.10, 3.12 and 3.13 where present).
+// Interpreters to try: Debian's 3.11 (skipped where absent), the distribution's other 3.10-3.13
+// (Ubuntu 24.04's 3.12), and those pyenv has (3.10, 3.12 and 3.13 on the CPU machine).
 std::vector<std::string> interpreters() {
   std::vector<std::string> out = {"/usr/bin/python3.11"};
   const char* root = std::getenv("PYENV_ROOT");
-  const std::string pattern = std::string(root ? root : "/root/.pyenv") + "/versions/3.1[0-3].*/bin/python3.1[0-3]";
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  globfree(&g);
+  const std::string pyenv = std::string(root ? root : "/root/.pyenv") + "/versions/3.1[0-3].*/bin/python3.1[0-3]";
+  for (const std::string& pattern : {std::string("/usr/bin/python3.1[0-3]"), pyenv}) {
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i)
+        if (std::find(out.begin(), out.end(), g.gl_pathv[i]) == out.end()) out.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
+  }
   return out;
 }
 
