@@ -62,10 +62,11 @@ std::string python_frames_unavailable(const Error& why);
 Result<PythonRuntime> find_python_runtime(pid_t pid);
 Result<PythonRuntime> find_python_runtime(pid_t pid, MemoryReader& memory);
 
-// The thread state of native thread `tid` (as the process's pid namespace numbers it): the main
-// interpreter's thread list, at most IB_PY_MAX_THREADS entries, compared by native thread id
-// (3.11+) or by the tid in the glibc thread of pthread_self() (3.10). Not the GIL holder: a thread
-// sampled while it runs native code without the GIL must get its own frames, never the holder's.
+// The thread state of native thread `tid` (as the process's pid namespace numbers it): the first
+// interpreter's (the main one unless subinterpreters exist) thread list, at most IB_PY_MAX_THREADS
+// entries, compared by native thread id (3.11+) or by the tid in the glibc thread of
+// pthread_self() (3.10). Not the GIL holder: a thread sampled while it runs native code without
+// the GIL must get its own frames, never the holder's.
 // 0 when the thread has none (a thread that never ran Python); an error when memory is unreadable.
 Result<uint64_t> find_thread_state(const ib_python_layout& layout, MemoryReader& memory, pid_t tid);
 
