@@ -278,7 +278,12 @@ struct ib_python_layout {
   __u32 thread_match;   /* enum ib_py_thread_match */
   __u64 runtime_addr;   /* &_PyRuntime in the process */
   __u64 code_type_addr; /* &PyCode_Type: every frame's code object has it as ob_type */
-  __u32 runtime_interp_head; /* _PyRuntimeState.interpreters.head (the main interpreter only) */
+  /* The process's pid namespace (st_dev, st_ino of /proc/PID/ns/pid): CPython stores thread ids
+   * as that namespace numbers them, and in a container they differ from the kernel's. */
+  __u64 pidns_dev;
+  __u64 pidns_ino;
+  __u32 runtime_interp_head; /* _PyRuntimeState.interpreters.head: only that interpreter is walked
+                              * (the main one, unless the process made subinterpreters) */
   __u32 interp_threads_head; /* PyInterpreterState: first PyThreadState */
   __u32 tstate_next;
   __u32 tstate_native_thread_id; /* unsigned long gettid() (3.11+) */

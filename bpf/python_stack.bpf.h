@@ -68,8 +68,7 @@ unreadable:
 /* The thread state of native thread w->tid into w->tstate (0 when the thread has none), or
  * w->n < 0. Compares the thread list's ids, never takes the GIL holder (a thread running native
  * code without the GIL would get the holder's frames). The tid is the thread's id in the
- * process's own pid namespace, which is what CPython stores: a process in another pid namespace
- * than the tracer's needs its namespace's tid. */
+ * process's own pid namespace, which is what CPython stores. */
 static __always_inline void ib_python_thread_state(struct ib_py_walk *w)
 {
   const struct ib_python_layout *l = w->l;
@@ -151,7 +150,8 @@ static __always_inline int ib_read_python_stack(const struct ib_python_layout *l
 }
 
 /* The current thread's Python frames, with its process's layout from python_layouts:
- * IB_PY_ERR_NO_LAYOUT for a process without one (not Python, or its layout was not found). */
+ * IB_PY_ERR_NO_LAYOUT for a process without one (not Python, or its layout was not found). The
+ * thread is named as its process's pid namespace numbers it (a container's differ). */
 static __always_inline int ib_current_python_stack(struct ib_python_frame *frames)
 {
   __u64 id = bpf_get_current_pid_tgid();
@@ -159,7 +159,14 @@ static __always_inline int ib_current_python_stack(struct ib_python_frame *frame
   const struct ib_python_layout *l = bpf_map_lookup_elem(&python_layouts, &tgid);
   if (!l)
     return IB_PY_ERR_NO_LAYOUT;
-  return ib_read_python_stack(l, (__u32)id, frames);
+  __u32 tid = (__u32)id;
+  if (l->pidns_ino) {
+    struct bpf_pidns_info ns = {};
+    if (bpf_get_ns_current_pid_tgid(l->pidns_dev, l->pidns_ino, &ns, sizeof(ns)))
+      return IB_PY_ERR_NO_THREAD;
+    tid = ns.pid;
+  }
+  return ib_read_python_stack(l, tid, frames);
 }
 
 #endif /* INGERO_PYTHON_STACK_BPF_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tracer/cpython_layout.h"
 
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -106,7 +107,8 @@ Result<FoundSymbols> find_symbols(pid_t pid, const std::vector<Mapping>& maps, c
 }
 
 // --- Layout tables (offsets measured with offsetof against each version's own headers, 3.10.13,
-// 3.11.2, 3.11.7 and 3.12.1; CPython keeps these internal structs fixed within a minor version). ---
+// 3.11.2, 3.11.7 and 3.12.1; CPython keeps these internal structs fixed within a minor version;
+// the 3.12 offsets also read right inside Ubuntu 24.04's 3.12.3). ---
 
 ib_python_layout layout_common() {
   ib_python_layout l{};
@@ -443,6 +445,11 @@ Result<PythonRuntime> find_python_runtime(pid_t pid, MemoryReader& memory) {
   l.version_hex = version_hex;
   l.runtime_addr = runtime;
   l.code_type_addr = py->addresses.at("PyCode_Type");
+  struct stat ns {};
+  if (stat(fmt::format("/proc/{}/ns/pid", pid).c_str(), &ns) == 0) {
+    l.pidns_dev = ns.st_dev;
+    l.pidns_ino = ns.st_ino;
+  }
   rt.layout = l;
   return rt;
 }
@@ -505,11 +512,26 @@ Result<std::vector<ib_python_frame>> walk_python_stack(const ib_python_layout& l
   return out;
 }
 
+Result<pid_t> thread_id_in_its_namespace(pid_t pid, pid_t tid) {
+  const std::string path = fmt::format("/proc/{}/task/{}/status", pid, tid);
+  std::ifstream in(path);
+  if (!in) return Error::bad_input(fmt::format("no thread {} in process {} ({} is unreadable)", tid, pid, path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    auto last = line.find_last_of(" \t");
+    return static_cast<pid_t>(std::stol(line.substr(last + 1)));
+  }
+  return tid;  // a kernel without NSpid (before 4.1) has no pid namespaces to translate
+}
+
 Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid) {
   ProcessMemory memory(pid);
   auto rt = find_python_runtime(pid, memory);
   if (!rt) return rt.error();
-  return walk_python_stack(rt->layout, memory, tid);
+  auto ns_tid = thread_id_in_its_namespace(pid, tid);
+  if (!ns_tid) return ns_tid.error();
+  return walk_python_stack(rt->layout, memory, *ns_tid);
 }
 
 const char* line_kind_name(PythonLineKind kind) { return kind == PythonLineKind::executing ? "executing" : "first"; }
@@ -562,6 +584,7 @@ Result<PythonCodeReader::Code> PythonCodeReader::read_code(const ib_python_layou
       !read_ptr(memory, code + l.code_linetable, table) || !memory.read_value(code + l.code_firstlineno, firstlineno))
     return unreadable("a code object", code);
   Code c;
+  c.name_obj = name;
   c.firstlineno = firstlineno;
   auto qualname = read_str(l, memory, name);
   if (!qualname) return qualname.error();
@@ -581,6 +604,13 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
                                                   const ib_python_frame& frame) {
   const auto key = std::make_pair(pid, frame.code);
   auto it = codes_.find(key);
+  // A freed code object's address may hold another one later: a cached one whose name object
+  // has changed is read again. A process that has exited keeps what was cached.
+  uint64_t name = 0;
+  if (it != codes_.end() && read_ptr(memory, frame.code + l.code_name, name) && name != it->second.name_obj) {
+    codes_.erase(it);
+    it = codes_.end();
+  }
   if (it == codes_.end()) {
     auto code = read_code(l, memory, frame.code);
     if (!code) return code.error();
@@ -606,7 +636,9 @@ Result<PythonFrameInfo> PythonCodeReader::resolve(pid_t pid, const ib_python_lay
 
 Result<std::vector<PythonFrameInfo>> check_python_layout(pid_t pid, pid_t tid, const ib_python_layout& layout,
                                                          MemoryReader& memory) {
-  auto frames = walk_python_stack(layout, memory, tid);
+  auto ns_tid = thread_id_in_its_namespace(pid, tid);
+  if (!ns_tid) return ns_tid.error();
+  auto frames = walk_python_stack(layout, memory, *ns_tid);
   if (!frames) return frames.error();
   if (frames->empty()) return Error::failure(fmt::format("thread {} shows no Python frame to check the layout against", tid));
   PythonCodeReader reader;

@@ -62,10 +62,11 @@ std::string python_frames_unavailable(const Error& why);
 Result<PythonRuntime> find_python_runtime(pid_t pid);
 Result<PythonRuntime> find_python_runtime(pid_t pid, MemoryReader& memory);
 
-// The thread state of native thread `tid` (as the process's pid namespace numbers it): the main
-// interpreter's thread list, at most IB_PY_MAX_THREADS entries, compared by native thread id
-// (3.11+) or by the tid in the glibc thread of pthread_self() (3.10). Not the GIL holder: a thread
-// sampled while it runs native code without the GIL must get its own frames, never the holder's.
+// The thread state of native thread `tid` (as the process's pid namespace numbers it): the first
+// interpreter's (the main one unless subinterpreters exist) thread list, at most IB_PY_MAX_THREADS
+// entries, compared by native thread id (3.11+) or by the tid in the glibc thread of
+// pthread_self() (3.10). Not the GIL holder: a thread sampled while it runs native code without
+// the GIL must get its own frames, never the holder's.
 // 0 when the thread has none (a thread that never ran Python); an error when memory is unreadable.
 Result<uint64_t> find_thread_state(const ib_python_layout& layout, MemoryReader& memory, pid_t tid);
 
@@ -75,7 +76,12 @@ Result<uint64_t> find_thread_state(const ib_python_layout& layout, MemoryReader&
 // a code object (a wrong layout: no frames rather than wrong ones).
 Result<std::vector<ib_python_frame>> walk_python_stack(const ib_python_layout& layout, MemoryReader& memory,
                                                       pid_t tid);
+// The same for thread `tid` of process `pid` as this process's /proc numbers them.
 Result<std::vector<ib_python_frame>> walk_python_stack(pid_t pid, pid_t tid);
+
+// Thread `tid` of process `pid` (as this process's /proc numbers them) as the thread's own pid
+// namespace numbers it (the last NSpid of /proc/PID/task/TID/status): the id CPython stores.
+Result<pid_t> thread_id_in_its_namespace(pid_t pid, pid_t tid);
 
 // Where a frame's line came from: the instruction executing (through the code object's line
 // table), or the function's first line (co_firstlineno) when the instruction gave none.
@@ -91,7 +97,8 @@ struct PythonFrameInfo {
 
 // Names, files and lines of frames, with what each code object holds cached per (pid, code
 // address): a process's code objects live as long as their functions, and a sample names the same
-// few again and again.
+// few again and again. Resolve while the process lives (a DataLoader worker exits at each epoch's
+// end unless persistent_workers): only what was cached survives it.
 class PythonCodeReader {
  public:
   Result<PythonFrameInfo> resolve(pid_t pid, const ib_python_layout& layout, MemoryReader& memory,
@@ -100,6 +107,7 @@ class PythonCodeReader {
 
  private:
   struct Code {
+    uint64_t name_obj = 0;  // the name's str object: another one says the address holds another code object
     std::string qualname;
     std::string file;
     int firstlineno = 0;
@@ -113,7 +121,8 @@ class PythonCodeReader {
 // The start-up check of a layout against a known frame: thread `tid`'s walk must find frames, each
 // of whose code objects has ob_type == &PyCode_Type and decodes, and its outermost frame must be
 // one every Python thread starts in (a module's "<module>", runpy's "_run_module_as_main", or
-// threading's "Thread._bootstrap"). The frames, resolved, on success.
+// threading's "Thread._bootstrap"). `tid` as this process's /proc numbers it. The frames, resolved,
+// on success. A thread not yet in Python (a job just started) fails it: try again later.
 Result<std::vector<PythonFrameInfo>> check_python_layout(pid_t pid, pid_t tid, const ib_python_layout& layout,
                                                          MemoryReader& memory);
 

@@ -13,11 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -135,15 +137,19 @@ struct ScriptFile {
   }
 };
 
-// Interpreters to try: Debian's, and those pyenv has here (3.10, 3.12 and 3.13 where present).
+// Interpreters to try: Debian's 3.11 (skipped where absent), the distribution's other 3.10-3.13
+// (Ubuntu 24.04's 3.12), and those pyenv has (3.10, 3.12 and 3.13 on the CPU machine).
 std::vector<std::string> interpreters() {
   std::vector<std::string> out = {"/usr/bin/python3.11"};
   const char* root = std::getenv("PYENV_ROOT");
-  const std::string pattern = std::string(root ? root : "/root/.pyenv") + "/versions/3.1[0-3].*/bin/python3.1[0-3]";
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  globfree(&g);
+  const std::string pyenv = std::string(root ? root : "/root/.pyenv") + "/versions/3.1[0-3].*/bin/python3.1[0-3]";
+  for (const std::string& pattern : {std::string("/usr/bin/python3.1[0-3]"), pyenv}) {
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i)
+        if (std::find(out.begin(), out.end(), g.gl_pathv[i]) == out.end()) out.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
+  }
   return out;
 }
 
@@ -263,34 +269,52 @@ class CpythonKernelWalk : public ::testing::TestWithParam<std::string> {};
 
 // bpf/python_stack.bpf.h in a perf_event program on the busy main thread: the verifier passes it, and
 // the frames it reads in the kernel are the user-space walk's, down to the code objects.
-TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
-  REQUIRE_ROOT();
-  const std::string object = INGERO_PYTHON_STACK_CHECK;
-  if (object.empty() || access(object.c_str(), R_OK) != 0) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
-  const std::string python = GetParam();
-  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
+// The pid of the python that `unshare --fork` started in its own pid namespace.
+pid_t forked_child_of(pid_t parent) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
+    pid_t pid = 0;
+    if (in >> pid) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+const char* check_object() {
+  const char* object = INGERO_PYTHON_STACK_CHECK;
+  return object[0] && access(object, R_OK) == 0 ? object : nullptr;
+}
+
+void kernel_walk_matches_user_walk(const std::string& python, bool in_pid_namespace) {
   ScriptFile script;
-  auto child = spawn({python, "-u", script.path});
+  auto child = in_pid_namespace ? spawn({"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--mount-proc", python, "-u", script.path})
+                                : spawn({python, "-u", script.path});
   ASSERT_TRUE(child);
   ASSERT_TRUE(child->read_line());
-  auto rt = find_python_runtime(child->pid);
+  const pid_t pid = in_pid_namespace ? forked_child_of(child->pid) : child->pid;
+  ASSERT_GT(pid, 0);
+  auto rt = find_python_runtime(pid);
   ASSERT_TRUE(rt) << rt.error().message;
   const bool qualnames = rt->layout.version_hex >= 0x030b0000;
   std::string why;
-  auto user = walk_until(child->pid, child->pid, rt->layout, qualnames ? "Inner.work" : "work", why);
+  auto user = walk_until(pid, pid, rt->layout, qualnames ? "Inner.work" : "work", why);
   ASSERT_EQ(user.size(), 4u) << why;
-  ProcessMemory memory(child->pid);
-  auto user_frames = walk_python_stack(rt->layout, memory, child->pid);
+  ProcessMemory memory(pid);
+  auto ns_tid = thread_id_in_its_namespace(pid, pid);
+  ASSERT_TRUE(ns_tid);
+  EXPECT_EQ(*ns_tid == pid, !in_pid_namespace);
+  auto user_frames = walk_python_stack(rt->layout, memory, *ns_tid);
   ASSERT_TRUE(user_frames) << user_frames.error().message;
+  const char* object = check_object();
 
-  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object.c_str(), nullptr));
+  std::unique_ptr<bpf_object, BpfObjectCloser> obj(bpf_object__open_file(object, nullptr));
   ASSERT_TRUE(obj) << "cannot open " << object;
   ASSERT_EQ(bpf_object__load(obj.get()), 0) << "the verifier rejected python_stack.bpf.h's walk";
   const int layouts = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_layouts"));
   const int samples = bpf_map__fd(bpf_object__find_map_by_name(obj.get(), "python_stack_samples"));
   ASSERT_GE(layouts, 0);
   ASSERT_GE(samples, 0);
-  const __u32 tgid = static_cast<__u32>(child->pid);
+  const __u32 tgid = static_cast<__u32>(pid);
   ASSERT_EQ(bpf_map_update_elem(layouts, &tgid, &rt->layout, BPF_ANY), 0);
 
   perf_event_attr attr{};
@@ -298,7 +322,7 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.sample_period = 1000000;  // 1 ms of the thread's CPU time
-  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, child->pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
   ASSERT_TRUE(event) << "perf_event_open: " << strerror(errno);
   bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "python_stack_check");
   ASSERT_TRUE(prog);
@@ -310,7 +334,7 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
     __u32 pad;
     ib_python_frame frames[IB_PY_MAX_FRAMES];
   } sample{};
-  const __u32 tid = static_cast<__u32>(child->pid);
+  const __u32 tid = static_cast<__u32>(pid);  // the kernel's numbering keys the samples
   bool seen = false;
   for (int i = 0; i < 200 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -321,14 +345,31 @@ TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
   PythonCodeReader reader;
   for (int i = 0; i < sample.count; ++i) {
     EXPECT_EQ(sample.frames[i].code, (*user_frames)[i].code) << "frame " << i;
-    auto info = reader.resolve(child->pid, rt->layout, memory, sample.frames[i]);
+    auto info = reader.resolve(pid, rt->layout, memory, sample.frames[i]);
     ASSERT_TRUE(info) << info.error().message;
     EXPECT_EQ(info->qualname, user[i].qualname);
     EXPECT_EQ(info->line, user[i].line) << "frame " << i;
   }
 }
 
+TEST_P(CpythonKernelWalk, KernelFramesMatchTheUserSpaceWalk) {
+  REQUIRE_ROOT();
+  if (!check_object()) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  if (access(GetParam().c_str(), X_OK) != 0) GTEST_SKIP() << GetParam() << " is not installed";
+  kernel_walk_matches_user_walk(GetParam(), false);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreters, CpythonKernelWalk, ::testing::ValuesIn(interpreters()), interpreter_name);
+
+// A process in its own pid namespace (a container's) stores thread ids that are not the kernel's:
+// both walks translate.
+TEST(CpythonKernelWalkNamespaced, KernelFramesMatchTheUserSpaceWalkInAPidNamespace) {
+  REQUIRE_ROOT();
+  if (!check_object()) GTEST_SKIP() << "no BPF check object (prebuilt skeletons)";
+  if (access("/usr/bin/python3.11", X_OK) != 0 || access("/usr/bin/unshare", X_OK) != 0)
+    GTEST_SKIP() << "needs /usr/bin/python3.11 and /usr/bin/unshare";
+  kernel_walk_matches_user_walk("/usr/bin/python3.11", true);
+}
 
 // A binary named python that does not export CPython's symbols (as a static or stripped build would
 // not): here sleep under the name python3.11.
@@ -407,6 +448,108 @@ TEST(CpythonLayout, Python39SaysWhy) {
   auto rt = find_python_runtime(child->pid);
   ASSERT_FALSE(rt);
   EXPECT_EQ(rt.error().message.rfind("CPython 3.9 is not supported", 0), 0u) << rt.error().message;
+}
+
+// Memory made of byte strings at addresses, for code objects built by hand.
+class FakeMemory : public MemoryReader {
+ public:
+  bool read(uint64_t addr, void* out, size_t len) override {
+    auto it = regions_.upper_bound(addr);
+    if (it == regions_.begin()) return false;
+    --it;
+    if (addr + len > it->first + it->second.size()) return false;
+    std::memcpy(out, it->second.data() + (addr - it->first), len);
+    return true;
+  }
+  void put(uint64_t addr, std::string bytes) { regions_[addr] = std::move(bytes); }
+  template <class T>
+  static void set(std::string& bytes, size_t at, T value) {
+    std::memcpy(bytes.data() + at, &value, sizeof(value));
+  }
+
+ private:
+  std::map<uint64_t, std::string> regions_;
+};
+
+// 3.12's offsets, as find_python_runtime gives them.
+ib_python_layout fake_layout() {
+  ib_python_layout l{};
+  l.version_hex = 0x030c01f0;
+  l.code_type_addr = 0x9000;
+  l.object_type = 8;
+  l.var_size = 16;
+  l.bytes_data = 32;
+  l.str_length = 16;
+  l.str_state = 32;
+  l.str_ascii_data = 40;
+  l.str_compact_data = 56;
+  l.code_name = 128;
+  l.code_filename = 112;
+  l.code_firstlineno = 68;
+  l.code_linetable = 136;
+  l.code_adaptive = 192;
+  return l;
+}
+
+// A compact str of `kind` bytes per code point.
+std::string fake_str(const std::u32string& text, uint32_t kind) {
+  const bool ascii = kind == 1 && std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 128; });
+  std::string bytes((ascii ? 40 : 56) + text.size() * kind, '\0');
+  FakeMemory::set<int64_t>(bytes, 16, static_cast<int64_t>(text.size()));
+  FakeMemory::set<uint32_t>(bytes, 32, kind << 2 | 1u << 5 | (ascii ? 1u << 6 : 0));
+  for (size_t i = 0; i < text.size(); ++i) std::memcpy(bytes.data() + (ascii ? 40 : 56) + i * kind, &text[i], kind);
+  return bytes;
+}
+
+// A code object at `at` named by the str at `name`, in the file at `file`, first line 7, no line table.
+std::string fake_code(uint64_t name, uint64_t file) {
+  std::string code(200, '\0');
+  FakeMemory::set<uint64_t>(code, 8, 0x9000);
+  FakeMemory::set<uint64_t>(code, 128, name);
+  FakeMemory::set<uint64_t>(code, 112, file);
+  FakeMemory::set<int32_t>(code, 68, 7);
+  return code;
+}
+
+TEST(CpythonCodeReader, DecodesEveryStrKindToUtf8) {
+  FakeMemory memory;
+  memory.put(0x1000, fake_str(U"Gr\u00f6\u00dfe.run", 1));         // latin-1
+  memory.put(0x2000, fake_str(U"/data/\u540d\u524d.py", 2));        // UCS-2
+  memory.put(0x3000, fake_str(U"f\U00020000", 4));                  // UCS-4
+  memory.put(0x4000, fake_str(U"plain.py", 1));                     // ASCII
+  memory.put(0x5000, fake_code(0x1000, 0x2000));
+  memory.put(0x6000, fake_code(0x3000, 0x4000));
+  PythonCodeReader reader;
+  auto a = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->qualname, "Gr\xc3\xb6\xc3\x9f" "e.run");
+  EXPECT_EQ(a->file, "/data/\xe5\x90\x8d\xe5\x89\x8d.py");
+  EXPECT_EQ(a->line, 7);
+  EXPECT_EQ(a->line_kind, PythonLineKind::kFirst);  // no instruction: the first line, said so
+  auto b = reader.resolve(1, fake_layout(), memory, {0x6000, 0});
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->qualname, "f\xf0\xa0\x80\x80");
+  EXPECT_EQ(b->file, "plain.py");
+  // Not a code object: an error, never a name.
+  memory.put(0x7000, std::string(200, '\0'));
+  EXPECT_FALSE(reader.resolve(1, fake_layout(), memory, {0x7000, 0}));
+}
+
+TEST(CpythonCodeReader, ACodeObjectReplacedAtTheSameAddressIsReadAgain) {
+  FakeMemory memory;
+  memory.put(0x1000, fake_str(U"first", 1));
+  memory.put(0x2000, fake_str(U"second", 1));
+  memory.put(0x3000, fake_str(U"f.py", 1));
+  memory.put(0x5000, fake_code(0x1000, 0x3000));
+  PythonCodeReader reader;
+  auto a = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->qualname, "first");
+  memory.put(0x5000, fake_code(0x2000, 0x3000));  // freed, and another code object took the address
+  auto b = reader.resolve(1, fake_layout(), memory, {0x5000, 0});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->qualname, "second");
+  EXPECT_EQ(reader.cached(), 1u);
 }
 
 // The line tables' formats, on tables CPython made: 3.10's (bytes, line delta) pairs and 3.11's
