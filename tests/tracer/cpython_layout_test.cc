@@ -525,7 +525,7 @@ TEST(CpythonCodeReader, DecodesEveryStrKindToUtf8) {
   EXPECT_EQ(a->qualname, "Gr\xc3\xb6\xc3\x9f" "e.run");
   EXPECT_EQ(a->file, "/data/\xe5\x90\x8d\xe5\x89\x8d.py");
   EXPECT_EQ(a->line, 7);
-  EXPECT_EQ(a->line_kind, PythonLineKind::kFirst);  // no instruction: the first line, said so
+  EXPECT_EQ(a->line_kind, PythonLineKind::first);  // no instruction: the first line, said so
   auto b = reader.resolve(1, fake_layout(), memory, {0x6000, 0});
   ASSERT_TRUE(b) << b.error().message;
   EXPECT_EQ(b->qualname, "f\xf0\xa0\x80\x80");
