@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -39,51 +40,44 @@ bool vaddr_to_offset(Elf* elf, uint64_t vaddr, uint64_t& offset) {
   return false;
 }
 
-// Defined functions of one symbol table section that are still wanted.
-void scan_symbols(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, std::set<std::string>& wanted,
-                  std::map<std::string, uint64_t>& found) {
-  Elf_Data* data = elf_getdata(section, nullptr);
-  if (!data || header.sh_entsize == 0) return;
-  const size_t count = header.sh_size / header.sh_entsize;
-  for (size_t i = 0; i < count && !wanted.empty(); ++i) {
-    GElf_Sym sym;
-    if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-    if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
-    const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
-    if (!name) continue;
-    auto it = wanted.find(name);
-    if (it == wanted.end()) continue;
-    uint64_t offset = 0;
-    if (!vaddr_to_offset(elf, sym.st_value, offset)) continue;
-    found.emplace(*it, offset);
-    wanted.erase(it);
+// The wanted names among the defined symbols (functions only, if asked) of the ELF's .dynsym, then
+// .symtab, each with value_of(symbol) where it has one; a name found is no longer wanted.
+template <typename ValueOf>
+std::map<std::string, uint64_t> find_wanted(Elf* elf, std::set<std::string> wanted, bool functions_only,
+                                            ValueOf&& value_of) {
+  std::map<std::string, uint64_t> found;
+  for (Elf64_Word type : {SHT_DYNSYM, SHT_SYMTAB}) {
+    Elf_Scn* section = nullptr;
+    while ((section = elf_nextscn(elf, section)) != nullptr && !wanted.empty()) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(section, &header) || header.sh_type != type || header.sh_entsize == 0) continue;
+      Elf_Data* data = elf_getdata(section, nullptr);
+      if (!data) continue;
+      const size_t count = header.sh_size / header.sh_entsize;
+      for (size_t i = 0; i < count && !wanted.empty(); ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+        if (functions_only && GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+        const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
+        if (!name) continue;
+        auto it = wanted.find(name);
+        if (it == wanted.end()) continue;
+        if (std::optional<uint64_t> value = value_of(sym)) {
+          found.emplace(*it, *value);
+          wanted.erase(it);
+        }
+      }
+    }
   }
+  return found;
 }
 
-// Defined symbols of any type, by link-time address, that are still wanted.
-void scan_addresses(Elf* elf, Elf_Scn* section, const GElf_Shdr& header, std::set<std::string>& wanted,
-                    std::map<std::string, uint64_t>& found) {
-  Elf_Data* data = elf_getdata(section, nullptr);
-  if (!data || header.sh_entsize == 0) return;
-  const size_t count = header.sh_size / header.sh_entsize;
-  for (size_t i = 0; i < count && !wanted.empty(); ++i) {
-    GElf_Sym sym;
-    if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
-    const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
-    if (!name) continue;
-    auto it = wanted.find(name);
-    if (it == wanted.end()) continue;
-    found.emplace(*it, sym.st_value);
-    wanted.erase(it);
-  }
-}
-
-Result<ElfPtr> open_elf(const std::string& path, UniqueFd& fd) {
+Result<ElfPtr> open_elf(const std::string& path, UniqueFd& fd, const std::string& hint = "") {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error::failure("libelf is unusable (elf_version failed)");
   fd = UniqueFd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return Error::bad_input(fmt::format("cannot open {}: {}", path, strerror(errno)));
   ElfPtr elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::bad_input(fmt::format("{} is not an ELF file", path));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return Error::bad_input(fmt::format("{} is not an ELF file", path), hint);
   return elf;
 }
 
@@ -102,36 +96,22 @@ Result<ElfSymbolAddresses> symbol_addresses(const std::string& path, const std::
         out.loads.push_back({ph.p_vaddr, ph.p_offset});
     }
   }
-  std::set<std::string> wanted(names.begin(), names.end());
-  for (Elf64_Word type : {SHT_DYNSYM, SHT_SYMTAB}) {
-    Elf_Scn* section = nullptr;
-    while ((section = elf_nextscn(elf->get(), section)) != nullptr && !wanted.empty()) {
-      GElf_Shdr header;
-      if (gelf_getshdr(section, &header) && header.sh_type == type)
-        scan_addresses(elf->get(), section, header, wanted, out.addresses);
-    }
-  }
+  out.addresses = find_wanted(elf->get(), {names.begin(), names.end()}, false,
+                              [](const GElf_Sym& sym) -> std::optional<uint64_t> { return sym.st_value; });
   return out;
 }
 
 Result<std::map<std::string, uint64_t>> function_file_offsets(const std::string& path,
                                                              const std::vector<std::string>& names) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error::failure("libelf is unusable (elf_version failed)");
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return Error::bad_input(fmt::format("cannot open {}: {}", path, strerror(errno)));
-  ElfPtr elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
-    return Error::bad_input(fmt::format("{} is not an ELF file", path), "pass a shared library (.so)");
-  std::set<std::string> wanted(names.begin(), names.end());
-  std::map<std::string, uint64_t> found;
-  for (Elf64_Word type : {SHT_DYNSYM, SHT_SYMTAB}) {
-    Elf_Scn* section = nullptr;
-    while ((section = elf_nextscn(elf.get(), section)) != nullptr && !wanted.empty()) {
-      GElf_Shdr header;
-      if (gelf_getshdr(section, &header) && header.sh_type == type) scan_symbols(elf.get(), section, header, wanted, found);
-    }
-  }
-  return found;
+  UniqueFd fd;
+  auto elf = open_elf(path, fd, "pass a shared library (.so)");
+  if (!elf) return elf.error();
+  Elf* e = elf->get();
+  return find_wanted(e, {names.begin(), names.end()}, true, [e](const GElf_Sym& sym) -> std::optional<uint64_t> {
+    uint64_t offset = 0;
+    if (!vaddr_to_offset(e, sym.st_value, offset)) return std::nullopt;
+    return offset;
+  });
 }
 
 }  // namespace ingero::tracer
