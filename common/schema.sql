@@ -423,3 +423,16 @@ CREATE TABLE IF NOT EXISTS process_samples (
   wchan                TEXT,
   PRIMARY KEY (run_id, pid, ts_ns)
 );
+
+-- The stack that made an event (schema version 11): a slow library call's (taken in the kernel as the
+-- call returned), a batch wait's (the Python frames that asked the DataLoader for the batch, from the
+-- observer), a hung thread's (where it waited, read when the hang was seen). The event is this run's
+-- event of that tid, ts_ns and op; stack_id is a profile_stacks node (its frames in profile_frames).
+CREATE TABLE IF NOT EXISTS event_stacks (
+  run_id    INTEGER NOT NULL,
+  tid       INTEGER NOT NULL,
+  ts_ns     INTEGER NOT NULL,
+  op        INTEGER NOT NULL REFERENCES ops(op),
+  stack_id  INTEGER NOT NULL,
+  PRIMARY KEY (run_id, tid, ts_ns, op)
+);

@@ -17,7 +17,7 @@
 namespace ingero::contract {
 
 // PRAGMA user_version of a trace DB this build writes; readers also read older ones.
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 inline constexpr int kOldestReadableSchema = 1;
 
 // ---- ops (events.op, call_stats.op): codes are positions in IB_OPS, names are what

@@ -138,7 +138,7 @@ Result<int> version_of(const sql::Connection& db) {
 // call_sampling_windows), which the schema creates; 4 -> 5 added columns to thread_stats, 5 -> 6 one
 // to call_sampling, 7 -> 8 one to call_sampling and two to call_sampling_windows, 8 -> 9 one to
 // call_stats; 9 -> 10 added tables again (profile_frames, profile_stacks, profile_samples,
-// process_samples) and one column to sweep_points.
+// process_samples) and one column to sweep_points; 10 -> 11 added a table (event_stacks).
 Status upgrade(const sql::Connection& db, int from_version) {
   auto txn = sql::Transaction::begin(db.get());
   if (!txn) return txn.error();

@@ -31,6 +31,9 @@ constexpr TableCopy kTables[] = {
     {"loaders", "run_id, pid, loader"}, {"gpus", "run_id, gpu"},
     {"gpu_samples", "run_id, metric, ts_ns"}, {"call_sampling", "run_id, pid, op"},
     {"call_sampling_windows", "run_id, pid, op, seq"},
+    {"profile_frames", "run_id, frame_id"}, {"profile_stacks", "run_id, stack_id"},
+    {"profile_samples", "run_id, tid, stack_id, bucket_ns"}, {"process_samples", "run_id, pid, ts_ns"},
+    {"event_stacks", "run_id, tid, ts_ns, op"},
 };
 
 Result<std::vector<std::string>> columns_of(const sql::Connection& db, const std::string& table) {

@@ -224,6 +224,20 @@ TEST(TraceDb, AVersion9FileGainsTheProfileAndProcessSampleTables) {
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM sweep_points WHERE point = 'w16' AND cause = 'budget'"), 1);
 }
 
+// A version-10 file gains the events' stacks table, empty, and keeps its profile.
+TEST(TraceDb, AVersion10FileGainsTheEventStacksTable) {
+  TempDir dir;
+  auto db = reopened_after(dir.file("v10.db"),
+                           "DROP TABLE event_stacks;"
+                           "INSERT INTO profile_frames VALUES(1, 1, 'native', 'spin', NULL, NULL, NULL);"
+                           "PRAGMA user_version = 10");
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  sqlite3* h = db->connection().get();
+  EXPECT_EQ(query_int(h, "PRAGMA user_version"), contract::kSchemaVersion);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM event_stacks"), 0);
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM profile_frames WHERE name = 'spin'"), 1);
+}
+
 // Every window an estimate was computed from is stored in order, with its callers' on-CPU time
 // where it was read and NULL where it was not.
 TEST(TraceDb, EachSampledWindowIsStoredWithItsCallersTime) {
@@ -481,6 +495,16 @@ void write_node_db(const std::string& path, const std::string& label) {
                   .exec("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op) SELECT " + std::to_string(*run) +
                         ", 20, 3, 7, 7, op FROM ops WHERE name = 'cudaLaunchKernel'")
                   .ok());
+  ASSERT_TRUE(db->connection()
+                  .exec(fmt::format("INSERT INTO profile_frames VALUES({0}, 1, 'python', 'step', 'train.py', 42, "
+                                    "'executing');"
+                                    "INSERT INTO profile_stacks VALUES({0}, 1, NULL, 1);"
+                                    "INSERT INTO profile_samples VALUES({0}, 7, 1, 0, 3);"
+                                    "INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes) VALUES({0}, 7, 5, 4096);"
+                                    "INSERT INTO event_stacks SELECT {0}, 7, 20, op, 1 FROM ops "
+                                    "WHERE name = 'cudaLaunchKernel'",
+                                    *run))
+                  .ok());
   ASSERT_TRUE(db->connection().exec("UPDATE runs SET node = NULL").ok());  // as an older file would have it
 }
 
@@ -513,6 +537,12 @@ TEST(TraceDb, ImportCopiesRunsUnderNewIdsWithTheirNodeAndOpsByName) {
                          "o.name IN ('batch_wait', 'cudaLaunchKernel')"),
             2);
   EXPECT_EQ(query_int(h, "SELECT count(*) FROM events WHERE op NOT IN (SELECT op FROM ops)"), 0);
+  // The profile, the health samples and the events' stacks come along, under the new run ids.
+  for (const char* table : {"profile_frames", "profile_stacks", "profile_samples", "process_samples", "event_stacks"})
+    EXPECT_EQ(query_int(h, std::string("SELECT count(*) FROM ") + table + " WHERE run_id = 2"), 1) << table;
+  EXPECT_EQ(query_int(h, "SELECT count(*) FROM event_stacks s JOIN events e USING(run_id, tid, ts_ns, op) "
+                         "WHERE s.run_id = 2"),
+            1);
 
   // A file that records an op this build does not know is bad input, and nothing is copied.
   {
