@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <string>
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/version.h>
 
 #include "bench/bench_context.h"
 #include "workloads/model.h"

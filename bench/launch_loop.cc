@@ -11,7 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <torch/torch.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
 
 #include "bench/call_times.h"
 

@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "bench/call_times.h"
 #include "tests/tracer/cuda_runtime_decls.h"

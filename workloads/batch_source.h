@@ -3,7 +3,7 @@
 // next() as "waiting for data" and everything after it as compute.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <sys/types.h>
 

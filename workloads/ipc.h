@@ -5,7 +5,7 @@
 // no run, crash or Ctrl-C can leave a shared-memory segment behind.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <optional>

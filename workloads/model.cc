@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/model.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 
 namespace ingero::workloads {

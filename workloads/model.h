@@ -3,7 +3,8 @@
 // N x F and Linear(F,H)-ReLU-Linear(H,H)-ReLU-Linear(H,C).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/types.h>
 
 #include "workloads/config.h"
 

@@ -7,6 +7,8 @@
 // yielded in order. num_workers = 0 fetches and collates in the main process.
 #include "workloads/process_loader.h"
 
+#include <torch/torch.h>
+
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>

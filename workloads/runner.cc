@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/runner.h"
 
+#include <torch/torch.h>
+
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>

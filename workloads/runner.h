@@ -3,7 +3,7 @@
 // warm-up, measured epochs, per-batch wait/compute timings.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <functional>
 

@@ -4,7 +4,7 @@
 // so that no mode has its own copy of the reading, checking and decoding.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <functional>
 #include <memory>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/torch_loader_source.h"
 
+#include <torch/torch.h>
+
 #include <atomic>
 
 namespace ingero::workloads {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/workload_process.h"
 
+#include <torch/torch.h>
+
 #include <sched.h>
 #include <signal.h>
 
