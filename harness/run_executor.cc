@@ -230,6 +230,22 @@ std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, co
   return std::nullopt;
 }
 
+// --db-max-mb: the observer's batch events before the tracer's cut go as its events did, and are
+// counted with them.
+void drop_before_cut(tracer::TraceTotals& totals, std::vector<tracer::WorkloadEvent>& events) {
+  auto setting = [&](std::string_view key) {
+    return std::find_if(totals.settings.begin(), totals.settings.end(), [&](const auto& kv) { return kv.first == key; });
+  };
+  auto cut = setting(contract::kEventsDroppedBeforeSetting), count = setting(contract::kEventsDroppedSetting);
+  if (cut == totals.settings.end() || count == totals.settings.end()) return;
+  const uint64_t cut_ns = std::stoull(cut->second);
+  const auto kept =
+      std::remove_if(events.begin(), events.end(), [&](const tracer::WorkloadEvent& e) { return e.ts_ns < cut_ns; });
+  const auto dropped = static_cast<size_t>(events.end() - kept);
+  events.erase(kept, events.end());
+  count->second = std::to_string(std::stoull(count->second) + dropped);
+}
+
 // What the Python observer saw of a launched job: its roles go into the totals before they are
 // written, its batches and DataLoaders into the DB.
 void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
@@ -253,6 +269,7 @@ void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t ru
     totals.settings.emplace_back(std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
   outcome.observed_batches = job.batches;
   outcome.observer_notes = job.notes;
+  drop_before_cut(totals, job.events);
   Status s = db.add_workload_events(run_id, job.events);
   if (s) s = db.add_loaders(run_id, job.loaders);
   if (!s) {

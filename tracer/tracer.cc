@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -257,6 +258,7 @@ class BpfTracer final : public Tracer {
   LiveTotals live_totals();
   void publish_live(bool now);
   void add_process_samples(TraceTotals& totals);
+  void add_db_cap(TraceTotals& totals) const;
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -298,7 +300,7 @@ class BpfTracer final : public Tracer {
 };
 
 Status BpfTracer::init(const std::string& db_path) {
-  auto writer = EventWriter::start(db_path, run_id_, opts_.queue_capacity);
+  auto writer = EventWriter::start(db_path, run_id_, opts_.queue_capacity, opts_.db_max_bytes);
   if (!writer) return writer.error();
   writer_ = std::move(writer).value();
   if (Status s = load(); !s) return s;
@@ -900,6 +902,21 @@ std::vector<TraceLoss> BpfTracer::collect_losses() const {
   return losses;
 }
 
+// --db-max-mb: the cap, and what was dropped to keep under it; the samples before the cut go too.
+void BpfTracer::add_db_cap(TraceTotals& totals) const {
+  if (opts_.db_max_bytes == 0) return;
+  totals.settings.emplace_back(contract::kDbMaxMbSetting, std::to_string(opts_.db_max_bytes >> 20));
+  const std::optional<uint64_t> cut = writer_->dropped_before_ns();
+  if (!cut) return;
+  totals.settings.emplace_back(contract::kEventsDroppedBeforeSetting, std::to_string(*cut));
+  totals.settings.emplace_back(contract::kEventsDroppedSetting, std::to_string(writer_->dropped_for_cap()));
+  auto& gpu = totals.gpu_samples;
+  gpu.erase(std::remove_if(gpu.begin(), gpu.end(), [&](const GpuSample& g) { return g.ts_ns < *cut; }), gpu.end());
+  auto& health = totals.process_samples;
+  health.erase(std::remove_if(health.begin(), health.end(), [&](const ProcessSample& p) { return p.ts_ns < *cut; }),
+               health.end());
+}
+
 std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
   return {
       {std::string(contract::kOffcpuMinNsSetting), std::to_string(opts_.offcpu_min_ns)},
@@ -967,6 +984,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
   add_process_samples(totals);
+  add_db_cap(totals);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));

@@ -55,6 +55,9 @@ struct TraceOptions {
   std::optional<std::string> observer_dir;
   uint64_t health_interval_ns = 500'000'000;  // sample /proc memory, descriptors, /dev/shm this often; 0 off
   uint64_t hang_after_ns = 60'000'000'000;    // recorded for the analysis: no batch and every thread off CPU this long
+  // The cap on the DB file (--db-max-mb; 0: none): the run's oldest events are dropped in whole time
+  // slices to keep it under (tracer/event_writer.h), and so are its GPU and process samples before the cut.
+  uint64_t db_max_bytes = 0;
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

@@ -299,6 +299,7 @@ TEST_F(Metrics, PushesTheFinalValuesToAPushgateway) {
   EXPECT_EQ(replaced.find("ingero_dataloader_batches_total{"), std::string::npos) << replaced;
 }
 
+
 TEST_F(Metrics, ABadAddressOrAPortInUseExitsTwoBeforeTracing) {
   const std::string db = *dir_ + "/bad.db";
   for (const std::string addr : {"127.0.0.1:99999", "node7:9478", "192.0.2.1:9478"}) {
@@ -336,6 +337,53 @@ TEST_F(Metrics, ANodeAgentServesUntilTerminatedThenStopsListening) {
   EXPECT_NE(agent.wait(std::chrono::seconds(60)), -1) << read_text(*dir_ + "/agent.log");
   EXPECT_EQ(http_get(port, "/metrics"), "");
   EXPECT_EQ(query_double(db, "SELECT count(*) FROM runs WHERE label LIKE '%until interrupted%'"), 1);
+}
+
+// --db-max-mb on a long, event-heavy trace (a thread that sleeps 0.2 ms thousands of times a second,
+// every sleep an event): the file stays under its 2 MiB cap, explain says what was dropped and up to
+// when, and the newest events are there. A cap of 0, and a file other runs already fill, exit 2.
+TEST_F(Metrics, ACappedDbStaysUnderItsCapAndSaysWhatWasDropped) {
+  const std::string db = *dir_ + "/capped.db";
+  constexpr uintmax_t kCap = 2u << 20;
+  const std::string job = kPython + " -c 'import time\nend = time.time() + 15\nwhile time.time() < end: "
+                                    "time.sleep(0.0002)'";
+  Background tracer(kBinary + " trace --db " + db + " --db-max-mb 2 --offcpu-min-us 0 --profile-hz 0 -- " + job +
+                    " > " + *dir_ + "/capped.log 2>&1");
+  uintmax_t largest = 0;
+  int code = -1;
+  for (const auto until = Clock::now() + std::chrono::seconds(90); Clock::now() < until && code == -1;) {
+    std::error_code ec;
+    if (const uintmax_t size = fs::file_size(db, ec); !ec) largest = std::max(largest, size);
+    code = tracer.wait(std::chrono::seconds(1));
+  }
+  ASSERT_EQ(code, 0) << read_text(*dir_ + "/capped.log");
+  largest = std::max(largest, fs::file_size(db));
+  EXPECT_LE(largest, kCap) << "the file grew past its cap";
+  EXPECT_FALSE(fs::exists(db + "-wal"));
+  const double dropped = query_double(db, "SELECT value FROM run_settings WHERE key = 'events_dropped'");
+  EXPECT_GT(dropped, 20'000) << "the job made enough events to reach the cap";
+  const double cut = query_double(db, "SELECT value FROM run_settings WHERE key = 'events_dropped_before_ns'");
+  EXPECT_GE(query_double(db, "SELECT min(ts_ns) FROM events WHERE op = (SELECT op FROM ops WHERE name = "
+                             "'offcpu_blocked')"),
+            cut);
+  // The newest: the job's last second is there.
+  EXPECT_GT(query_double(db, "SELECT count(*) FROM events e, runs r WHERE e.ts_ns > r.end_ns - 3e9"), 1000);
+  const auto explain = capture(kBinary + " explain --db " + db + " --json");
+  ASSERT_EQ(explain.exit_code, 0) << explain.text;
+  const json notes = json::parse(explain.text, nullptr, false).value("notes", json::array());
+  bool said = false;
+  for (const json& note : notes) said |= note.get<std::string>().find("were dropped to keep the DB under 2 MiB") !=
+                                         std::string::npos;
+  EXPECT_TRUE(said) << notes.dump(1);
+
+  for (const std::string cap : {"0", "-1", "two"}) {
+    const auto run = capture(kBinary + " trace --db " + *dir_ + "/zero.db --db-max-mb " + cap + " -- /bin/true");
+    EXPECT_EQ(run.exit_code, 2) << cap << ": " << run.text;
+    EXPECT_NE(run.text.find("--db-max-mb"), std::string::npos) << run.text;
+  }
+  const auto full = capture(kBinary + " trace --db " + db + " --db-max-mb 1 -- /bin/true");
+  EXPECT_EQ(full.exit_code, 2) << full.text;
+  EXPECT_NE(full.text.find("other runs"), std::string::npos) << full.text;
 }
 
 TEST_F(Metrics, KillingTheTracerLeavesNoListeningSocket) {
