@@ -651,19 +651,18 @@ void BpfTracer::scan_for_cuda_processes() {
   }
 }
 
-// A small non-negative number from a process's environment (RANK, WORLD_SIZE), if it holds one.
+// A small non-negative number from a process's environment (WORLD_SIZE), if it holds one.
 std::optional<int> environment_number(pid_t pid, const char* name) {
-  auto value = proc::environment_value(pid, name);
-  if (!value || value->empty() || value->size() > 6 || value->find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(*value);
+  return small_number(proc::environment_value(pid, name));
 }
 
-// torchrun gives each rank its RANK and WORLD_SIZE in the environment it execs with; the
-// rank's forked workers inherit them (ThreadTable follows the parents).
+// torchrun gives each rank its RANK, LOCAL_RANK and WORLD_SIZE in the environment it execs with
+// (other launchers LOCAL_RANK alone); the rank's forked workers inherit them (ThreadTable follows
+// the parents).
 void BpfTracer::read_ranks(const std::set<pid_t>& pids) {
   for (pid_t pid : pids) {
-    auto rank = environment_number(pid, "RANK");
+    auto rank =
+        rank_from_environment(proc::environment_value(pid, "RANK"), proc::environment_value(pid, "LOCAL_RANK"));
     if (!rank) continue;
     const auto world_size = environment_number(pid, "WORLD_SIZE");
     std::lock_guard lock(mutex_);

@@ -793,6 +793,17 @@ TEST(Decoding, RanksComeFromTheExecAndPassToForkedWorkers) {
   EXPECT_EQ(single.rows().at(0).role, "main");
 }
 
+// A rank's number comes from RANK as torchrun sets it, else from LOCAL_RANK (a launcher that sets only
+// that); what is not a small non-negative number is no rank.
+TEST(Decoding, RanksComeFromRankElseLocalRank) {
+  EXPECT_EQ(rank_from_environment("3", "1"), 3);
+  EXPECT_EQ(rank_from_environment(std::nullopt, "1"), 1);
+  EXPECT_EQ(rank_from_environment("", "2"), 2);
+  EXPECT_EQ(rank_from_environment("x", "0"), 0);
+  EXPECT_FALSE(rank_from_environment(std::nullopt, std::nullopt).has_value());
+  EXPECT_FALSE(rank_from_environment("-1", "1234567").has_value());
+}
+
 // Each rank's WORLD_SIZE becomes the run's world_size setting when they agree (one job);
 // processes of two jobs disagree, and then none is recorded but a problem says why.
 TEST(Decoding, TheRanksWorldSizeIsARunSettingWhenTheyAgree) {
