@@ -34,6 +34,8 @@
 #include "tracer/bpf_map_read.h"
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
+#include "tracer/live_health.h"
+#include "tracer/live_waits.h"
 #include "tracer/observer_records.h"
 #include "tracer/probe_calibration.h"
 #include "tracer/profile_aggregator.h"
@@ -287,6 +289,8 @@ class BpfTracer final : public Tracer {
   ThreadTable threads_;
   std::vector<std::string> problems_;
   std::set<pid_t> execed_;  // processes that exec'd since the last poll: their environment is new
+  WakeWaits wake_waits_;    // the live wait estimate (opts_.live_wait_estimate)
+  LatestHealth live_health_;  // worker health for the live view (its own lock)
 
   std::vector<ProbedLibrary> libraries_;
   std::set<std::pair<dev_t, ino_t>> probed_files_;
@@ -328,6 +332,7 @@ Status BpfTracer::init(const std::string& db_path) {
     const int filter = bpf_map__fd(skel_->maps.tgid_filter);
     ProcessSamplerOptions health;
     health.interval = std::chrono::nanoseconds(opts_.health_interval_ns);
+    if (opts_.live) health.on_round = [this](const std::vector<ProcessSample>& round) { live_health_.update(round); };
     health_sampler_ = ProcessSampler::start(
         [filter] {
           std::vector<pid_t> pids;
@@ -748,6 +753,11 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
     self->threads_.apply(event);
     if (event.op == IB_OP_EXEC) self->execed_.insert(static_cast<pid_t>(event.pid));
   }
+  if (event.op == IB_OP_OOM_KILL && self->opts_.live) self->live_health_.add_oom_kill(static_cast<pid_t>(event.pid));
+  if (event.op == IB_OP_OFFCPU_BLOCKED && self->opts_.live && self->opts_.live_wait_estimate) {
+    std::lock_guard lock(self->mutex_);
+    self->wake_waits_.add(event);
+  }
   if (event.op == IB_OP_EXEC) {
     self->profile_.forget_process(static_cast<pid_t>(event.pid));
     if (self->python_) self->python_->forget(static_cast<pid_t>(event.pid));  // looked at again by poll()
@@ -1118,6 +1128,15 @@ LiveTotals BpfTracer::live_totals() {
   live.threads = live_thread_groups(view);
   live.calls = live_calls(view, call_probes_->sampled_now(static_cast<uint64_t>(monotonic_ns())));
   if (live_tail_) live.loaders = live_loaders(*live_tail_, view);
+  if (opts_.live_wait_estimate) {
+    std::lock_guard lock(mutex_);
+    live.loaders = wake_waits_.estimate(view.threads);
+  }
+  live_health_.fill(view.threads, live);
+  std::map<pid_t, ThreadClock> clocks;
+  for (const auto& [tid, c] : read_map<uint32_t, ib_task_clock>(bpf_map__fd(skel_->maps.task_clocks)))
+    clocks[static_cast<pid_t>(tid)] = {c.oncpu_since, c.offcpu_since};
+  live.stalled_seconds = stalled_by_rank(view.threads, clocks, static_cast<uint64_t>(monotonic_ns()));
   if (gpu_sampler_)
     for (const auto& [gpu, busy] : gpu_sampler_->latest_busy()) live.gpus.push_back({gpu.index, gpu.uuid, busy});
   for (const TraceLoss& loss : collect_losses()) live.losses.push_back({loss.source, loss.dropped});

@@ -141,6 +141,12 @@ double query_double(const std::string& db_path, const std::string& sql) {
   return v;
 }
 
+// Our workload's pushed batch counter: `ingero_dataloader_batches_total{instance="...",job="ingero_bench",
+// loader="0",role="main"} N`, from its end.
+std::string fmt_batches(double batches) {
+  return R"(job="ingero_bench",loader="0",role="main"} )" + std::to_string(static_cast<int64_t>(batches)) + "\n";
+}
+
 bool on_path(const std::string& program) { return capture("command -v " + program).exit_code == 0; }
 
 // One prometheus for the suite, started by the first test that queries it: a 1 s scrape of the loader
@@ -296,9 +302,48 @@ TEST_F(Metrics, PushesTheFinalValuesToAPushgateway) {
   ASSERT_EQ(workload.exit_code, 0) << workload.text;
   const std::string replaced = http_get(port, "/metrics");
   EXPECT_NE(replaced.find(R"(ingero_cpu_seconds_total{instance=")"), std::string::npos) << replaced;
-  EXPECT_EQ(replaced.find("ingero_dataloader_batches_total{"), std::string::npos) << replaced;
+  // Its batches come exact from its record as the run ends, with its knobs.
+  const double batches = query_double(*dir_ + "/push.db", "SELECT count(*) FROM events e JOIN ops o ON o.op = e.op "
+                                                          "WHERE o.name = 'batch_wait' AND e.run_id = (SELECT max(run_id) "
+                                                          "FROM runs)");
+  ASSERT_GT(batches, 0);
+  EXPECT_NE(replaced.find(fmt_batches(batches)), std::string::npos) << replaced;
+  EXPECT_NE(replaced.find(R"(ingero_dataloader_info{batch_size="64",instance=")"), std::string::npos) << replaced;
+  EXPECT_EQ(replaced.find(R"(estimated="true")"), std::string::npos) << replaced;
 }
 
+// An attached job (trace --pid: no observer) serves its waits for data live, estimated from the
+// wake-ups and labelled so, and its workers' health; the exposition stays clean.
+TEST_F(Metrics, AnAttachedJobServesEstimatedWaitsAndWorkerHealth) {
+  const std::string log = *dir_ + "/attached.log";
+  Background job(kPython + " " + kJob + " --epochs 40 --samples 96 --batch 8 --sample-ms 5 --linger 0 > " + log +
+                 " 2>&1");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // torch imported, the worker forked
+  const int port = free_port();
+  Background tracer(kBinary + " trace --db " + *dir_ + "/attached.db --pid " + std::to_string(job.pid) +
+                    " --duration 12s --health-interval-ms 200 --metrics-addr " + std::to_string(port) + " > " +
+                    *dir_ + "/attached-trace.log 2>&1");
+  std::string exposition;
+  const std::string waits = R"(ingero_dataloader_wait_seconds_total{estimated="true",role="main"} )";
+  const std::string dirty = R"(ingero_process_private_dirty_bytes{role="worker"} )";
+  wait_until(std::chrono::seconds(30), [&] {
+    exposition = http_get(port, "/metrics");
+    const size_t at = exposition.find(waits);
+    return at != std::string::npos && std::stod(exposition.substr(at + waits.size())) > 0.05 &&
+           exposition.find(dirty) != std::string::npos;
+  });
+  EXPECT_NE(exposition.find(waits), std::string::npos) << exposition;
+  EXPECT_NE(exposition.find(R"(ingero_dataloader_batches_total{estimated="true",role="main"} )"), std::string::npos);
+  EXPECT_NE(exposition.find(dirty), std::string::npos) << exposition;
+  for (const char* series : {R"(ingero_process_open_fds{role="main"} )", R"(ingero_process_fd_limit{role="main"} )",
+                             "ingero_shm_free_bytes ", "ingero_stalled_seconds "})
+    EXPECT_NE(exposition.find(series), std::string::npos) << series << "\n" << exposition;
+  std::ofstream(*dir_ + "/attached-exposition.txt") << exposition;
+  const auto lint = capture("promtool check metrics < " + *dir_ + "/attached-exposition.txt");
+  EXPECT_EQ(lint.exit_code, 0) << lint.text;
+  EXPECT_EQ(lint.text, "") << lint.text;
+  EXPECT_EQ(tracer.wait(std::chrono::seconds(60)), 0) << read_text(*dir_ + "/attached-trace.log");
+}
 
 TEST_F(Metrics, ABadAddressOrAPortInUseExitsTwoBeforeTracing) {
   const std::string db = *dir_ + "/bad.db";
