@@ -1,14 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """What serving live metrics costs a traced loader run: the same traced DataLoader job without
---metrics-addr and with it, scraped once a second, interleaved (the order reversed every other round).
-Each run's CPU time (the tracer and the job together, from the children's rusage) per training step,
-and the job's steps; the summary is the median CPU per step of each side and their difference.
+--metrics-addr and with it, scraped once a second, interleaved A/B (the order reversed every other
+round, so that a machine growing busier or quieter over the rounds weighs on both sides alike).
+Each run's CPU time (the tracer and the job together, from the children's rusage) per training step.
+Each round gives a ratio, served over unserved, of two runs minutes apart at most: a busy machine
+moves single runs by tens of percent, a ratio of neighbours much less. The summary is the median of the
+per-round ratios with its spread (quartiles, min, max), beside the medians of each side, and the
+machine it ran on; the issue's bar is an extra <= 0.5 % CPU.
 
-  sudo python3 bench/metrics_cost.py --bin build/ingero-bench --rounds 3 --seconds 10 [--out results/x.jsonl]
+  sudo python3 bench/metrics_cost.py --bin build/ingero-bench --rounds 12 --seconds 30 [--out results/x.jsonl]
+  sudo python3 bench/metrics_cost.py --rounds 1 --seconds 3     # a check that it runs
 """
 import argparse
 import json
 import os
+import platform
 import resource
 import socket
 import statistics
@@ -63,16 +69,54 @@ def run(args, served, db):
             "cpu_ms_per_step": round(cpu * 1e3 / steps, 4), "scrapes": len(scrapes)}
 
 
+def machine():
+    """The machine in words: CPU model, cores, kernel, load at the start (a busy machine says so)."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return {"cpu": model, "cores": os.cpu_count(), "kernel": platform.release(),
+            "load_1m_5m_15m": [round(x, 2) for x in load]}
+
+
+def quartiles(values):
+    values = sorted(values)
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def table(rows, ratios, host):
+    lines = ["machine: %s, %d cores, Linux %s, load %s at the start" % (
+        host["cpu"], host["cores"], host["kernel"], " / ".join(str(x) for x in host["load_1m_5m_15m"])),
+        "", "| round | unserved CPU ms/step | served CPU ms/step | scrapes | served / unserved |",
+        "|---:|---:|---:|---:|---:|"]
+    for r, ratio in sorted(ratios.items()):
+        a = next(x for x in rows if x["round"] == r and not x["served"])
+        b = next(x for x in rows if x["round"] == r and x["served"])
+        lines.append("| %d | %.4f | %.4f | %d | %.4f |" % (r, a["cpu_ms_per_step"], b["cpu_ms_per_step"],
+                                                        b["scrapes"], ratio))
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default=os.path.join(HERE, "..", "build", "ingero-bench"))
     p.add_argument("--python", default="/usr/bin/python3")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--rounds", type=int, default=12)
+    p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out")
     args = p.parse_args()
     rows = []
+    host = machine()
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(1, args.rounds + 1):
             for served in ((False, True) if r % 2 else (True, False)):
@@ -81,9 +125,24 @@ def main():
                 os.remove(db)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+    ratios = {}
+    for r in range(1, args.rounds + 1):
+        a = next(x for x in rows if x["round"] == r and not x["served"])
+        b = next(x for x in rows if x["round"] == r and x["served"])
+        ratios[r] = round(b["cpu_ms_per_step"] / a["cpu_ms_per_step"], 4)
     med = {s: statistics.median(x["cpu_ms_per_step"] for x in rows if x["served"] == s) for s in (False, True)}
-    summary = {"rounds": args.rounds, "seconds": args.seconds, "cpu_ms_per_step_unserved": med[False],
-               "cpu_ms_per_step_served": med[True], "served_extra_pct": round(100 * (med[True] / med[False] - 1), 2)}
+    ratio = statistics.median(ratios.values())
+    q1, q3 = quartiles(list(ratios.values()))
+    summary = {"machine": host, "rounds": args.rounds, "seconds": args.seconds, "workers": args.workers,
+               "per_round_ratio": ratios, "median_ratio": ratio, "ratio_q1": q1, "ratio_q3": q3,
+               "ratio_min": min(ratios.values()), "ratio_max": max(ratios.values()),
+               "served_extra_pct": round(100 * (ratio - 1), 2),
+               "cpu_ms_per_step_unserved": med[False], "cpu_ms_per_step_served": med[True]}
+    print(table(rows, ratios, host))
+    print("\nserving at one scrape a second: %+.2f %% CPU per step (median of %d per-round ratios; quartiles "
+          "%+.2f %% .. %+.2f %%, min %+.2f %%, max %+.2f %%)" % (
+              100 * (ratio - 1), len(ratios), 100 * (q1 - 1), 100 * (q3 - 1), 100 * (min(ratios.values()) - 1),
+              100 * (max(ratios.values()) - 1)))
     print(json.dumps(summary))
     if args.out:
         with open(args.out, "w") as f:

@@ -235,6 +235,13 @@ inline constexpr std::string_view kJobSystemNsSetting = "job_system_ns";
 inline constexpr std::string_view kTracedFromSetting = "traced_from_ns";
 inline constexpr std::string_view kTracedUntilSetting = "traced_until_ns";
 
+// --db-max-mb: the cap on the DB file (MB, decimal), and, once it was reached, the time (CLOCK_MONOTONIC
+// ns) before which this run's events (and their event_stacks rows) were dropped in whole slices, and
+// how many. Totals (thread_stats, call_stats, histograms) stay exact.
+inline constexpr std::string_view kDbMaxMbSetting = "db_max_mb";
+inline constexpr std::string_view kEventsDroppedBeforeSetting = "events_dropped_before_ns";
+inline constexpr std::string_view kEventsDroppedSetting = "events_dropped";
+
 // An attached or system-wide run's trainer: its command line as /proc showed it (JSON array), so
 // that advice can name the command that measures a change.
 inline constexpr std::string_view kTrainerCommandSetting = "trainer_command";

@@ -110,6 +110,10 @@ void add_trace_flags(CLI::App* app, TraceFlags* f) {
                   "Call it a hang when no batch arrives and every thread of the job is off the CPU this long")
       ->capture_default_str()
       ->check(number_in(0.1, 86'400.0));
+  app->add_option("--db-max-mb", f->db_max_mb,
+                  "Keep the DB file under this many MiB: the oldest events are dropped in whole seconds as it fills "
+                  "(totals stay exact; explain says what was dropped). For node agents and other long traces")
+      ->check(number_in(1, 1 << 20));
   app->add_option("--ringbuf-mb", f->ringbuf_mb, "Size of each BPF ring buffer in MiB (a power of two)")
       ->capture_default_str()
       ->check(number_in(1, 1024));

@@ -38,6 +38,7 @@ struct TraceFlags {
   std::string metrics_push;  // push the final values to this Pushgateway at the end
   double health_interval_ms = 500;  // worker health sampler (tracer/process_sampler.h); 0 off
   double hang_after_s = 60;         // a hang: no batch and every thread off CPU this long
+  int db_max_mb = 0;                // --db-max-mb: the DB file's cap (MiB); 0: none
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.

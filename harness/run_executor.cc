@@ -230,6 +230,22 @@ std::optional<std::string> observer_unreached(const tracer::ObservedJob& job, co
   return std::nullopt;
 }
 
+// --db-max-mb: the observer's batch events before the tracer's cut go as its events did, and are
+// counted with them.
+void drop_before_cut(tracer::TraceTotals& totals, std::vector<tracer::WorkloadEvent>& events) {
+  auto setting = [&](std::string_view key) {
+    return std::find_if(totals.settings.begin(), totals.settings.end(), [&](const auto& kv) { return kv.first == key; });
+  };
+  auto cut = setting(contract::kEventsDroppedBeforeSetting), count = setting(contract::kEventsDroppedSetting);
+  if (cut == totals.settings.end() || count == totals.settings.end()) return;
+  const uint64_t cut_ns = std::stoull(cut->second);
+  const auto kept =
+      std::remove_if(events.begin(), events.end(), [&](const tracer::WorkloadEvent& e) { return e.ts_ns < cut_ns; });
+  const auto dropped = static_cast<size_t>(events.end() - kept);
+  events.erase(kept, events.end());
+  count->second = std::to_string(std::stoull(count->second) + dropped);
+}
+
 // What the Python observer saw of a launched job: its roles go into the totals before they are
 // written, its batches and DataLoaders into the DB.
 void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t run_id, tracer::TraceTotals& totals,
@@ -253,6 +269,7 @@ void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t ru
     totals.settings.emplace_back(std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
   outcome.observed_batches = job.batches;
   outcome.observer_notes = job.notes;
+  drop_before_cut(totals, job.events);
   Status s = db.add_workload_events(run_id, job.events);
   if (s) s = db.add_loaders(run_id, job.loaders);
   if (!s) {
@@ -495,6 +512,37 @@ bool keep_record(const RunRequest& request, tracer::TraceDb& db, int64_t run_id,
   return record_missing;
 }
 
+// Our workloads' batch waits reach the live metrics from their record, exact, as each run ends (the
+// workload writes them there, not as it goes); the knobs from the run's config.
+void publish_record_waits(const RunRequest& request, const TraceSettings& trace, int64_t run_id,
+                          const RunOutcome& outcome) {
+  if (!trace.metrics || !outcome.result || request.kind != contract::kind::kWorkload) return;
+  auto summary = workloads::summary_from_json(*outcome.result);
+  if (!summary) return;
+  const nlohmann::json config = parse_json_or_discarded(request.config_json.value_or(""));
+  tracer::LiveTotals live;
+  live.run_id = run_id;
+  for (const workloads::MainLoopTimings& loop : summary->loops) {
+    tracer::LiveLoaderWaits l;
+    l.pid = loop.pid;
+    l.rank = loop.rank;
+    l.role = std::string(contract::kRoleMain);
+    l.wait_buckets.assign(tracer::kBatchWaitBounds.size() + 1, 0);
+    for (const workloads::BatchTiming& b : loop.batches) {
+      ++l.batches;
+      l.wait_ns += b.wait_ns;
+      const double seconds = static_cast<double>(b.wait_ns) / 1e9;
+      ++l.wait_buckets[static_cast<size_t>(
+          std::lower_bound(tracer::kBatchWaitBounds.begin(), tracer::kBatchWaitBounds.end(), seconds) -
+          tracer::kBatchWaitBounds.begin())];
+    }
+    for (const char* knob : {"num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "batch_size"})
+      if (config.is_object() && config.contains(knob) && !config[knob].is_null()) l.knobs[knob] = config[knob].dump();
+    live.loaders.push_back(std::move(l));
+  }
+  trace.metrics->sink()->publish(live);
+}
+
 // The run's end as the DB keeps it: ok, failed (with why) or interrupted.
 tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const nlohmann::json& target_outcomes,
                           bool attached, RunOutcome& outcome) {
@@ -538,6 +586,9 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   if (trace.enabled) {
     tracer::TraceOptions options = trace.options;
     options.observer_dir = request.observer_dir;  // the live metrics read the observer's records
+    // Without them, an attached or launched job's waits are estimated live; our workloads' come exact
+    // from their records, at each run's end (publish_record_waits).
+    options.live_wait_estimate = !request.observer_dir && request.kind != contract::kind::kWorkload;
     auto t = tracer::Tracer::start(options, db.path(), guard->id());
     if (!t) {
       guard->fail_with("the tracer could not start: " + t.error().message);
@@ -566,6 +617,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   if (!targets->empty()) outcome.targets_summary = summarize_targets(outcomes);
 
   const bool record_missing = keep_record(request, db, guard->id(), totals ? &*totals : nullptr, outcome);
+  publish_record_waits(request, trace, guard->id(), outcome);
   const tracer::RunEnd end = decide_end(request, record_missing, outcomes, !targets->empty(), outcome);
   if (Status s = guard->commit(end); !s) {
     guard->fail_with("could not store the end of the run: " + s.error().message);

@@ -126,6 +126,23 @@ Result<GridRequest> grid_request(const WorkloadFlags& f, int usable_cores) {
 
 }  // namespace
 
+namespace {
+
+// --db-max-mb drops this run's events only: a file that other runs already fill to half the cap
+// leaves it too little room.
+Status check_db_room(const std::string& path, int max_mb) {
+  if (max_mb == 0) return {};
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size < (static_cast<uintmax_t>(max_mb) << 20) / 2) return {};
+  return Error::bad_input(fmt::format("--db-max-mb {}: {} already holds {:.1f} MiB of other runs, half the cap or "
+                                      "more, and only this run's events are dropped to keep under it",
+                                      max_mb, path, static_cast<double>(size) / (1 << 20)),
+                          "pass a new --db for the long trace, or a larger --db-max-mb");
+}
+
+}  // namespace
+
 Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   TraceSettings s;
   s.enabled = !flags.no_trace;
@@ -147,6 +164,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   s.options.profile_hz = static_cast<unsigned>(flags.profile_hz);
   s.options.health_interval_ns = static_cast<uint64_t>(flags.health_interval_ms * 1e6);
   s.options.hang_after_ns = static_cast<uint64_t>(flags.hang_after_s * 1e9);
+  s.options.db_max_bytes = static_cast<uint64_t>(flags.db_max_mb) << 20;
   s.options.sampling.hot_share = flags.hot_share_pct / 100;
   s.options.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
   s.options.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);
@@ -156,6 +174,7 @@ Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   if (s.enabled)
     if (Status can = tracer::check_can_trace(); !can) return can.error();
   if (Status db = check_writable_db("--db", flags.db); !db) return db.error();
+  if (Status room = check_db_room(flags.db, flags.db_max_mb); !room) return room.error();
   // Last: the port is taken only once everything else was found good.
   auto metrics = metrics::MetricsService::start(flags.metrics_addr, flags.metrics_push);
   if (!metrics) return metrics.error();

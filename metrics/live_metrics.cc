@@ -31,6 +31,10 @@ Labels role_rank(const std::string& role, const std::optional<int>& rank) {
 
 double seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& registry, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
 
 std::vector<double> call_latency_bounds() {
@@ -97,7 +101,27 @@ LiveMetrics::LiveMetrics()
                         .Name("ingero_tracing_cost_ratio")
                         .Help("What the probes and the tracer's kernel programs cost the traced threads, over "
                               "their on-CPU time")
-                        .Register(*registry_)) {}
+                        .Register(*registry_)),
+      resident_bytes_(gauge(*registry_, "ingero_process_resident_bytes",
+                            "Resident memory of the traced processes of a role and rank, summed (last sample)")),
+      private_dirty_bytes_(gauge(*registry_, "ingero_process_private_dirty_bytes",
+                                 "Private dirty memory (smaps_rollup) of the traced processes of a role and rank, "
+                                 "summed: copy-on-write growth of DataLoader workers shows here")),
+      open_fds_(gauge(*registry_, "ingero_process_open_fds",
+                      "Open file descriptors: the most any traced process of a role and rank has")),
+      fd_limit_(gauge(*registry_, "ingero_process_fd_limit",
+                      "Soft RLIMIT_NOFILE: the lowest among the traced processes of a role and rank")),
+      processes_(gauge(*registry_, "ingero_processes", "Traced processes of a role and rank (last sample)")),
+      shm_size_(gauge(*registry_, "ingero_shm_size_bytes", "Size of the /dev/shm the traced processes see")),
+      shm_free_(gauge(*registry_, "ingero_shm_free_bytes",
+                      "Free bytes of /dev/shm: the least any traced process sees (its own mount namespace)")),
+      oom_kills_(prometheus::BuildCounter()
+                     .Name("ingero_oom_kills_total")
+                     .Help("Traced processes the kernel's OOM killer killed, by the victim's role")
+                     .Register(*registry_)),
+      stalled_(gauge(*registry_, "ingero_stalled_seconds",
+                     "How long every thread of a rank's job (main loop, workers, pin thread) has been off the CPU; "
+                     "0 while one runs. With no batch past --hang-after-s: a hang")) {}
 
 void LiveMetrics::advance(prometheus::Family<prometheus::Counter>& family, const Labels& labels, double total) {
   double& last = last_[series_key(family.GetName(), labels)];
@@ -129,7 +153,8 @@ void LiveMetrics::publish_loaders(const std::vector<tracer::LiveLoaderWaits>& lo
   const std::vector<double> bounds(tracer::kBatchWaitBounds.begin(), tracer::kBatchWaitBounds.end());
   for (const tracer::LiveLoaderWaits& l : loaders) {
     Labels labels = role_rank(l.role, l.rank);
-    labels["loader"] = std::to_string(l.loader);
+    if (l.loader >= 0) labels["loader"] = std::to_string(l.loader);
+    if (l.estimated) labels["estimated"] = "true";
     if (!l.knobs.empty()) {
       Labels info = labels;
       info.erase("role");
@@ -186,6 +211,49 @@ void LiveMetrics::publish_calls(const std::vector<tracer::LiveCalls>& calls) {
   }
 }
 
+void LiveMetrics::set_present(prometheus::Family<prometheus::Gauge>& family,
+                              const std::vector<std::pair<Labels, double>>& values) {
+  std::set<prometheus::Gauge*>& before = present_[&family];
+  std::set<prometheus::Gauge*> now;
+  for (const auto& [labels, value] : values) {
+    prometheus::Gauge& g = family.Add(labels);
+    g.Set(value);
+    now.insert(&g);
+  }
+  for (prometheus::Gauge* g : before)
+    if (!now.count(g)) family.Remove(g);
+  before.swap(now);
+}
+
+void LiveMetrics::publish_health(const tracer::LiveTotals& totals) {
+  std::vector<std::pair<Labels, double>> rss, dirty, fds, limits, processes, stalled;
+  for (const tracer::LiveHealth& h : totals.health) {
+    const Labels labels = role_rank(h.role, h.rank);
+    processes.emplace_back(labels, static_cast<double>(h.processes));
+    if (h.rss_bytes) rss.emplace_back(labels, static_cast<double>(*h.rss_bytes));
+    if (h.private_dirty_bytes) dirty.emplace_back(labels, static_cast<double>(*h.private_dirty_bytes));
+    if (h.open_fds) fds.emplace_back(labels, static_cast<double>(*h.open_fds));
+    if (h.fd_limit) limits.emplace_back(labels, static_cast<double>(*h.fd_limit));
+  }
+  set_present(resident_bytes_, rss);
+  set_present(private_dirty_bytes_, dirty);
+  set_present(open_fds_, fds);
+  set_present(fd_limit_, limits);
+  set_present(processes_, processes);
+  std::vector<std::pair<Labels, double>> shm_size, shm_free;
+  if (totals.shm) {
+    shm_size.emplace_back(Labels{}, static_cast<double>(totals.shm->size_bytes));
+    shm_free.emplace_back(Labels{}, static_cast<double>(totals.shm->free_bytes));
+  }
+  set_present(shm_size_, shm_size);
+  set_present(shm_free_, shm_free);
+  for (const auto& [rank, seconds] : totals.stalled_seconds)
+    stalled.emplace_back(rank < 0 ? Labels{} : Labels{{"rank", std::to_string(rank)}}, seconds);
+  set_present(stalled_, stalled);
+  for (const auto& [role, kills] : totals.oom_kills)
+    advance(oom_kills_, {{"role", role}}, static_cast<double>(kills));
+}
+
 void LiveMetrics::publish(const tracer::LiveTotals& totals) {
   std::lock_guard lock(mutex_);
   if (totals.run_id != run_id_) {
@@ -201,6 +269,7 @@ void LiveMetrics::publish(const tracer::LiveTotals& totals) {
   for (const tracer::LiveLoss& loss : totals.losses)
     advance(events_lost_, {{"buffer", loss.source}}, static_cast<double>(loss.dropped));
   if (totals.tracing_cost_ratio) tracing_cost_.Add({}).Set(*totals.tracing_cost_ratio);
+  publish_health(totals);
 }
 
 }  // namespace ingero::metrics

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ class LiveMetrics final : public tracer::LiveSink {
   void publish_loaders(const std::vector<tracer::LiveLoaderWaits>& loaders);
   void publish_threads(const std::vector<tracer::LiveThreadGroup>& threads);
   void publish_calls(const std::vector<tracer::LiveCalls>& calls);
+  void publish_health(const tracer::LiveTotals& totals);
+  // Sets the gauges of what is there now; those of groups that went (their processes exited) are removed.
+  void set_present(prometheus::Family<prometheus::Gauge>& family,
+                   const std::vector<std::pair<prometheus::Labels, double>>& values);
 
   std::mutex mutex_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -58,11 +63,21 @@ class LiveMetrics final : public tracer::LiveSink {
   prometheus::Family<prometheus::Gauge>& gpu_busy_;
   prometheus::Family<prometheus::Counter>& events_lost_;
   prometheus::Family<prometheus::Gauge>& tracing_cost_;
+  prometheus::Family<prometheus::Gauge>& resident_bytes_;
+  prometheus::Family<prometheus::Gauge>& private_dirty_bytes_;
+  prometheus::Family<prometheus::Gauge>& open_fds_;
+  prometheus::Family<prometheus::Gauge>& fd_limit_;
+  prometheus::Family<prometheus::Gauge>& processes_;
+  prometheus::Family<prometheus::Gauge>& shm_size_;
+  prometheus::Family<prometheus::Gauge>& shm_free_;
+  prometheus::Family<prometheus::Counter>& oom_kills_;
+  prometheus::Family<prometheus::Gauge>& stalled_;
 
   int64_t run_id_ = -1;
   // What each series' total was at the last publish of this run (key: name and labels).
   std::map<std::string, double> last_;
   std::map<std::string, std::vector<double>> last_buckets_;
+  std::map<const void*, std::set<prometheus::Gauge*>> present_;  // by family
 };
 
 }  // namespace ingero::metrics

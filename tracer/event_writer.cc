@@ -16,16 +16,28 @@ EventRecord to_record(const ib_event& e) {
 }
 }  // namespace
 
+uint64_t next_cut(uint64_t oldest_ns, uint64_t newest_ns) {
+  if (newest_ns <= oldest_ns) return newest_ns;
+  const uint64_t past = oldest_ns + std::max<uint64_t>((newest_ns - oldest_ns) / 4, 1);
+  const uint64_t whole = (past + kDropSliceNs - 1) / kDropSliceNs * kDropSliceNs;
+  return std::min(whole, newest_ns);
+}
+
 Result<std::unique_ptr<EventWriter>> EventWriter::start(const std::string& db_path, int64_t run_id,
-                                                        size_t queue_capacity) {
+                                                        size_t queue_capacity, uint64_t db_max_bytes) {
   auto table = EventTable::open(db_path, run_id);
   if (!table) return table.error();
-  auto writer = std::unique_ptr<EventWriter>(new EventWriter(std::move(*table), std::max<size_t>(queue_capacity, 1)));
+  // The log beside the file is checkpointed and truncated at an eighth of the cap.
+  if (db_max_bytes > 0)
+    if (Status s = table->bound_log(db_max_bytes / 8); !s) return s.error();
+  auto writer = std::unique_ptr<EventWriter>(
+      new EventWriter(std::move(*table), std::max<size_t>(queue_capacity, 1), db_max_bytes));
   writer->thread_ = std::thread([w = writer.get()] { w->run(); });
   return writer;
 }
 
-EventWriter::EventWriter(EventTable table, size_t capacity) : table_(std::move(table)), capacity_(capacity) {
+EventWriter::EventWriter(EventTable table, size_t capacity, uint64_t db_max_bytes)
+    : table_(std::move(table)), capacity_(capacity), db_max_bytes_(db_max_bytes) {
   pending_.reserve(std::min<size_t>(capacity_, 1u << 16));
 }
 
@@ -71,7 +83,10 @@ void EventWriter::run() {
       batch.swap(pending_);
       stopping = stopping_;
     }
-    if (!batch.empty()) write(batch);
+    if (!batch.empty()) {
+      write(batch);
+      if (db_max_bytes_ > 0) keep_under_cap();
+    }
     // The backlog shrinks one staged batch per round, but only while new events come
     // slower than they are indexed: during a burst every moment goes to keeping up.
     bool keeping_up = batch.size() <= kDirectInsertMax;
@@ -90,6 +105,30 @@ void EventWriter::write(const std::vector<EventRecord>& batch) {
     return;
   }
   written_.fetch_add(batch.size(), std::memory_order_relaxed);
+  // After a cut, the kept span starts at it: an interval that began before it and ended after it is
+  // stored, and goes with the next cut.
+  const bool cut = dropped_before_.load(std::memory_order_relaxed) > 0;
+  for (const EventRecord& e : batch) {
+    if (!cut) oldest_ns_ = std::min(oldest_ns_, e.ts_ns);
+    newest_ns_ = std::max(newest_ns_, e.ts_ns);
+  }
+}
+
+void EventWriter::keep_under_cap() {
+  auto used = table_.used_bytes();
+  const auto high = static_cast<uint64_t>(static_cast<double>(db_max_bytes_) * kCapHighShare);
+  const auto low = static_cast<uint64_t>(static_cast<double>(db_max_bytes_) * kCapLowShare);
+  if (used && *used < high) return;
+  while (used && *used >= low && oldest_ns_ < newest_ns_) {
+    const uint64_t cut = next_cut(oldest_ns_, newest_ns_);
+    auto dropped = table_.drop_before(cut);
+    if (!dropped) return record_error(dropped.error());
+    cap_dropped_.fetch_add(*dropped, std::memory_order_relaxed);
+    dropped_before_.store(cut, std::memory_order_relaxed);
+    oldest_ns_ = cut;
+    used = table_.used_bytes();
+  }
+  if (!used) record_error(used.error());
 }
 
 void EventWriter::record_error(const Error& error) {

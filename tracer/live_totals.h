@@ -45,10 +45,15 @@ struct LiveCalls {
   uint64_t timed_ns = 0;
 };
 
-// One DataLoader of one process, as the observer recorded it.
+// One DataLoader of one process, as the observer recorded it (or our workload's record, at its run's
+// end); or, estimated, the waits of one process's main loop for any of its loaders: the blocked
+// intervals of its main thread that a loader worker or the pin-memory thread ended (an attached job,
+// a system-wide trace). An estimate is a lower bound: intervals under the trace's off-CPU threshold
+// are not seen, nor next()'s time on the CPU; its batches are those wake-ups.
 struct LiveLoaderWaits {
   int pid = 0;
-  int loader = 0;
+  int loader = 0;  // -1: not known (an estimate)
+  bool estimated = false;
   std::optional<int> rank;
   std::string role;                     // of the process that iterated it (main)
   uint64_t batches = 0;
@@ -68,6 +73,22 @@ struct LiveLoss {
   uint64_t dropped = 0;
 };
 
+// Worker health (tracer/process_sampler.h): the processes of one role in one rank as last sampled.
+struct LiveHealth {
+  std::string role;  // of the process's main thread
+  std::optional<int> rank;
+  uint64_t processes = 0;
+  std::optional<uint64_t> rss_bytes;            // summed
+  std::optional<uint64_t> private_dirty_bytes;  // summed (copy-on-write growth of workers shows here)
+  std::optional<uint64_t> open_fds;             // the most any one process has open
+  std::optional<uint64_t> fd_limit;             // the lowest soft RLIMIT_NOFILE among them
+};
+
+struct LiveShm {
+  uint64_t size_bytes = 0;
+  uint64_t free_bytes = 0;  // the least any traced process sees free
+};
+
 struct LiveTotals {
   int64_t run_id = 0;  // counters restart with each run (a sweep's runs): a new id says so
   std::vector<LiveThreadGroup> threads;
@@ -75,6 +96,12 @@ struct LiveTotals {
   std::vector<LiveLoaderWaits> loaders;
   std::vector<LiveGpu> gpus;
   std::vector<LiveLoss> losses;
+  std::vector<LiveHealth> health;
+  std::optional<LiveShm> shm;
+  std::map<std::string, uint64_t> oom_kills;  // by the victim's role, since tracing began
+  // How long every traced thread of a rank has been off the CPU (0 while one runs), by rank (-1: none):
+  // past --hang-after-s with no batch, a hang.
+  std::map<int, double> stalled_seconds;
   // What probe hits and the tracer's kernel programs cost the traced threads, over their on-CPU time
   // (none until a probe's cost is known and some thread ran).
   std::optional<double> tracing_cost_ratio;

@@ -162,6 +162,7 @@ struct ProcessSampler::Impl {
   void sample_all() {
     const auto now = static_cast<uint64_t>(monotonic_ns());
     std::map<pid_t, uint64_t> next;
+    std::vector<ProcessSample> round;
     for (pid_t pid : pids()) {
       const uint64_t used = process_cpu_ns(pid).value_or(0);
       auto due = next_rollup_cpu_ns.find(pid);
@@ -172,12 +173,14 @@ struct ProcessSampler::Impl {
       next[pid] = rollup ? used + static_cast<uint64_t>(static_cast<double>(thread_cpu_ns() - began) /
                                                         options.rollup_share)
                          : due->second;
+      if (options.on_round) round.push_back(*s);
       if (samples.size() < options.max_samples)
         samples.push_back(*s);
       else
         ++dropped;
     }
     next_rollup_cpu_ns.swap(next);  // processes that are gone are forgotten
+    if (options.on_round) options.on_round(round);
   }
 
   void run() {

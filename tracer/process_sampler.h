@@ -56,6 +56,8 @@ struct ProcessSamplerOptions {
   double rollup_share = 0.004;
   std::string proc_root = "/proc";
   std::size_t max_samples = 2'000'000;  // beyond it samples are counted in a note, not kept
+  // Handed each round's samples as they are taken, on the sampler's thread (the live view).
+  std::function<void(const std::vector<ProcessSample>&)> on_round;
 };
 
 class ProcessSampler {

@@ -197,4 +197,16 @@ void record_world_size(const std::set<int>& world_sizes, TraceTotals& totals) {
   }
 }
 
+std::optional<int> small_number(const std::optional<std::string>& text) {
+  if (!text || text->empty() || text->size() > 6 || text->find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(*text);
+}
+
+std::optional<int> rank_from_environment(const std::optional<std::string>& rank,
+                                         const std::optional<std::string>& local_rank) {
+  if (auto global = small_number(rank)) return global;
+  return small_number(local_rank);
+}
+
 }  // namespace ingero::tracer

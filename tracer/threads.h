@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "bpf/events.h"
@@ -69,5 +70,13 @@ void assign_roles(TraceTotals& totals, const RoleHints& hints);
 // nodes can be told from other jobs' runs; processes of several jobs disagree, and then no
 // world size is recorded but a problem says why.
 void record_world_size(const std::set<int>& world_sizes, TraceTotals& totals);
+
+// A process's rank from its environment (a value of each variable, where set): RANK, else LOCAL_RANK
+// (a launcher that sets only the rank on its node; `instance` tells nodes apart in Prometheus). A value
+// that is not a small non-negative number is no rank.
+std::optional<int> rank_from_environment(const std::optional<std::string>& rank,
+                                         const std::optional<std::string>& local_rank);
+// A small non-negative number (RANK, WORLD_SIZE), if the text is one.
+std::optional<int> small_number(const std::optional<std::string>& text);
 
 }  // namespace ingero::tracer

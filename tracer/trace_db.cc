@@ -4,6 +4,7 @@
 #include <cmath>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -746,5 +747,36 @@ Status EventTable::unstage(int64_t seq, size_t count) {
 }
 
 Status EventTable::sync() { return db_.exec("PRAGMA synchronous = NORMAL; PRAGMA wal_checkpoint(PASSIVE)"); }
+
+Result<uint64_t> EventTable::used_bytes() {
+  auto pages = db_.query_int("PRAGMA page_count");
+  auto free_pages = db_.query_int("PRAGMA freelist_count");
+  auto page_size = db_.query_int("PRAGMA page_size");
+  for (auto* r : {&pages, &free_pages, &page_size})
+    if (!*r) return r->error();
+  const int64_t used = pages->value_or(0) - free_pages->value_or(0);
+  return static_cast<uint64_t>(std::max<int64_t>(used, 0) * page_size->value_or(0));
+}
+
+Status EventTable::bound_log(uint64_t max_bytes) {
+  auto page_size = db_.query_int("PRAGMA page_size");
+  if (!page_size) return page_size.error();
+  const uint64_t pages = std::max<uint64_t>(max_bytes / static_cast<uint64_t>(page_size->value_or(4096)), 16);
+  return db_.exec(fmt::format("PRAGMA wal_autocheckpoint = {}; PRAGMA journal_size_limit = {}", pages, max_bytes));
+}
+
+Result<uint64_t> EventTable::drop_before(uint64_t ts_ns) {
+  auto txn = sql::Transaction::begin(db_.get());
+  if (!txn) return txn.error();
+  auto events = db_.prepare("DELETE FROM events WHERE run_id = ? AND ts_ns < ?");
+  if (!events) return events.error();
+  if (Status s = events->bind(1, run_id_).bind(2, static_cast<int64_t>(ts_ns)).run(); !s) return s.error();
+  const auto deleted = static_cast<uint64_t>(sqlite3_changes(db_.get()));
+  auto stacks = db_.prepare("DELETE FROM event_stacks WHERE run_id = ? AND ts_ns < ?");
+  if (!stacks) return stacks.error();
+  if (Status s = stacks->bind(1, run_id_).bind(2, static_cast<int64_t>(ts_ns)).run(); !s) return s.error();
+  if (Status s = txn->commit(); !s) return s.error();
+  return deleted;
+}
 
 }  // namespace ingero::tracer

@@ -163,6 +163,14 @@ class EventTable {
   // Makes what was written durable (the writer runs without syncs).
   Status sync();
 
+  // --db-max-mb. The file's pages in use (its size less the free pages SQLite will reuse).
+  Result<uint64_t> used_bytes();
+  // Keeps the write-ahead log beside the file under max_bytes (checkpointed and truncated to it).
+  Status bound_log(uint64_t max_bytes);
+  // Deletes this run's events that start before ts_ns, and their event_stacks rows, in one transaction;
+  // their pages are reused by later inserts. Returns how many events were deleted.
+  Result<uint64_t> drop_before(uint64_t ts_ns);
+
  private:
   struct Statements {
     sql::Statement insert_event;

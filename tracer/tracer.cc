@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -33,6 +34,8 @@
 #include "tracer/bpf_map_read.h"
 #include "tracer/call_probes.h"
 #include "tracer/event_writer.h"
+#include "tracer/live_health.h"
+#include "tracer/live_waits.h"
 #include "tracer/observer_records.h"
 #include "tracer/probe_calibration.h"
 #include "tracer/profile_aggregator.h"
@@ -257,6 +260,7 @@ class BpfTracer final : public Tracer {
   LiveTotals live_totals();
   void publish_live(bool now);
   void add_process_samples(TraceTotals& totals);
+  void add_db_cap(TraceTotals& totals) const;
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -285,6 +289,8 @@ class BpfTracer final : public Tracer {
   ThreadTable threads_;
   std::vector<std::string> problems_;
   std::set<pid_t> execed_;  // processes that exec'd since the last poll: their environment is new
+  WakeWaits wake_waits_;    // the live wait estimate (opts_.live_wait_estimate)
+  LatestHealth live_health_;  // worker health for the live view (its own lock)
 
   std::vector<ProbedLibrary> libraries_;
   std::set<std::pair<dev_t, ino_t>> probed_files_;
@@ -298,7 +304,7 @@ class BpfTracer final : public Tracer {
 };
 
 Status BpfTracer::init(const std::string& db_path) {
-  auto writer = EventWriter::start(db_path, run_id_, opts_.queue_capacity);
+  auto writer = EventWriter::start(db_path, run_id_, opts_.queue_capacity, opts_.db_max_bytes);
   if (!writer) return writer.error();
   writer_ = std::move(writer).value();
   if (Status s = load(); !s) return s;
@@ -326,6 +332,7 @@ Status BpfTracer::init(const std::string& db_path) {
     const int filter = bpf_map__fd(skel_->maps.tgid_filter);
     ProcessSamplerOptions health;
     health.interval = std::chrono::nanoseconds(opts_.health_interval_ns);
+    if (opts_.live) health.on_round = [this](const std::vector<ProcessSample>& round) { live_health_.update(round); };
     health_sampler_ = ProcessSampler::start(
         [filter] {
           std::vector<pid_t> pids;
@@ -649,19 +656,18 @@ void BpfTracer::scan_for_cuda_processes() {
   }
 }
 
-// A small non-negative number from a process's environment (RANK, WORLD_SIZE), if it holds one.
+// A small non-negative number from a process's environment (WORLD_SIZE), if it holds one.
 std::optional<int> environment_number(pid_t pid, const char* name) {
-  auto value = proc::environment_value(pid, name);
-  if (!value || value->empty() || value->size() > 6 || value->find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(*value);
+  return small_number(proc::environment_value(pid, name));
 }
 
-// torchrun gives each rank its RANK and WORLD_SIZE in the environment it execs with; the
-// rank's forked workers inherit them (ThreadTable follows the parents).
+// torchrun gives each rank its RANK, LOCAL_RANK and WORLD_SIZE in the environment it execs with
+// (other launchers LOCAL_RANK alone); the rank's forked workers inherit them (ThreadTable follows
+// the parents).
 void BpfTracer::read_ranks(const std::set<pid_t>& pids) {
   for (pid_t pid : pids) {
-    auto rank = environment_number(pid, "RANK");
+    auto rank =
+        rank_from_environment(proc::environment_value(pid, "RANK"), proc::environment_value(pid, "LOCAL_RANK"));
     if (!rank) continue;
     const auto world_size = environment_number(pid, "WORLD_SIZE");
     std::lock_guard lock(mutex_);
@@ -746,6 +752,11 @@ int BpfTracer::on_ring_event(void* ctx, void* data, size_t size) {
     std::lock_guard lock(self->mutex_);
     self->threads_.apply(event);
     if (event.op == IB_OP_EXEC) self->execed_.insert(static_cast<pid_t>(event.pid));
+  }
+  if (event.op == IB_OP_OOM_KILL && self->opts_.live) self->live_health_.add_oom_kill(static_cast<pid_t>(event.pid));
+  if (event.op == IB_OP_OFFCPU_BLOCKED && self->opts_.live && self->opts_.live_wait_estimate) {
+    std::lock_guard lock(self->mutex_);
+    self->wake_waits_.add(event);
   }
   if (event.op == IB_OP_EXEC) {
     self->profile_.forget_process(static_cast<pid_t>(event.pid));
@@ -900,6 +911,21 @@ std::vector<TraceLoss> BpfTracer::collect_losses() const {
   return losses;
 }
 
+// --db-max-mb: the cap, and what was dropped to keep under it; the samples before the cut go too.
+void BpfTracer::add_db_cap(TraceTotals& totals) const {
+  if (opts_.db_max_bytes == 0) return;
+  totals.settings.emplace_back(contract::kDbMaxMbSetting, std::to_string(opts_.db_max_bytes >> 20));
+  const std::optional<uint64_t> cut = writer_->dropped_before_ns();
+  if (!cut) return;
+  totals.settings.emplace_back(contract::kEventsDroppedBeforeSetting, std::to_string(*cut));
+  totals.settings.emplace_back(contract::kEventsDroppedSetting, std::to_string(writer_->dropped_for_cap()));
+  auto& gpu = totals.gpu_samples;
+  gpu.erase(std::remove_if(gpu.begin(), gpu.end(), [&](const GpuSample& g) { return g.ts_ns < *cut; }), gpu.end());
+  auto& health = totals.process_samples;
+  health.erase(std::remove_if(health.begin(), health.end(), [&](const ProcessSample& p) { return p.ts_ns < *cut; }),
+               health.end());
+}
+
 std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
   return {
       {std::string(contract::kOffcpuMinNsSetting), std::to_string(opts_.offcpu_min_ns)},
@@ -967,6 +993,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.events_written = writer_->written();
   add_gpu_samples(totals);
   add_process_samples(totals);
+  add_db_cap(totals);
   {
     std::lock_guard lock(mutex_);
     for (const auto& [tid, s] : totals.thread_stats) threads_.ensure(static_cast<pid_t>(tid), static_cast<pid_t>(s.pid));
@@ -1101,6 +1128,15 @@ LiveTotals BpfTracer::live_totals() {
   live.threads = live_thread_groups(view);
   live.calls = live_calls(view, call_probes_->sampled_now(static_cast<uint64_t>(monotonic_ns())));
   if (live_tail_) live.loaders = live_loaders(*live_tail_, view);
+  if (opts_.live_wait_estimate) {
+    std::lock_guard lock(mutex_);
+    live.loaders = wake_waits_.estimate(view.threads);
+  }
+  live_health_.fill(view.threads, live);
+  std::map<pid_t, ThreadClock> clocks;
+  for (const auto& [tid, c] : read_map<uint32_t, ib_task_clock>(bpf_map__fd(skel_->maps.task_clocks)))
+    clocks[static_cast<pid_t>(tid)] = {c.oncpu_since, c.offcpu_since};
+  live.stalled_seconds = stalled_by_rank(view.threads, clocks, static_cast<uint64_t>(monotonic_ns()));
   if (gpu_sampler_)
     for (const auto& [gpu, busy] : gpu_sampler_->latest_busy()) live.gpus.push_back({gpu.index, gpu.uuid, busy});
   for (const TraceLoss& loss : collect_losses()) live.losses.push_back({loss.source, loss.dropped});

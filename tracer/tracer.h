@@ -53,8 +53,14 @@ struct TraceOptions {
   // polled, and once more as it stops; the launched job's observer records are read for it.
   std::shared_ptr<LiveSink> live;
   std::optional<std::string> observer_dir;
+  // Without an observer (attached, system-wide): the live view estimates the main loops' waits for data
+  // from the wake-ups that ended them (tracer/live_waits.h), labelled estimated.
+  bool live_wait_estimate = false;
   uint64_t health_interval_ns = 500'000'000;  // sample /proc memory, descriptors, /dev/shm this often; 0 off
   uint64_t hang_after_ns = 60'000'000'000;    // recorded for the analysis: no batch and every thread off CPU this long
+  // The cap on the DB file (--db-max-mb; 0: none): the run's oldest events are dropped in whole time
+  // slices to keep it under (tracer/event_writer.h), and so are its GPU and process samples before the cut.
+  uint64_t db_max_bytes = 0;
 };
 
 // Bad option values, found before anything is created or loaded: bad input naming the flag.

@@ -19,6 +19,27 @@ std::string json_text(const nlohmann::json& object, const char* key, const char*
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// --db-max-mb: what was dropped to keep the file under the cap, and up to when.
+std::optional<std::string> dropped_events_note(const RunAnalysis& a) {
+  const auto cut = a.context.setting(contract::kEventsDroppedBeforeSetting);
+  if (!cut) return std::nullopt;
+  const auto cap = a.context.setting(contract::kDbMaxMbSetting);
+  const auto count = a.context.setting(contract::kEventsDroppedSetting);
+  int64_t cut_ns = 0;
+  std::optional<int64_t> dropped;
+  try {
+    cut_ns = std::stoll(*cut);
+    if (count) dropped = std::stoll(*count);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return fmt::format("events before {:.1f} s into the run were dropped to keep the DB under {} MiB ({} events, "
+                     "with their GPU and process samples); counts from events cover only what came after, "
+                     "per-thread totals, call counts and histograms are exact",
+                     static_cast<double>(cut_ns - a.context.run.start_ns) / 1e9, cap.value_or("?"),
+                     dropped ? format_count(*dropped) : std::string("?"));
+}
+
 }  // namespace
 
 std::vector<std::string> data_notes(const RunAnalysis& a) {
@@ -38,6 +59,7 @@ std::vector<std::string> data_notes(const RunAnalysis& a) {
   } else if (run.traced) {
     notes.push_back("no events lost (every ring buffer and the writer queue delivered everything)");
   }
+  if (auto note = dropped_events_note(a)) notes.push_back(*note);
   for (std::string_view key :
        {contract::kOffcpuMinNsSetting, contract::kIowaitMinNsSetting, contract::kRunqMinNsSetting}) {
     const auto value = a.context.setting(key);

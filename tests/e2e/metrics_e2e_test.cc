@@ -141,6 +141,12 @@ double query_double(const std::string& db_path, const std::string& sql) {
   return v;
 }
 
+// Our workload's pushed batch counter: `ingero_dataloader_batches_total{instance="...",job="ingero_bench",
+// loader="0",role="main"} N`, from its end.
+std::string fmt_batches(double batches) {
+  return R"(job="ingero_bench",loader="0",role="main"} )" + std::to_string(static_cast<int64_t>(batches)) + "\n";
+}
+
 bool on_path(const std::string& program) { return capture("command -v " + program).exit_code == 0; }
 
 // One prometheus for the suite, started by the first test that queries it: a 1 s scrape of the loader
@@ -296,7 +302,47 @@ TEST_F(Metrics, PushesTheFinalValuesToAPushgateway) {
   ASSERT_EQ(workload.exit_code, 0) << workload.text;
   const std::string replaced = http_get(port, "/metrics");
   EXPECT_NE(replaced.find(R"(ingero_cpu_seconds_total{instance=")"), std::string::npos) << replaced;
-  EXPECT_EQ(replaced.find("ingero_dataloader_batches_total{"), std::string::npos) << replaced;
+  // Its batches come exact from its record as the run ends, with its knobs.
+  const double batches = query_double(*dir_ + "/push.db", "SELECT count(*) FROM events e JOIN ops o ON o.op = e.op "
+                                                          "WHERE o.name = 'batch_wait' AND e.run_id = (SELECT max(run_id) "
+                                                          "FROM runs)");
+  ASSERT_GT(batches, 0);
+  EXPECT_NE(replaced.find(fmt_batches(batches)), std::string::npos) << replaced;
+  EXPECT_NE(replaced.find(R"(ingero_dataloader_info{batch_size="64",instance=")"), std::string::npos) << replaced;
+  EXPECT_EQ(replaced.find(R"(estimated="true")"), std::string::npos) << replaced;
+}
+
+// An attached job (trace --pid: no observer) serves its waits for data live, estimated from the
+// wake-ups and labelled so, and its workers' health; the exposition stays clean.
+TEST_F(Metrics, AnAttachedJobServesEstimatedWaitsAndWorkerHealth) {
+  const std::string log = *dir_ + "/attached.log";
+  Background job(kPython + " " + kJob + " --epochs 40 --samples 96 --batch 8 --sample-ms 5 --linger 0 > " + log +
+                 " 2>&1");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // torch imported, the worker forked
+  const int port = free_port();
+  Background tracer(kBinary + " trace --db " + *dir_ + "/attached.db --pid " + std::to_string(job.pid) +
+                    " --duration 12s --health-interval-ms 200 --metrics-addr " + std::to_string(port) + " > " +
+                    *dir_ + "/attached-trace.log 2>&1");
+  std::string exposition;
+  const std::string waits = R"(ingero_dataloader_wait_seconds_total{estimated="true",role="main"} )";
+  const std::string dirty = R"(ingero_process_private_dirty_bytes{role="worker"} )";
+  wait_until(std::chrono::seconds(30), [&] {
+    exposition = http_get(port, "/metrics");
+    const size_t at = exposition.find(waits);
+    return at != std::string::npos && std::stod(exposition.substr(at + waits.size())) > 0.05 &&
+           exposition.find(dirty) != std::string::npos;
+  });
+  EXPECT_NE(exposition.find(waits), std::string::npos) << exposition;
+  EXPECT_NE(exposition.find(R"(ingero_dataloader_batches_total{estimated="true",role="main"} )"), std::string::npos);
+  EXPECT_NE(exposition.find(dirty), std::string::npos) << exposition;
+  for (const char* series : {R"(ingero_process_open_fds{role="main"} )", R"(ingero_process_fd_limit{role="main"} )",
+                             "ingero_shm_free_bytes ", "ingero_stalled_seconds "})
+    EXPECT_NE(exposition.find(series), std::string::npos) << series << "\n" << exposition;
+  std::ofstream(*dir_ + "/attached-exposition.txt") << exposition;
+  const auto lint = capture("promtool check metrics < " + *dir_ + "/attached-exposition.txt");
+  EXPECT_EQ(lint.exit_code, 0) << lint.text;
+  EXPECT_EQ(lint.text, "") << lint.text;
+  EXPECT_EQ(tracer.wait(std::chrono::seconds(60)), 0) << read_text(*dir_ + "/attached-trace.log");
 }
 
 TEST_F(Metrics, ABadAddressOrAPortInUseExitsTwoBeforeTracing) {
@@ -336,6 +382,53 @@ TEST_F(Metrics, ANodeAgentServesUntilTerminatedThenStopsListening) {
   EXPECT_NE(agent.wait(std::chrono::seconds(60)), -1) << read_text(*dir_ + "/agent.log");
   EXPECT_EQ(http_get(port, "/metrics"), "");
   EXPECT_EQ(query_double(db, "SELECT count(*) FROM runs WHERE label LIKE '%until interrupted%'"), 1);
+}
+
+// --db-max-mb on a long, event-heavy trace (a thread that sleeps 0.2 ms thousands of times a second,
+// every sleep an event): the file stays under its 2 MiB cap, explain says what was dropped and up to
+// when, and the newest events are there. A cap of 0, and a file other runs already fill, exit 2.
+TEST_F(Metrics, ACappedDbStaysUnderItsCapAndSaysWhatWasDropped) {
+  const std::string db = *dir_ + "/capped.db";
+  constexpr uintmax_t kCap = 2u << 20;
+  const std::string job = kPython + " -c 'import time\nend = time.time() + 15\nwhile time.time() < end: "
+                                    "time.sleep(0.0002)'";
+  Background tracer(kBinary + " trace --db " + db + " --db-max-mb 2 --offcpu-min-us 0 --profile-hz 0 -- " + job +
+                    " > " + *dir_ + "/capped.log 2>&1");
+  uintmax_t largest = 0;
+  int code = -1;
+  for (const auto until = Clock::now() + std::chrono::seconds(90); Clock::now() < until && code == -1;) {
+    std::error_code ec;
+    if (const uintmax_t size = fs::file_size(db, ec); !ec) largest = std::max(largest, size);
+    code = tracer.wait(std::chrono::seconds(1));
+  }
+  ASSERT_EQ(code, 0) << read_text(*dir_ + "/capped.log");
+  largest = std::max(largest, fs::file_size(db));
+  EXPECT_LE(largest, kCap) << "the file grew past its cap";
+  EXPECT_FALSE(fs::exists(db + "-wal"));
+  const double dropped = query_double(db, "SELECT value FROM run_settings WHERE key = 'events_dropped'");
+  EXPECT_GT(dropped, 20'000) << "the job made enough events to reach the cap";
+  const double cut = query_double(db, "SELECT value FROM run_settings WHERE key = 'events_dropped_before_ns'");
+  EXPECT_GE(query_double(db, "SELECT min(ts_ns) FROM events WHERE op = (SELECT op FROM ops WHERE name = "
+                             "'offcpu_blocked')"),
+            cut);
+  // The newest: the job's last second is there.
+  EXPECT_GT(query_double(db, "SELECT count(*) FROM events e, runs r WHERE e.ts_ns > r.end_ns - 3e9"), 1000);
+  const auto explain = capture(kBinary + " explain --db " + db + " --json");
+  ASSERT_EQ(explain.exit_code, 0) << explain.text;
+  const json notes = json::parse(explain.text, nullptr, false).value("notes", json::array());
+  bool said = false;
+  for (const json& note : notes) said |= note.get<std::string>().find("were dropped to keep the DB under 2 MiB") !=
+                                         std::string::npos;
+  EXPECT_TRUE(said) << notes.dump(1);
+
+  for (const std::string cap : {"0", "-1", "two"}) {
+    const auto run = capture(kBinary + " trace --db " + *dir_ + "/zero.db --db-max-mb " + cap + " -- /bin/true");
+    EXPECT_EQ(run.exit_code, 2) << cap << ": " << run.text;
+    EXPECT_NE(run.text.find("--db-max-mb"), std::string::npos) << run.text;
+  }
+  const auto full = capture(kBinary + " trace --db " + db + " --db-max-mb 1 -- /bin/true");
+  EXPECT_EQ(full.exit_code, 2) << full.text;
+  EXPECT_NE(full.text.find("other runs"), std::string::npos) << full.text;
 }
 
 TEST_F(Metrics, KillingTheTracerLeavesNoListeningSocket) {

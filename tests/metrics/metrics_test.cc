@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -115,6 +117,80 @@ TEST(LiveMetrics, CallLatencySlotsFallWholeIntoPowerOfTwoBuckets) {
   EXPECT_EQ(value_of(text, R"(ingero_cuda_call_seconds_bucket{function="cudaMemcpy",le="0.001048576"})"), 2);
   EXPECT_EQ(value_of(text, R"(ingero_cuda_call_seconds_bucket{function="cudaMemcpy",le="0.004194304"})"), 5);
   EXPECT_EQ(value_of(text, R"(ingero_gpu_busy_ratio{UUID="GPU-1234",gpu="0"})"), 0.75);
+}
+
+// An attached job's waits, estimated from wake-ups: labelled so, with no loader (the estimate does
+// not know which one).
+TEST(LiveMetrics, AnEstimatedWaitIsLabelledAndNamesNoLoader) {
+  LiveMetrics m;
+  tracer::LiveTotals t = totals(1, 2'000'000'000, 8, 0);
+  t.loaders[0].estimated = true;
+  t.loaders[0].loader = -1;
+  t.loaders[0].knobs.clear();
+  m.publish(t);
+  const std::string text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_wait_seconds_total{estimated="true",rank="1",role="main"})"), 2) << text;
+  EXPECT_EQ(value_of(text, R"(ingero_dataloader_batches_total{estimated="true",rank="1",role="main"})"), 8);
+  EXPECT_EQ(text.find("ingero_dataloader_info{"), std::string::npos);
+}
+
+// Health gauges follow the latest sample: a group whose processes exited is removed, not left at
+// its last value; OOM kills count up.
+TEST(LiveMetrics, HealthGaugesShowWhatIsThereNow) {
+  LiveMetrics m;
+  tracer::LiveTotals t;
+  t.run_id = 1;
+  t.health.push_back({"worker", 0, 2, 8'000'000, 3'000'000, 40, 1024});
+  t.health.push_back({"main", 0, 1, 9'000'000, 1'000'000, 12, 1024});
+  t.shm = tracer::LiveShm{1 << 30, 1 << 20};
+  t.oom_kills["worker"] = 1;
+  t.stalled_seconds[0] = 4.5;
+  m.publish(t);
+  std::string text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_process_private_dirty_bytes{rank="0",role="worker"})"), 3e6) << text;
+  EXPECT_EQ(value_of(text, R"(ingero_process_open_fds{rank="0",role="worker"})"), 40);
+  EXPECT_EQ(value_of(text, R"(ingero_process_fd_limit{rank="0",role="worker"})"), 1024);
+  EXPECT_EQ(value_of(text, R"(ingero_processes{rank="0",role="worker"})"), 2);
+  EXPECT_EQ(value_of(text, "ingero_shm_free_bytes"), 1 << 20);
+  EXPECT_EQ(value_of(text, R"(ingero_oom_kills_total{role="worker"})"), 1);
+  EXPECT_EQ(value_of(text, R"(ingero_stalled_seconds{rank="0"})"), 4.5);
+  t.health.erase(t.health.begin());  // the workers exited
+  t.oom_kills["worker"] = 2;
+  m.publish(t);
+  text = exposition(m);
+  EXPECT_EQ(value_of(text, R"(ingero_process_private_dirty_bytes{rank="0",role="worker"})"), -1) << text;
+  EXPECT_EQ(value_of(text, R"(ingero_process_private_dirty_bytes{rank="0",role="main"})"), 1e6);
+  EXPECT_EQ(value_of(text, R"(ingero_oom_kills_total{role="worker"})"), 2);
+}
+
+// Every metric served is documented in docs/metrics.md, in its table.
+TEST(LiveMetrics, EveryServedMetricIsDocumented) {
+  LiveMetrics m;
+  const std::string doc = [] {
+    std::ifstream in(INGERO_METRICS_DOC);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  ASSERT_FALSE(doc.empty()) << INGERO_METRICS_DOC;
+  tracer::LiveTotals t = totals(1, 1, 1, 1);  // a series of every family (an empty family is not served)
+  tracer::LiveCalls c;
+  c.function = "cudaMemcpy";
+  c.calls = c.errors = c.timed = 1;
+  c.latency_slots = {0, 1};
+  t.calls.push_back(c);
+  t.gpus.push_back({0, "GPU-1", 0.5});
+  t.losses.push_back({"sched", 1});
+  t.tracing_cost_ratio = 0.01;
+  t.health.push_back({"worker", 0, 1, 1, 1, 1, 1});
+  t.shm = tracer::LiveShm{2, 1};
+  t.oom_kills["worker"] = 1;
+  t.stalled_seconds[0] = 1;
+  m.publish(t);
+  size_t families = 0;
+  for (const prometheus::MetricFamily& family : m.registry()->Collect()) {
+    ++families;
+    EXPECT_NE(doc.find("| `" + family.name + "` |"), std::string::npos) << family.name << " is not in docs/metrics.md";
+  }
+  EXPECT_EQ(families, 23u) << "a family added: publish a series of it above";
 }
 
 TEST(ListenAddress, APortAloneBindsLoopbackOnlyAndOtherAddressesOnlyWhenGiven) {

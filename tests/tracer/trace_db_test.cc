@@ -630,6 +630,51 @@ TEST(EventWriter, StagedBurstsAllReachTheEventsTable) {
   EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM event_batches"), 0);
 }
 
+// --db-max-mb: cuts fall past a quarter of the kept span, on whole seconds, never past the newest event.
+TEST(EventWriter, NextCutDropsWholeSecondsAndKeepsTheNewest) {
+  EXPECT_EQ(next_cut(500'000'000, 10'500'000'000), 3'000'000'000u);
+  EXPECT_EQ(next_cut(2'000'000'000, 2'400'000'000), 2'400'000'000u);  // the span is under a slice
+  EXPECT_EQ(next_cut(7, 7), 7u);
+}
+
+// A capped writer keeps the file under the cap by dropping its oldest events, however many come: the
+// newest are there, nothing before the cut is, and the drops are counted.
+TEST(EventWriter, CapKeepsTheFileUnderItAndTheNewestEvents) {
+  TempDir dir;
+  const std::string path = dir.file("capped.db");
+  ASSERT_TRUE(TraceDb::open(path).ok());
+  constexpr uint64_t kCap = 2u << 20;
+  auto writer = EventWriter::start(path, 1, 1u << 20, kCap);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  // 200,000 events, one each 0.5 ms of a 100 s trace: about 25 MB uncapped.
+  constexpr uint64_t kEvents = 200'000, kStepNs = 500'000;
+  uint64_t largest = 0;
+  for (uint64_t i = 0; i < kEvents; ++i) {
+    ib_event e = fixture_event(i);
+    e.ts_ns = 1'000'000'000 + i * kStepNs;
+    ASSERT_TRUE((*writer)->push(e));
+    if (i % 4000 == 3999) {  // the writer takes batches as a live trace gives them
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      std::error_code ec;
+      largest = std::max<uint64_t>(largest, std::filesystem::file_size(path, ec));
+    }
+  }
+  ASSERT_TRUE((*writer)->finish().ok());
+  const auto cut = (*writer)->dropped_before_ns();
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(*cut % kDropSliceNs, 0u);
+  const uint64_t dropped = (*writer)->dropped_for_cap();
+  EXPECT_GT(dropped, kEvents / 2);
+  writer->reset();  // closes its connection: the log is checkpointed into the file
+  std::error_code ec;
+  largest = std::max<uint64_t>(largest, std::filesystem::file_size(path, ec));
+  EXPECT_LE(largest, kCap) << "the file grew past the cap";
+  auto h = reader(path);
+  EXPECT_EQ(query_int(h.get(), "SELECT count(*) FROM events"), int64_t(kEvents - dropped));
+  EXPECT_GE(query_int(h.get(), "SELECT min(ts_ns) FROM events"), int64_t(*cut));
+  EXPECT_EQ(query_int(h.get(), "SELECT max(ts_ns) FROM events"), int64_t(1'000'000'000 + (kEvents - 1) * kStepNs));
+}
+
 // A staged batch that went missing or shrank is an error, not a run of zero-filled events.
 TEST(EventTable, AMissingOrShortStagedBatchIsAnErrorAndInsertsNothing) {
   TempDir dir;
@@ -746,6 +791,17 @@ TEST(Decoding, RanksComeFromTheExecAndPassToForkedWorkers) {
   single.add_root(100);
   single.ensure(100, 100).comm = "python3";
   EXPECT_EQ(single.rows().at(0).role, "main");
+}
+
+// A rank's number comes from RANK as torchrun sets it, else from LOCAL_RANK (a launcher that sets only
+// that); what is not a small non-negative number is no rank.
+TEST(Decoding, RanksComeFromRankElseLocalRank) {
+  EXPECT_EQ(rank_from_environment("3", "1"), 3);
+  EXPECT_EQ(rank_from_environment(std::nullopt, "1"), 1);
+  EXPECT_EQ(rank_from_environment("", "2"), 2);
+  EXPECT_EQ(rank_from_environment("x", "0"), 0);
+  EXPECT_FALSE(rank_from_environment(std::nullopt, std::nullopt).has_value());
+  EXPECT_FALSE(rank_from_environment("-1", "1234567").has_value());
 }
 
 // Each rank's WORLD_SIZE becomes the run's world_size setting when they agree (one job);
