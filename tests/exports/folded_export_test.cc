@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/sqlite.h"
+#include "reports/documents/report_doc.h"
 #include "reports/render/folded_export.h"
 #include "reports/render/perfetto_export.h"
+#include "reports/render/report_render.h"
 #include "tests/exports/export_fixtures.h"
 
 namespace ingero::reports::testing {
@@ -126,6 +128,28 @@ TEST_F(FoldedExport, ARunWithoutAProfileIsBadInputAndWritesNothing) {
   ASSERT_FALSE(role.ok());
   EXPECT_NE(role.error().message.find("--role: run 1 has no samples of role 'pin'"), std::string::npos)
       << role.error().message;
+}
+
+// The Markdown report of a profiled run has a profile section: the status, then each role's top
+// functions by self samples with their inclusive shares.
+TEST_F(FoldedExport, MarkdownReportHasEachRolesTopFrames) {
+  auto file = TraceFile::open(path_);
+  ASSERT_TRUE(file.ok());
+  auto doc = make_report_doc(**file, {std::nullopt, {run_}});
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const std::string md = render_report_markdown(*doc);
+  const size_t section = md.find("### Where the CPU went in run " + std::to_string(run_));
+  ASSERT_NE(section, std::string::npos) << md;
+  const std::string rest = md.substr(section);
+  EXPECT_NE(rest.find("- CPU profile: 200 on-CPU samples at 99 Hz per CPU; Python frames read"), std::string::npos)
+      << rest;
+  EXPECT_NE(rest.find("| function (main) | self | inclusive |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| at::native::_convolution [libtorch_cpu.so] | 60.0 % | 60.0 % |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| function (worker) | self | inclusive |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| ImageFolder.__getitem__ (datasets/folder.py:229) | 37.0 % | 100.0 % |"), std::string::npos)
+      << rest;
+  // Main's table comes before the workers'.
+  EXPECT_LT(rest.find("function (main)"), rest.find("function (worker)"));
 }
 
 TEST_F(FoldedExport, PerfettoHasTheSamplesAsInstantsOnTheirThreads) {
