@@ -615,6 +615,17 @@ std::string render_report_markdown(const ReportDoc& doc) {
   return out;
 }
 
+std::string render_profiles_markdown(const std::vector<RunProfileSection>& sections) {
+  std::string out;
+  for (const RunProfileSection& section : sections) {
+    markdown_heading(fmt::format("Where the CPU went in run {} ({})", section.run_id, section.label), 2, out);
+    markdown_list({profile_status_text(section.profile, true)}, out);
+    if (section.profile)
+      for (const RoleProfile& role : section.profile->roles) markdown_table(role_frames_table(role), out);
+  }
+  return out;
+}
+
 std::string render_report_html(const ReportDoc& doc) {
   render::HtmlPage page(title_of(doc), doc.machine);
   page.add_key_values(overview(doc));

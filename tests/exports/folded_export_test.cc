@@ -152,6 +152,33 @@ TEST_F(FoldedExport, MarkdownReportHasEachRolesTopFrames) {
   EXPECT_LT(rest.find("function (main)"), rest.find("function (worker)"));
 }
 
+// The Markdown of a table of runs (--report, runs --report) gets a section per profiled run; a run
+// without a profile gets none.
+TEST_F(FoldedExport, ATableOfRunsInMarkdownHasEachProfiledRunsTopFrames) {
+  const std::string path = temp_db_path("profile-sections");
+  int64_t profiled = 0, unprofiled = 0;
+  {
+    auto db = TraceFixture::create(path);
+    profiled = add_profiled_job(*db);
+    RunSpec spec;
+    spec.label = "no profile";
+    unprofiled = db->add_run(spec);
+  }
+  auto file = TraceFile::open(path);
+  ASSERT_TRUE(file.ok());
+  auto sections = run_profiles(**file, {profiled, unprofiled});
+  ASSERT_TRUE(sections.ok()) << sections.error().message;
+  ASSERT_EQ(sections->size(), 1u);
+  EXPECT_EQ((*sections)[0].run_id, profiled);
+  const std::string md = render_profiles_markdown(*sections);
+  std::remove(path.c_str());
+  EXPECT_EQ(md.rfind("## Where the CPU went in run " + std::to_string(profiled) + " (python3 train.py)\n", 0), 0u)
+      << md;
+  EXPECT_NE(md.find("| at::native::_convolution [libtorch_cpu.so] | 60.0 % | 60.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| function (worker) | self | inclusive |"), std::string::npos) << md;
+  EXPECT_EQ(render_profiles_markdown({}), "");
+}
+
 TEST_F(FoldedExport, PerfettoHasTheSamplesAsInstantsOnTheirThreads) {
   auto file = TraceFile::open(path_);
   ASSERT_TRUE(file.ok());
