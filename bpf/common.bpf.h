@@ -68,6 +68,12 @@ struct ib_python_layouts_map {
   __type(key, __u32);
   __type(value, struct ib_python_layout);
 };
+struct ib_python_walks_map {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, IB_PY_WALK_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+};
 /* Sizes are set by user space before load (TraceOptions.ringbuf_bytes). */
 struct ib_ring_map {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -88,9 +94,13 @@ extern struct ib_losses_map losses SEC(".maps");
 extern struct ib_ring_offered_map ring_offered SEC(".maps");
 /* The CPython layout of each traced Python process, filled by user space (find_python_runtime). */
 extern struct ib_python_layouts_map python_layouts SEC(".maps");
+/* The kernel's walks of Python frames, per enum ib_py_walk_outcome (stack_capture.bpf.h). */
+extern struct ib_python_walks_map python_walks SEC(".maps");
 extern struct ib_ring_map cuda_ring SEC(".maps");
 extern struct ib_ring_map sched_ring SEC(".maps");
 extern struct ib_ring_map proc_ring SEC(".maps");
+/* CPU samples and the stacks of stored events (bpf/stack_capture.bpf.h). */
+extern struct ib_ring_map profile_ring SEC(".maps");
 
 /* Membership of the enrolled tree, kept even when system_wide traces everything
  * (user space looks for CUDA libraries in the tree's processes). */

@@ -9,6 +9,7 @@
  * may be probed per process and duty-cycled by user space (tracer/call_probes.h): these
  * programs then only run while its probes are attached. */
 #include "common.bpf.h"
+#include "stack_capture.bpf.h"
 
 /* Not every libbpf names the sixth argument register. */
 #ifndef PT_REGS_PARM6
@@ -20,6 +21,8 @@
 #endif
 
 const volatile __u64 call_stream_min_ns = 1000000;
+/* Each stored call carries the stack that made it (set by user space with the CPU profile on). */
+const volatile bool call_stacks = false;
 
 /* Per op: how many times user space began changing that function's probes (high 32 bits) and how
  * many of those changes have ended (low 32 bits): a duty cycle's window edges, which attach and
@@ -205,6 +208,19 @@ static __always_inline bool stream_call(const struct ib_call_key *key, const str
   return true;
 }
 
+/* The stack of a stored call, as its return probe fires (the caller's instruction after the call, its
+ * callers, its Python frames), tagged with the event's tid, start and op. Taken only for a stored
+ * call: the cost stays on the calls that are slow or rare. */
+static __always_inline void send_call_stack(struct pt_regs *ctx, const struct ib_call_key *key, __u64 start_ns)
+{
+  struct ib_profile_sample *s = ib_stack_reserve(IB_LOSS_EVENT_STACKS, IB_STACK_EVENT);
+  if (!s)
+    return;
+  s->ts_ns = start_ns;
+  s->op = key->op;
+  ib_stack_fill_submit(ctx, s, false);
+}
+
 SEC("uretprobe")
 int cuda_call_return(struct pt_regs *ctx)
 {
@@ -229,6 +245,8 @@ int cuda_call_return(struct pt_regs *ctx)
   add_to_histogram(slot->stats.pid, key.op, dur);
   bool hot = IB_COOKIE_FLAGS(cookie) & IB_CALL_HOT;
   bool streamed = (!hot || dur >= call_stream_min_ns) && stream_call(&key, slot, dur, ret);
+  if (streamed && call_stacks && key.op != IB_OP_NONE) /* not the tracer's own calibration calls */
+    send_call_stack(ctx, &key, slot->start_ns);
   slot->stats.returns += 1;
   slot->stats.errors += ret != 0;
   slot->stats.total_ns += dur;

@@ -93,12 +93,13 @@ enum ib_map_loss {
   IB_LOSS_MEM_BURSTS,
   IB_LOSS_TGID_FILTER,
   IB_LOSS_IO_INFLIGHT,
+  IB_LOSS_EVENT_STACKS, /* a stored event's stack that profile_ring had no room for */
   IB_LOSS_COUNT
 };
 /* Names of the loss sources, in enum order (losses.source in the trace DB). */
 #define IB_LOSS_NAMES                                                                       \
   { "cuda", "sched", "proc", "profile", "thread_stats", "task_clocks", "histograms", \
-    "call_stats", "mem_bursts", "tgid_filter", "io_inflight" }
+    "call_stats", "mem_bursts", "tgid_filter", "io_inflight", "event_stacks" }
 
 /* One record on any ring. ts_ns is the start of the call or interval. */
 struct ib_event {
@@ -322,6 +323,19 @@ enum ib_py_error {
   IB_PY_ERR_READ = -3,      /* a read of the process's memory failed (e.g. paged out) */
   IB_PY_ERR_NOT_CODE = -4,  /* a frame's code object is not a code object: no frames, never wrong ones */
 };
+/* What each kernel walk of Python frames came to (python_walks map, per CPU; stack_capture.bpf.h):
+ * read whole, or why not (the negative enum ib_py_error in order), or read but cut at IB_PY_MAX_FRAMES
+ * kept or IB_PY_MAX_WALK visited. */
+enum ib_py_walk_outcome {
+  IB_PY_WALK_OK = 0,
+  IB_PY_WALK_NO_LAYOUT = 1, /* = -IB_PY_ERR_NO_LAYOUT, and so on */
+  IB_PY_WALK_NO_THREAD = 2,
+  IB_PY_WALK_READ_FAULT = 3,
+  IB_PY_WALK_NOT_CODE = 4,
+  IB_PY_WALK_DEPTH_CUT = 5,
+  IB_PY_WALK_COUNT
+};
+#define IB_PY_WALK_NAMES { "ok", "no_layout", "no_thread", "read_fault", "not_code", "depth_cut" }
 /* One Python frame of a sample: the code object, and the frame's instruction pointer (3.11+) or
  * f_lasti (3.10), which user space turns into the line executing. */
 struct ib_python_frame {
@@ -330,10 +344,14 @@ struct ib_python_frame {
 };
 
 /* CPU profiles (profile.bpf.c): one record per on-CPU sample of a traced thread, on
- * profile_ring. Stacks are listed innermost first, as bpf_get_stack gives them; a length
+ * profile_ring (bpf/stack_capture.bpf.h fills its stacks). Stacks are listed innermost first, as
+ * bpf_get_stack gives them; a length
  * is in bytes (8 per frame), or a negative errno where the walk failed. */
 #define IB_PROFILE_KSTACK_DEPTH 48
 #define IB_PROFILE_USTACK_DEPTH 96
+/* What a record on profile_ring is: an on-CPU sample, or the stack that made a stored event
+ * (cuda.bpf.c, at a stored call's return: ts_ns and op are the event's, no kernel stack). */
+enum ib_stack_kind { IB_STACK_CPU_SAMPLE = 0, IB_STACK_EVENT = 1 };
 struct ib_profile_sample {
   __u64 ts_ns;
   __u32 pid; /* tgid */
@@ -342,6 +360,9 @@ struct ib_profile_sample {
   __s32 ustack_bytes;
   __s32 py_count; /* frames in py, innermost first, or a negative enum ib_py_error */
   __u32 cpu;
+  __u16 kind; /* enum ib_stack_kind */
+  __u16 op;   /* IB_STACK_EVENT: the event's enum ib_op */
+  __u32 pad;
   __u64 kstack[IB_PROFILE_KSTACK_DEPTH];
   __u64 ustack[IB_PROFILE_USTACK_DEPTH];
   struct ib_python_frame py[IB_PY_MAX_FRAMES];

@@ -18,6 +18,8 @@ struct ib_histograms_map histograms SEC(".maps");
 struct ib_losses_map losses SEC(".maps");
 struct ib_ring_offered_map ring_offered SEC(".maps");
 struct ib_python_layouts_map python_layouts SEC(".maps");
+struct ib_python_walks_map python_walks SEC(".maps");
 struct ib_ring_map cuda_ring SEC(".maps");
 struct ib_ring_map sched_ring SEC(".maps");
 struct ib_ring_map proc_ring SEC(".maps");
+struct ib_ring_map profile_ring SEC(".maps");

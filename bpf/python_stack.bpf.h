@@ -7,7 +7,9 @@
  *
  * Use, in a program of the linked object (e.g. a perf_event program):
  *   struct ib_python_frame *frames = <IB_PY_MAX_FRAMES entries in a map value or ring record>;
- *   int n = ib_current_python_stack(frames);   // n >= 0 frames, innermost first; < 0: enum ib_py_error
+ *   bool cut;
+ *   int n = ib_current_python_stack(frames, &cut);  // n >= 0 frames, innermost first; < 0: enum ib_py_error;
+ *                                                   // cut: frames were left (IB_PY_MAX_FRAMES, IB_PY_MAX_WALK)
  * The current thread must be a thread of the sampled process (perf_event, uprobe, tracepoint of the
  * task itself), not another. */
 #ifndef INGERO_PYTHON_STACK_BPF_H
@@ -131,8 +133,9 @@ unreadable:
  * frames (3.12+) skipped, at most IB_PY_MAX_WALK frames visited: the number written, or a negative
  * ib_py_error (and no frames to use). Needs bpf_loop (Linux 5.17+). */
 static __always_inline int ib_read_python_stack(const struct ib_python_layout *l, __u32 tid,
-                                                struct ib_python_frame *frames)
+                                                struct ib_python_frame *frames, bool *cut)
 {
+  *cut = false;
   struct ib_py_walk w = {.l = l, .frames = frames, .tid = tid};
   ib_python_thread_state(&w);
   if (w.n < 0)
@@ -146,14 +149,16 @@ static __always_inline int ib_read_python_stack(const struct ib_python_layout *l
   if (holder && ib_py_read_ptr(holder + l->cframe_current_frame, &w.at))
     return IB_PY_ERR_READ;
   bpf_loop(IB_PY_MAX_WALK, ib_py_frame_step, &w, 0);
+  *cut = w.n >= 0 && w.at != 0; /* a frame was left unvisited */
   return w.n;
 }
 
 /* The current thread's Python frames, with its process's layout from python_layouts:
  * IB_PY_ERR_NO_LAYOUT for a process without one (not Python, or its layout was not found). The
  * thread is named as its process's pid namespace numbers it (a container's differ). */
-static __always_inline int ib_current_python_stack(struct ib_python_frame *frames)
+static __always_inline int ib_current_python_stack(struct ib_python_frame *frames, bool *cut)
 {
+  *cut = false;
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
   const struct ib_python_layout *l = bpf_map_lookup_elem(&python_layouts, &tgid);
@@ -166,7 +171,7 @@ static __always_inline int ib_current_python_stack(struct ib_python_frame *frame
       return IB_PY_ERR_NO_THREAD;
     tid = ns.pid;
   }
-  return ib_read_python_stack(l, tid, frames);
+  return ib_read_python_stack(l, tid, frames, cut);
 }
 
 #endif /* INGERO_PYTHON_STACK_BPF_H */

@@ -31,7 +31,8 @@ int python_stack_check(struct bpf_perf_event_data *ctx)
   struct ib_python_stack_sample *s = bpf_map_lookup_elem(&python_stack_scratch, &zero);
   if (!s)
     return 0;
-  s->count = ib_current_python_stack(s->frames);
+  bool cut;
+  s->count = ib_current_python_stack(s->frames, &cut);
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   bpf_map_update_elem(&python_stack_samples, &tid, s, BPF_ANY);
   return 0;

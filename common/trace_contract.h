@@ -285,6 +285,11 @@ inline constexpr std::string_view kProfilePythonSetting = "profile_python";
 inline constexpr std::string_view kProfileSampleNsSetting = "profile_sample_ns";
 inline constexpr std::string_view kProfileCostNsSetting = "profile_cost_ns";
 inline constexpr std::string_view kProfileProgram = "on_cpu_sample";  // its name in kProgramTimeSetting
+// What the kernel's walks of Python frames came to (the profile's samples and the stored calls' stacks): a
+// JSON object of counts by IB_PY_WALK_NAMES ("ok", "no_layout", "no_thread", "read_fault", "not_code",
+// "depth_cut": read, but frames were left past the walk's bounds).
+inline constexpr std::string_view kProfilePythonWalksSetting = "profile_python_walks";
+inline constexpr const char* kPythonWalkOutcomes[IB_PY_WALK_COUNT] = IB_PY_WALK_NAMES;
 // profile_frames.kind
 namespace frame_kind {
 inline constexpr std::string_view kPython = "python";

@@ -192,7 +192,7 @@ void add_workload_flags(CLI::App* app, WorkloadFlags* f, bool sweep) {
                   "~/.cache/ingero-bench/datasets)")
       ->check(kNotEmpty);
   app->add_option("--out", f->out_dir, "Folder for one JSON result record per run")->capture_default_str()->check(kNotEmpty);
-  app->add_option("--report", f->report, "Also write the results table as Markdown to this file")->check(kNotEmpty);
+  app->add_option("--report", f->report, "Also write the results table (and each profiled run's top functions) as Markdown to this file")->check(kNotEmpty);
   app->add_option("--python", f->python, "python3 with torch for the python modes (default: first that imports torch)")
       ->check(kNotEmpty);
   add_trace_flags(app, &f->trace);
@@ -318,7 +318,7 @@ void add_trace_command(CLI::App& app, ParsedCommand& parsed, Subcommands& c) {
 void add_reader_commands(CLI::App& app, ParsedCommand& parsed, Holders& h, Subcommands& c) {
   CLI::App* runs = c.runs = app.add_subcommand("runs", "List the runs in a trace DB as one results table");
   runs->add_option("--db", parsed.runs.db, "Trace database")->required();
-  runs->add_option("--report", parsed.runs.report, "Also write the table as Markdown to this file")->check(kNotEmpty);
+  runs->add_option("--report", parsed.runs.report, "Also write the table (and each profiled run's top functions) as Markdown to this file")->check(kNotEmpty);
   runs->add_option("--format", parsed.runs.format,
                    "table, or gbench: Google Benchmark's JSON (one benchmark per run) for its compare tools")
       ->check(CLI::IsMember({"table", "gbench"}))

@@ -258,6 +258,7 @@ void add_observed_job(const RunRequest& request, tracer::TraceDb& db, int64_t ru
                                                   request.run_as ? request.run_as->uid : geteuid(),
                                                   observer_path_entry(request.env));
   tracer::assign_roles(totals, job.roles);
+  tracer::add_event_stacks(totals.profile, job.stacks);  // the batch waits' Python stacks
   const bool used = job.processes > 0;
   totals.settings.emplace_back(std::string(contract::kObserverSetting),
                                std::string(used                          ? contract::kObserverOn

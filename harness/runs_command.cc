@@ -14,6 +14,8 @@
 #include "reports/text/rank_text.h"
 #include "reports/analysis/run_metrics.h"
 #include "reports/data/trace_data.h"
+#include "reports/documents/report_doc.h"
+#include "reports/render/report_render.h"
 
 namespace ingero::harness {
 
@@ -96,8 +98,13 @@ Result<int> run_runs_command(const RunsFlags& flags) {
   std::printf("%s\n", table.c_str());
   for (const auto& note : (*trace)->notes()) std::printf("note: %s\n", note.c_str());
   if (!flags.report.empty()) {
-    const std::string md = fmt::format("# ingero-bench runs in {}\n\nmachine: `{}`\n\n{}\n", flags.db,
-                                       runs->back().machine.dump(), table);
+    std::vector<int64_t> run_ids;
+    for (const auto& r : *runs) run_ids.push_back(r.run_id);
+    auto profiles = reports::run_profiles(**trace, run_ids);
+    if (!profiles) return profiles.error();
+    const std::string md = fmt::format("# ingero-bench runs in {}\n\nmachine: `{}`\n\n{}\n{}", flags.db,
+                                       runs->back().machine.dump(), table,
+                                       reports::render_profiles_markdown(*profiles));
     if (auto s = write_file_atomically(flags.report, md); !s) return s.error();
   }
   return kExitOk;

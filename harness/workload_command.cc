@@ -22,6 +22,8 @@
 #include "harness/results_table.h"
 #include "harness/signals.h"
 #include "harness/sudo_user.h"
+#include "reports/documents/report_doc.h"
+#include "reports/render/report_render.h"
 #include "tracer/call_probes.h"
 #include "workloads/preparation_report.h"
 #include "workloads/python_reference.h"
@@ -394,8 +396,11 @@ Result<int> run_workload_command(const WorkloadFlags& flags) {
   const std::string table = render_results_table(rows);
   std::printf("\n%s\ntrace database: %s\n", table.c_str(), db->path().c_str());
   if (!flags.report.empty()) {
-    const std::string md =
+    std::string md =
         fmt::format("# ingero-bench --workload dataloader\n\nmachine: `{}`\n\n{}\n", setup->machine_json, table);
+    if (auto trace = reports::TraceFile::open(db->path()); trace.ok())  // the runs' CPU profiles, where taken
+      if (auto profiles = reports::run_profiles(**trace, run_ids); profiles.ok())
+        md += reports::render_profiles_markdown(*profiles);
     if (auto s = write_file_atomically(flags.report, md); !s) return s.error();
   }
   if (!interrupt_requested()) print_diagnosis(db->path(), run_ids, std::cout);

@@ -17,12 +17,17 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "tracer/cpu_profile.h"
 #include "tracer/live_totals.h"
 #include "tracer/threads.h"
 #include "tracer/trace_db.h"
 #include "tracer/trace_totals.h"
 
 namespace ingero::tracer {
+
+// The observer's record formats this reader knows (a process line's observer_version); a file of another
+// version is left out, and said in the notes.
+inline constexpr int kObserverVersion = 1;
 
 // The observer's files are named observer-<pid>.jsonl in the directory the harness gives it.
 inline constexpr const char* kObserverDirEnv = "INGERO_OBSERVER_DIR";
@@ -32,6 +37,7 @@ inline constexpr const char* kObserverOverridesEnv = "INGERO_OBSERVER_OVERRIDES"
 struct ObservedJob {
   std::vector<ObservedLoader> loaders;
   std::vector<WorkloadEvent> events;  // batch_wait, batch_compute (loader set), worker_start
+  std::vector<FramedEventStack> stacks;  // the Python stack that asked for each batch_wait
   RoleHints roles;
   int processes = 0;                  // Python processes that wrote a file
   int64_t batches = 0;
@@ -75,8 +81,9 @@ class ObserverTail {
   struct File {
     uint64_t offset = 0;
     std::string partial;  // an incomplete last line
+    bool unknown_version = false;  // its process line names a version this reader does not know
   };
-  void read_line(const std::string& line);
+  void read_line(File& file, const std::string& line);
   std::string dir_;
   std::map<std::string, File> files_;
   std::map<std::pair<pid_t, int>, LiveLoader> loaders_;

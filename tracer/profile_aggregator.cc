@@ -17,36 +17,6 @@ constexpr uint64_t kMapsRereadNs = 100'000'000;
 
 int frames_in(int32_t bytes, int depth) { return bytes > 0 ? std::min(static_cast<int>(bytes / 8), depth) : 0; }
 
-using FrameKey = std::tuple<std::string, std::string, std::optional<std::string>, std::optional<int64_t>,
-                            std::optional<std::string>>;
-
-// Interns frames and stack nodes into a CpuProfile.
-class Interner {
- public:
-  explicit Interner(CpuProfile& out) : out_(out) {}
-  int64_t frame(ProfileFrame f) {
-    FrameKey key{f.kind, f.name, f.file, f.line, f.line_kind};
-    auto [it, fresh] = frames_.try_emplace(std::move(key), static_cast<int64_t>(out_.frames.size() + 1));
-    if (fresh) out_.frames.push_back(std::move(f));
-    return it->second;
-  }
-  // The stack of `frames`, listed outermost first.
-  int64_t stack(const std::vector<int64_t>& frames) {
-    std::optional<int64_t> parent;
-    for (int64_t frame : frames) {
-      auto [it, fresh] = stacks_.try_emplace({parent.value_or(0), frame}, static_cast<int64_t>(out_.stacks.size() + 1));
-      if (fresh) out_.stacks.push_back({parent, frame});
-      parent = it->second;
-    }
-    return *parent;
-  }
-
- private:
-  CpuProfile& out_;
-  std::map<FrameKey, int64_t> frames_;
-  std::map<std::pair<int64_t, int64_t>, int64_t> stacks_;
-};
-
 }  // namespace
 
 std::optional<std::string> read_proc_maps(pid_t pid) { return proc::read_file(fmt::format("/proc/{}/maps", pid)); }
@@ -113,8 +83,7 @@ std::vector<uint32_t> ProfileAggregator::python_frames(pid_t pid, const ib_profi
   return ids;
 }
 
-void ProfileAggregator::add(const ib_profile_sample& s) {
-  ++samples_;
+uint32_t ProfileAggregator::raw_stack(const ib_profile_sample& s) {
   const auto pid = static_cast<pid_t>(s.pid);
   RawStack raw;
   const int kernel = frames_in(s.kstack_bytes, IB_PROFILE_KSTACK_DEPTH);
@@ -123,12 +92,22 @@ void ProfileAggregator::add(const ib_profile_sample& s) {
   raw.python = python_frames(pid, s);
   auto [it, fresh] = stack_ids_.try_emplace(std::move(raw), static_cast<uint32_t>(stacks_.size()));
   if (fresh) stacks_.push_back(&it->first);
-  ++counts_[{static_cast<pid_t>(s.tid), it->second, s.ts_ns - s.ts_ns % bucket_ns_}];
+  return it->second;
+}
+
+void ProfileAggregator::add(const ib_profile_sample& s) {
+  if (s.kind == IB_STACK_EVENT) {  // not a sample: counted nowhere, kept for its event
+    event_stacks_.push_back({static_cast<pid_t>(s.tid), s.ts_ns, s.op, raw_stack(s)});
+    return;
+  }
+  ++samples_;
+  const uint32_t raw = raw_stack(s);
+  ++counts_[{static_cast<pid_t>(s.tid), raw, s.ts_ns - s.ts_ns % bucket_ns_}];
 }
 
 CpuProfile ProfileAggregator::finish(const KernelSymbols& kernel, SymbolCache& symbols) const {
   CpuProfile out;
-  Interner intern(out);
+  ProfileInterner intern(out);
   std::vector<int64_t> stack_of(stacks_.size());
   for (size_t id = 0; id < stacks_.size(); ++id) {
     const RawStack& raw = *stacks_[id];
@@ -178,6 +157,7 @@ CpuProfile ProfileAggregator::finish(const KernelSymbols& kernel, SymbolCache& s
     merged[{tid, stack_of[raw_id], bucket}] += n;
   }
   for (const auto& [key, n] : merged) out.samples.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
+  for (const RawEventStack& e : event_stacks_) out.event_stacks.push_back({e.tid, e.ts_ns, e.op, stack_of[e.raw]});
   return out;
 }
 

@@ -43,6 +43,7 @@ class ProfileAggregator {
   explicit ProfileAggregator(uint64_t bucket_ns, MapsReader maps = read_proc_maps);
 
   void set_python_decoder(PythonFrameDecoder decoder) { python_ = std::move(decoder); }
+  // An on-CPU sample, or the stack of a stored event (kind IB_STACK_EVENT), symbolized alike.
   void add(const ib_profile_sample& sample);
   // The process exec'd: its old mappings are no longer its own.
   void forget_process(pid_t pid);
@@ -76,6 +77,7 @@ class ProfileAggregator {
   uint32_t file_index(const Mapping& m);
   std::vector<UserFrame> user_frames(pid_t pid, uint64_t ts_ns, const __u64* ips, int count);
   std::vector<uint32_t> python_frames(pid_t pid, const ib_profile_sample& s);
+  uint32_t raw_stack(const ib_profile_sample& s);
 
   const uint64_t bucket_ns_;
   MapsReader read_maps_;
@@ -88,6 +90,13 @@ class ProfileAggregator {
   std::map<RawStack, uint32_t> stack_ids_;
   std::vector<const RawStack*> stacks_;
   std::map<std::tuple<pid_t, uint32_t, uint64_t>, uint64_t> counts_;  // (tid, raw stack, bucket)
+  struct RawEventStack {
+    pid_t tid;
+    uint64_t ts_ns;
+    uint16_t op;
+    uint32_t raw;
+  };
+  std::vector<RawEventStack> event_stacks_;
   uint64_t samples_ = 0;
 };
 

@@ -335,7 +335,7 @@ Status insert_gpu_samples(const sql::Connection& db, int64_t run_id, const std::
   return {};
 }
 
-// The CPU profile: frames, stacks and sample counts.
+// The CPU profile: frames, stacks and sample counts, and the stacks of the events that carry one.
 Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfile& profile) {
   auto frame = db.prepare(
       "INSERT INTO profile_frames(run_id, frame_id, kind, name, file, line, line_kind) VALUES(?, ?, ?, ?, ?, ?, ?)");
@@ -361,6 +361,18 @@ Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfil
                    .bind(3, c.stack_id)
                    .bind(4, static_cast<int64_t>(c.bucket_ns))
                    .bind(5, static_cast<int64_t>(c.samples))
+                   .run();
+    if (!s) return s;
+  }
+  // OR IGNORE: a second stack under one event's key (never expected) must not lose the run.
+  auto event = db.prepare("INSERT OR IGNORE INTO event_stacks(run_id, tid, ts_ns, op, stack_id) VALUES(?, ?, ?, ?, ?)");
+  if (!event) return event.error();
+  for (const EventStack& e : profile.event_stacks) {
+    Status s = event->bind(1, run_id)
+                   .bind(2, int64_t{e.tid})
+                   .bind(3, static_cast<int64_t>(e.ts_ns))
+                   .bind(4, int64_t{e.op})
+                   .bind(5, e.stack_id)
                    .run();
     if (!s) return s;
   }

@@ -248,6 +248,7 @@ class BpfTracer final : public Tracer {
   static int on_profile_sample(void* ctx, void* data, size_t size);
   Status start_profile();
   void add_profile(TraceTotals& totals);
+  nlohmann::json python_walks() const;
   void consume();
   void detach_all();
   void stop_consumer();
@@ -377,6 +378,7 @@ Status BpfTracer::load() {
   ro->mem_burst_pages = opts_.mem_burst_pages;
   ro->mem_burst_min_ns = opts_.mem_burst_min_ns;
   ro->call_stream_min_ns = opts_.call_stream_min_ns;
+  ro->call_stacks = opts_.profile_hz != 0;  // they go through the profile's ring and symbolizer
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
   if (!kernel_has_oom_victim_task()) bpf_program__set_autoload(skel_->progs.on_oom_victim, false);
@@ -563,8 +565,24 @@ void BpfTracer::add_profile(TraceTotals& totals) {
                                    fmt::format("{:.1f}", static_cast<double>(time->ns) / static_cast<double>(time->runs)));
       totals.settings.emplace_back(contract::kProfileCostNsSetting, std::to_string(time->ns));
     }
+  totals.settings.emplace_back(contract::kProfilePythonWalksSetting, python_walks().dump());
   SymbolCache symbols;
   totals.profile = profile_.finish(KernelSymbols::load(), symbols);
+}
+
+// The kernel's walks of Python frames by outcome (summed over the CPUs).
+nlohmann::json BpfTracer::python_walks() const {
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(cpus > 0 ? cpus : 1);
+  const int fd = bpf_map__fd(skel_->maps.python_walks);
+  nlohmann::json out = nlohmann::json::object();
+  for (uint32_t i = 0; i < IB_PY_WALK_COUNT; ++i) {
+    uint64_t n = 0;
+    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) == 0)
+      for (uint64_t v : per_cpu) n += v;
+    out[contract::kPythonWalkOutcomes[i]] = n;
+  }
+  return out;
 }
 
 Status BpfTracer::probe_library(const std::string& path, bool requested) {

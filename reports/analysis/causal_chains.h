@@ -83,6 +83,19 @@ struct ChangeCheck {
   std::string command;                  // when unmeasured: the command that measures both
 };
 
+// Where the user's code made a chain's slow intervals, from the stacks the intervals carry
+// (event_stacks): the innermost frame of the user's own code (a Python frame outside the
+// interpreter's library and installed packages; else the innermost Python frame; else the innermost
+// native frame), the one most of them share.
+struct CallSite {
+  std::string kind;  // contract::frame_kind
+  std::string function;
+  std::string file;  // empty when unknown
+  std::optional<int64_t> line;
+  int64_t intervals = 0;   // slow intervals made there
+  int64_t with_stack = 0;  // slow intervals whose stack was stored
+};
+
 // Numbers only: the words for a chain (its label, timeline, root cause and advice) come from
 // reports/text/chain_text.h, which renderers call.
 struct CausalChain {
@@ -107,6 +120,7 @@ struct CausalChain {
   int64_t profile_samples = 0;
   // The main thread's split when the chain is the main thread's (host-bound or building batches).
   std::optional<CpuSplit> split;
+  std::optional<CallSite> site;     // where the slow intervals were made (add_call_sites)
   std::vector<Change> changes;      // the configuration changes the cause calls for
   std::vector<ChangeCheck> checks;  // filled by explain from the other runs in the DB
 };

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reports/analysis/profile_analysis.h"
 
+#include <nlohmann/json.hpp>
+
+#include "common/json_text.h"
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -308,6 +312,13 @@ std::optional<CpuSplit> ProfileAnalysis::main_split() const {
   return main ? main->split : std::nullopt;
 }
 
+int64_t ProfileAnalysis::python_walk_failures() const {
+  int64_t n = 0;
+  for (const auto& [outcome, count] : python_walks)
+    if (outcome != "ok" && outcome != "depth_cut") n += count;
+  return n;
+}
+
 bool profile_taken(const RunContext& context) {
   auto hz = int_setting(context, contract::kProfileHzSetting);
   return hz && *hz > 0;
@@ -324,6 +335,12 @@ std::optional<ProfileAnalysis> analyze_profile(const RunContext& context, const 
   out.hz = int_setting(context, contract::kProfileHzSetting);
   out.python = context.setting(contract::kProfilePythonSetting).value_or("");
   out.bucket_ns = int_setting(context, contract::kProfileBucketNsSetting);
+  if (auto walks = context.setting(contract::kProfilePythonWalksSetting)) {
+    const nlohmann::json j = parse_json_or_discarded(*walks);
+    if (j.is_object())
+      for (const auto& [outcome, count] : j.items())
+        if (count.is_number_integer()) out.python_walks[outcome] = count.get<int64_t>();
+  }
   for (const ProfileSampleRow& row : profile.samples) {
     auto info = threads.find(row.tid);
     const ThreadInfo thread = info == threads.end() ? ThreadInfo{} : info->second;

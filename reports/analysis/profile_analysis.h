@@ -96,6 +96,10 @@ struct ProfileAnalysis {
   std::optional<int64_t> hz;   // profile_hz as recorded
   std::string python;          // profile_python: "ok" or why Python frames are unavailable; empty if unrecorded
   std::optional<int64_t> bucket_ns;
+  // The kernel's walks of Python frames by outcome (profile_python_walks: ok, no_layout, no_thread,
+  // read_fault, not_code, depth_cut), over the whole run; empty where unrecorded.
+  std::map<std::string, int64_t> python_walks;
+  int64_t python_walk_failures() const;  // the walks that read no frame (depth_cut read some)
   int64_t samples = 0;         // in the analysed window, every thread
   std::vector<RoleProfile> roles;  // main, worker, pin, other (those sampled), every rank together
   std::vector<RoleProfile> ranks;  // per role and rank, where threads carry ranks

@@ -31,6 +31,13 @@ void add_profile_to_chains(std::vector<CausalChain>& chains, const ProfileAnalys
 // at least kRandpermMatters -> one pre-shuffled index (sampler=pre-shuffled).
 std::vector<Change> frame_changes(const RoleProfile& role, const CausalChain& chain, const ChainContext& context);
 
+// The user's frame of a stack (frames innermost first, as ProfileRecord::frames_of lists them): see
+// CallSite. None for an empty stack.
+const ProfileFrame* user_frame(const ProfileRecord& profile, const std::vector<int64_t>& frames);
+// Each chain of a slow call or a batch wait gets its site: among its op's slow intervals (victims, from
+// the op's threshold in `chains.victims`) that carry a stack, the user's line most of them share.
+void add_call_sites(ChainAnalysis& chains, const EventSet& victims, const ProfileRecord& profile);
+
 inline constexpr const char* kDecoderKnob = "decoder";
 inline constexpr const char* kFastDecoder = "torchvision.io.decode_jpeg";
 inline constexpr const char* kPreShuffledSampler = "pre-shuffled";

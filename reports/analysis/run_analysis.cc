@@ -263,6 +263,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   if (!activity) return activity.error();
   a.chains = analyze_causal_chains(ChainInputs{a.context, *victims, *activity, a.window, a.metrics, a.calls, waits,
                                                true});
+  add_call_sites(a.chains, *victims, *profile);
   if (auto host = host_bound_chain(a.context, a.metrics, a.window, a.calls)) {
     for (CausalChain& c : a.chains.chains) ++c.rank;
     a.chains.chains.insert(a.chains.chains.begin(), std::move(*host));

@@ -843,7 +843,19 @@ Result<ProfileRecord> TraceFile::profile(int64_t run_id, std::optional<int64_t> 
     profile.samples.push_back({row.column_int(0), row.column_int(1), row.column_int(2), row.column_int(3)});
   });
   if (!read) return query_failed(db_, "profile_samples");
-  if (profile.samples.empty()) return profile;
+  auto events = db_.prepare(fmt::format(
+      "SELECT s.tid, s.ts_ns, o.name, s.stack_id FROM event_stacks s JOIN ops o ON o.op = s.op "
+      "WHERE s.run_id = ?1{}{}",
+      until_ns ? " AND s.ts_ns < ?2" : "", from_ns ? " AND s.ts_ns >= ?3" : ""));
+  if (!events) return query_failed(db_, "event_stacks");
+  events->bind(1, run_id);
+  if (until_ns) events->bind(2, *until_ns);
+  if (from_ns) events->bind(3, *from_ns);
+  read = events->for_each_row([&](const sql::Statement& row) {
+    profile.event_stacks[{row.column_int(0), row.column_int(1), row.column_text(2)}] = row.column_int(3);
+  });
+  if (!read) return query_failed(db_, "event_stacks");
+  if (profile.samples.empty() && profile.event_stacks.empty()) return profile;
   read = read_run_rows(db_, "profile_frames",
                        "SELECT frame_id, kind, name, file, line, line_kind FROM profile_frames WHERE run_id = ?",
                        run_id, [&](const sql::Statement& row) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -322,10 +323,18 @@ struct ProfileSampleRow {
   int64_t bucket_ns = 0;
   int64_t samples = 0;
 };
+// The event an event_stacks row names: its thread, start and op name.
+struct EventKey {
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+  std::string op;
+  bool operator<(const EventKey& o) const { return std::tie(tid, ts_ns, op) < std::tie(o.tid, o.ts_ns, o.op); }
+};
 struct ProfileRecord {
   std::map<int64_t, ProfileFrame> frames;
   std::map<int64_t, ProfileStackNode> stacks;
   std::vector<ProfileSampleRow> samples;  // by bucket, thread, stack
+  std::map<EventKey, int64_t> event_stacks;  // the stack that made each event (in the window) that has one
   bool empty() const { return samples.empty(); }
   // A stack's frame ids, the sampled code first; stops at a missing or repeated node.
   std::vector<int64_t> frames_of(int64_t stack_id) const;

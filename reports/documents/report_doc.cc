@@ -497,6 +497,22 @@ Status check_selection(const ReportSelection& selection) {
   return {};
 }
 
+Result<std::vector<RunProfileSection>> run_profiles(const TraceFile& trace, const std::vector<int64_t>& run_ids) {
+  std::vector<RunProfileSection> out;
+  for (int64_t id : run_ids) {
+    // A run the file cannot give whole (empty, cut short) has no section: the table says what it is.
+    auto run = trace.run(id);
+    if (!run) continue;
+    auto context = trace.context(*run);
+    if (!context || !profile_taken(*context)) continue;
+    auto profile = trace.profile(id, std::nullopt, std::nullopt);
+    if (!profile) return profile.error();
+    out.push_back({id, run->label, analyze_profile(*context, *profile)});
+  }
+  if (out.size() > kMaxProfileSections) out.erase(out.begin(), out.end() - kMaxProfileSections);
+  return out;
+}
+
 Result<ReportDoc> make_report_doc(const TraceFile& trace, const ReportSelection& selection) {
   auto chosen = choose_runs(trace, selection);
   if (!chosen) return chosen.error();

@@ -142,6 +142,17 @@ struct ReportDoc {
 };
 inline constexpr size_t kMaxProcessPanels = 6;
 
+// A profiled run's CPU profile over the whole run, for the Markdown of a table of runs (`--report`,
+// `runs --report`).
+struct RunProfileSection {
+  int64_t run_id = 0;
+  std::string label;
+  std::optional<ProfileAnalysis> profile;  // none: profiled, but no sample was stored
+};
+inline constexpr size_t kMaxProfileSections = 10;
+// The sections of those runs that were profiled, the last kMaxProfileSections of them.
+Result<std::vector<RunProfileSection>> run_profiles(const TraceFile& trace, const std::vector<int64_t>& run_ids);
+
 // --sweep and --run together are bad input.
 Status check_selection(const ReportSelection& selection);
 

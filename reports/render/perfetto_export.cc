@@ -15,6 +15,8 @@
 #include "common/trace_contract.h"
 #include "reports/render/report_json.h"
 #include "reports/analysis/profile_analysis.h"
+#include "reports/analysis/profile_causes.h"
+#include "reports/text/profile_text.h"
 #include "reports/analysis/tracing_cost.h"
 #include "reports/text/format.h"
 #include "reports/documents/input_errors.h"
@@ -118,12 +120,17 @@ json args_of(const EventRow& e) {
   return args;
 }
 
-json slice_event(const EventRow& e, int64_t origin_ns) {
+// A slice with the stack that made it (a slow call's, a batch wait's): args.site names the user's line.
+json slice_event(const EventRow& e, int64_t origin_ns, const ProfileRecord& profile) {
   json event = {{"ph", "X"},         {"name", e.op},
                 {"cat", e.category}, {"ts", micros(e.ts_ns - origin_ns)},
                 {"dur", micros(std::max<int64_t>(e.dur_ns, 0))},
                 {"pid", e.pid},      {"tid", e.tid}};
-  if (json args = args_of(e); !args.empty()) event["args"] = std::move(args);
+  json args = args_of(e);
+  if (auto stack = profile.event_stacks.find({e.tid, e.ts_ns, e.op}); stack != profile.event_stacks.end())
+    if (const ProfileFrame* f = user_frame(profile, profile.frames_of(stack->second)))
+      args["site"] = site_text(CallSite{f->kind, f->name, f->file, f->line, 0, 0});
+  if (!args.empty()) event["args"] = std::move(args);
   return event;
 }
 
@@ -345,6 +352,8 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
   };
   emit_track_metadata(tracks_of(*context, events), [&](json&& e) { emit(std::move(e), counts.metadata); });
   const int64_t origin = run->start_ns;
+  auto profile = trace.profile(run_id, std::nullopt, std::nullopt);
+  if (!profile) return profile.error();
   Counters counters;
   for (const auto& e : events) {
     if (e.category == contract::category::kMemory) {
@@ -352,12 +361,10 @@ Result<json> emit_trace(const TraceFile& trace, int64_t run_id, const PerfettoOp
     } else if (e.category == contract::category::kProcess) {
       emit(instant_event(e, origin), counts.instants);
     } else {
-      emit(slice_event(e, origin), counts.slices);
+      emit(slice_event(e, origin, *profile), counts.slices);
     }
   }
   counters.emit(origin, [&](json&& e) { emit(std::move(e), counts.counters); });
-  auto profile = trace.profile(run_id, std::nullopt, std::nullopt);
-  if (!profile) return profile.error();
   emit_profile(*context, *profile, origin, counts, emit_event);
   emit_gpu_counters(
       *context, origin, [&](json&& e) { emit(std::move(e), counts.metadata); },

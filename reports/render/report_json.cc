@@ -456,6 +456,15 @@ const JsonShape<RoleView>& role_profile_shape() {
   return shape;
 }
 
+// The kernel's Python walks by outcome (null where unrecorded).
+nlohmann::json python_walks_schema() {
+  json_schema::Properties outcomes;
+  for (const char* outcome : contract::kPythonWalkOutcomes) outcomes.emplace_back(outcome, json_schema::integer());
+  return json_schema::object(outcomes, "the kernel's walks of Python frames over the run (CPU samples and stored "
+                                       "calls' stacks) by outcome: ok; no_layout, no_thread, read_fault, not_code "
+                                       "(no frames read); depth_cut (read, but frames left past the walk's bounds)");
+}
+
 const JsonShape<ProfileView>& profile_shape() {
   using namespace json_schema;
   using P = ProfileView;
@@ -477,11 +486,38 @@ const JsonShape<ProfileView>& profile_shape() {
         [](const P& p) { return p.profile && !p.profile->python.empty() ? json(p.profile->python) : json(nullptr); }},
        {"samples", integer("in the analysed window, every thread"),
         [](const P& p) { return json(p.profile ? p.profile->samples : 0); }},
+       {"python_walks", nullable(python_walks_schema()),
+        [](const P& p) {
+          if (!p.profile || p.profile->python_walks.empty()) return json(nullptr);
+          json out = json::object();
+          for (const char* outcome : contract::kPythonWalkOutcomes) {
+            auto n = p.profile->python_walks.find(outcome);
+            out[outcome] = n == p.profile->python_walks.end() ? 0 : n->second;
+          }
+          return out;
+        }},
        {"top", integer("functions listed per role, each way"), [](const P& p) { return json(p.top); }},
        {"roles", array_of(role_profile_shape().schema(), "main, worker, pin, other: those sampled"),
         [views](const P& p) { return p.profile ? views(p.profile->roles, p) : json::array(); }},
        {"ranks", array_of(role_profile_shape().schema(), "per role and rank, where threads carry ranks"),
         [views](const P& p) { return p.profile ? views(p.profile->ranks, p) : json::array(); }}});
+  return shape;
+}
+
+const JsonShape<CallSite>& call_site_shape() {
+  using namespace json_schema;
+  using S = CallSite;
+  static const JsonShape<S> shape(
+      "where the user's code made the slow intervals: the innermost frame of its own code in the stacks they "
+      "carry, the one most of them share",
+      {{"kind", string_enum({"python", "native"}), member(&S::kind)},
+       {"function", string("qualified name or symbol"), member(&S::function)},
+       {"file", string("empty when unknown"), member(&S::file)},
+       {"line", nullable(integer("the line executing")), optional_member(&S::line)},
+       {"text", string("the site in words, e.g. train.py:57 in train_one_epoch"),
+        [](const S& s) { return json(site_text(s)); }},
+       {"intervals", integer("slow intervals made there"), member(&S::intervals)},
+       {"with_stack", integer("slow intervals whose stack was stored"), member(&S::with_stack)}});
   return shape;
 }
 
@@ -518,6 +554,8 @@ const JsonShape<WordedChain>& causal_chain_shape() {
         [](const W& w) { return json(w.chain.profile_samples); }},
        {"split", nullable(split_shape().schema()),
         [](const W& w) { return w.chain.split ? split_shape().write(*w.chain.split) : json(nullptr); }},
+       {"site", nullable(call_site_shape().schema()),
+        [](const W& w) { return w.chain.site ? call_site_shape().write(*w.chain.site) : json(nullptr); }},
        {"changes", array_of(change_check_shape().schema()),
         [](const W& w) { return change_check_shape().write_all(w.chain.checks); }}});
   return shape;

@@ -232,6 +232,20 @@ Table calls_table(const ExplainReport& report) {
   return t;
 }
 
+// A role's top functions by self samples, with their inclusive shares (the Markdown page's profile).
+Table role_frames_table(const RoleProfile& role) {
+  constexpr size_t kTopFrames = 10;
+  Table t;
+  t.header = {"function (" + role_profile_name(role) + ")", "self", "inclusive"};
+  for (const FrameShare& f : role.top_by_self(kTopFrames))
+    t.rows.push_back({frame_text(f), format_percent(f.self_share), format_percent(f.inclusive_share)});
+  t.caption = fmt::format("The {} threads' functions with the most on-CPU samples (of {}, {} thread{}): self, the "
+                          "function running; inclusive, on the stack.",
+                          role_profile_name(role), format_count(role.samples), role.threads,
+                          role.threads == 1 ? "" : "s");
+  return t;
+}
+
 // A DDP job's ranks: one row each, as the terminal's Ranks section.
 Table ranks_table(const RankAnalysis& r) {
   Table t;
@@ -589,10 +603,25 @@ std::string render_report_markdown(const ReportDoc& doc) {
       markdown_list(rank_lines(*ranks), out);
       if (Table t = nccl_table(*ranks); !t.rows.empty()) markdown_table(t, out);
     }
+    markdown_heading(fmt::format("Where the CPU went in run {}", doc.diagnosis->run.run_id), 3, out);
+    markdown_list({profile_status_text(doc.diagnosis->profile, doc.diagnosis->profile_taken)}, out);
+    if (const auto& profile = doc.diagnosis->profile)
+      for (const RoleProfile& role : profile->roles) markdown_table(role_frames_table(role), out);
   }
   if (!doc.notes.empty()) {
     markdown_heading("Notes", 2, out);
     markdown_list(doc.notes, out);
+  }
+  return out;
+}
+
+std::string render_profiles_markdown(const std::vector<RunProfileSection>& sections) {
+  std::string out;
+  for (const RunProfileSection& section : sections) {
+    markdown_heading(fmt::format("Where the CPU went in run {} ({})", section.run_id, section.label), 2, out);
+    markdown_list({profile_status_text(section.profile, true)}, out);
+    if (section.profile)
+      for (const RoleProfile& role : section.profile->roles) markdown_table(role_frames_table(role), out);
   }
   return out;
 }

@@ -21,6 +21,9 @@ enum class ReportFormat { markdown, html, json };
 Result<ReportFormat> parse_report_format(const std::string& format, const std::string& out_path);
 
 std::string render_report_markdown(const ReportDoc& doc);
+// Each profiled run's CPU profile as Markdown: a heading, the profile's status, each role's top functions
+// (self and inclusive); empty without a section.
+std::string render_profiles_markdown(const std::vector<RunProfileSection>& sections);
 std::string render_report_html(const ReportDoc& doc);
 std::string render_report(const ReportDoc& doc, ReportFormat format);  // json: to_json(doc), indented
 

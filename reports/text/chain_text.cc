@@ -456,7 +456,8 @@ ChainWords cpu_compute_words(const CausalChain& chain, const ChainContext& text)
 void add_profile_words(const CausalChain& chain, ChainWords& words) {
   auto cause = words.timeline.empty() ? words.timeline.end() : words.timeline.end() - 1;
   if (auto split = chain_split_line(chain)) cause = words.timeline.insert(cause, *split) + 1;
-  if (auto frames = chain_profile_line(chain, words.cause_label)) words.timeline.insert(cause, *frames);
+  if (auto frames = chain_profile_line(chain, words.cause_label)) cause = words.timeline.insert(cause, *frames) + 1;
+  if (auto site = chain_site_line(chain)) words.timeline.insert(cause, *site);
   for (const Change& change : chain.changes) {
     const std::string sentence = frame_change_text(change);
     if (sentence.empty()) continue;

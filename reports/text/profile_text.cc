@@ -51,6 +51,19 @@ std::optional<std::string> chain_profile_line(const CausalChain& chain, const st
                      frame_shares_text(chain.frames), format_count(chain.profile_samples));
 }
 
+std::string site_text(const CallSite& site) {
+  if (site.kind != contract::frame_kind::kPython || site.file.empty())
+    return frame_label(ProfileFrame{site.kind, site.function, site.file, site.line, ""});
+  if (!site.line) return fmt::format("{} in {}", short_path(site.file), site.function);
+  return fmt::format("{}:{} in {}", short_path(site.file), *site.line, site.function);
+}
+
+std::optional<std::string> chain_site_line(const CausalChain& chain) {
+  if (!chain.site) return std::nullopt;
+  return fmt::format("[SITE] waited at {} ({} of the {} slow intervals with a stack)", site_text(*chain.site),
+                     format_count(chain.site->intervals), format_count(chain.site->with_stack));
+}
+
 std::optional<std::string> chain_split_line(const CausalChain& chain) {
   if (!chain.split || chain.split->total() == 0) return std::nullopt;
   return fmt::format("[SPLIT] main thread: {}", split_text(*chain.split));
@@ -78,7 +91,28 @@ std::string profile_status_text(const std::optional<ProfileAnalysis>& profile, b
   std::string python = profile->python.empty() ? "not recorded"
                        : profile->python == "ok" ? "read"
                                                   : "unavailable: " + profile->python;
-  return fmt::format("CPU profile: {} on-CPU samples{}; Python frames {}", format_count(profile->samples), rate, python);
+  return fmt::format("CPU profile: {} on-CPU samples{}; Python frames {}{}", format_count(profile->samples), rate,
+                     python, python_walks_text(*profile));
+}
+
+std::string python_walks_text(const ProfileAnalysis& profile) {
+  static const std::vector<std::pair<std::string, std::string>> kWhy = {
+      {"no_layout", "in processes without a readable interpreter"},
+      {"no_thread", "on threads without a Python thread state"},
+      {"read_fault", "on a failed read of the process's memory"},
+      {"not_code", "on a frame that was not code"}};
+  int64_t all = 0;
+  for (const auto& [outcome, n] : profile.python_walks) all += n;
+  std::vector<std::string> parts;
+  for (const auto& [outcome, why] : kWhy)
+    if (auto n = profile.python_walks.find(outcome); n != profile.python_walks.end() && n->second > 0)
+      parts.push_back(fmt::format("{} {}", format_count(n->second), why));
+  if (auto cut = profile.python_walks.find("depth_cut"); cut != profile.python_walks.end() && cut->second > 0)
+    parts.push_back(fmt::format("{} cut at the walk's depth (outermost frames left out)", format_count(cut->second)));
+  if (parts.empty() || all == 0) return "";
+  std::string list;
+  for (size_t i = 0; i < parts.size(); ++i) list += (i ? ", " : "") + parts[i];
+  return fmt::format(" (of {} walks of Python frames: {})", format_count(all), list);
 }
 
 std::string role_profile_name(const RoleProfile& role) {

@@ -139,6 +139,18 @@ TEST_F(UserJob, LaunchedUnderAWrapperTheObserverTimesEveryBatchAndTheTrainerIsMa
   EXPECT_NEAR(metrics["wait_fraction"].get<double>(), own_share, 0.10) << metrics.dump();
   ASSERT_FALSE(doc["causal_chains"].empty());
   EXPECT_EQ(doc["causal_chains"][0]["victim"], "batch_wait");
+
+  // Every wait carries the stack that asked for its batch: the job's loop (`for batch in loader:`, line
+  // 70 of train_loop.py, in main), which the chain of the waits names.
+  EXPECT_EQ(query_text(db(), "SELECT count(*) FROM event_stacks s JOIN ops o ON o.op = s.op JOIN events e ON "
+                             "e.run_id = s.run_id AND e.tid = s.tid AND e.ts_ns = s.ts_ns AND e.op = s.op "
+                             "WHERE o.name = 'batch_wait'"),
+            steps[1].str());
+  const auto& site = doc["causal_chains"][0]["site"];
+  ASSERT_TRUE(site.is_object()) << doc["causal_chains"][0].dump();
+  EXPECT_EQ(site["function"], "main");
+  EXPECT_EQ(site["line"], 70);
+  EXPECT_EQ(site["text"], "jobs/train_loop.py:70 in main");
 }
 
 TEST_F(UserJob, ABashWrapperIsNotMainEither) {

@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/sqlite.h"
+#include "reports/documents/report_doc.h"
 #include "reports/render/folded_export.h"
 #include "reports/render/perfetto_export.h"
+#include "reports/render/report_render.h"
 #include "tests/exports/export_fixtures.h"
 
 namespace ingero::reports::testing {
@@ -126,6 +128,55 @@ TEST_F(FoldedExport, ARunWithoutAProfileIsBadInputAndWritesNothing) {
   ASSERT_FALSE(role.ok());
   EXPECT_NE(role.error().message.find("--role: run 1 has no samples of role 'pin'"), std::string::npos)
       << role.error().message;
+}
+
+// The Markdown report of a profiled run has a profile section: the status, then each role's top
+// functions by self samples with their inclusive shares.
+TEST_F(FoldedExport, MarkdownReportHasEachRolesTopFrames) {
+  auto file = TraceFile::open(path_);
+  ASSERT_TRUE(file.ok());
+  auto doc = make_report_doc(**file, {std::nullopt, {run_}});
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const std::string md = render_report_markdown(*doc);
+  const size_t section = md.find("### Where the CPU went in run " + std::to_string(run_));
+  ASSERT_NE(section, std::string::npos) << md;
+  const std::string rest = md.substr(section);
+  EXPECT_NE(rest.find("- CPU profile: 200 on-CPU samples at 99 Hz per CPU; Python frames read"), std::string::npos)
+      << rest;
+  EXPECT_NE(rest.find("| function (main) | self | inclusive |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| at::native::_convolution [libtorch_cpu.so] | 60.0 % | 60.0 % |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| function (worker) | self | inclusive |"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("| ImageFolder.__getitem__ (datasets/folder.py:229) | 37.0 % | 100.0 % |"), std::string::npos)
+      << rest;
+  // Main's table comes before the workers'.
+  EXPECT_LT(rest.find("function (main)"), rest.find("function (worker)"));
+}
+
+// The Markdown of a table of runs (--report, runs --report) gets a section per profiled run; a run
+// without a profile gets none.
+TEST_F(FoldedExport, ATableOfRunsInMarkdownHasEachProfiledRunsTopFrames) {
+  const std::string path = temp_db_path("profile-sections");
+  int64_t profiled = 0, unprofiled = 0;
+  {
+    auto db = TraceFixture::create(path);
+    profiled = add_profiled_job(*db);
+    RunSpec spec;
+    spec.label = "no profile";
+    unprofiled = db->add_run(spec);
+  }
+  auto file = TraceFile::open(path);
+  ASSERT_TRUE(file.ok());
+  auto sections = run_profiles(**file, {profiled, unprofiled});
+  ASSERT_TRUE(sections.ok()) << sections.error().message;
+  ASSERT_EQ(sections->size(), 1u);
+  EXPECT_EQ((*sections)[0].run_id, profiled);
+  const std::string md = render_profiles_markdown(*sections);
+  std::remove(path.c_str());
+  EXPECT_EQ(md.rfind("## Where the CPU went in run " + std::to_string(profiled) + " (python3 train.py)\n", 0), 0u)
+      << md;
+  EXPECT_NE(md.find("| at::native::_convolution [libtorch_cpu.so] | 60.0 % | 60.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| function (worker) | self | inclusive |"), std::string::npos) << md;
+  EXPECT_EQ(render_profiles_markdown({}), "");
 }
 
 TEST_F(FoldedExport, PerfettoHasTheSamplesAsInstantsOnTheirThreads) {

@@ -243,6 +243,21 @@ TEST_F(PerfettoExport, ArgsAreNamedForWhatTheyHold) {
   EXPECT_FALSE(named(doc, "runq_wait").front().contains("args"));
 }
 
+// A slow call that carries its stack (event_stacks) names the user's line in its slice's args; a call
+// without one gets no site.
+TEST_F(PerfettoExport, ASlowCallsSliceNamesTheUsersLineThatMadeIt) {
+  add_rows(fmt::format(
+      "INSERT INTO profile_frames VALUES ({0}, 1, 'python', '<module>', '/home/u/train.py', 99, 'executing'), "
+      "({0}, 2, 'python', 'train_one_epoch', '/home/u/train.py', 57, 'executing'), "
+      "({0}, 3, 'native', 'ffi_call_unix64', '/usr/lib/x86_64-linux-gnu/libffi.so.8', NULL, NULL);"
+      "INSERT INTO profile_stacks VALUES ({0}, 1, NULL, 1), ({0}, 2, 1, 2), ({0}, 3, 2, 3);"
+      "INSERT INTO event_stacks SELECT {0}, {1}, {2}, op, 3 FROM ops WHERE name = 'cudaMemcpyAsync';",
+      run_, kMain, kRunStart + 4 * kMs));
+  const json doc = trace();
+  EXPECT_EQ(named(doc, "cudaMemcpyAsync").front()["args"]["site"], "u/train.py:57 in train_one_epoch");
+  EXPECT_FALSE(named(doc, "cuMemcpyHtoDAsync_v2").front()["args"].contains("site"));
+}
+
 TEST_F(PerfettoExport, MemoryBurstsBecomeCumulativeCountersPerProcess) {
   const json doc = trace();
   EXPECT_TRUE(named(doc, "page_faults").empty());  // no slices of bursts: counters only

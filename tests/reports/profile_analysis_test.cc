@@ -10,6 +10,7 @@
 #include "reports/analysis/profile_causes.h"
 #include "reports/analysis/run_analysis.h"
 #include "reports/text/chain_text.h"
+#include "reports/render/report_json.h"
 #include "reports/text/profile_text.h"
 #include "tests/reports/profile_scenario.h"
 #include "tests/reports/scenario.h"
@@ -327,6 +328,103 @@ TEST(Profile, WorkersOnCpuCarryTheirTopFramesAndTheCollateChange) {
     return l.find("[PROFILE] workers on CPU (per-sample fetch and collate): 60.0 % ToTensor.__call__") == 0;
   });
   EXPECT_TRUE(line) << words.timeline.back();
+}
+
+
+// The batch waits carry the Python frames that asked for them (the observer's stacks): the chain of
+// the waits names the user's line most of them were made at, in its words and its JSON.
+TEST(Profile, SlowWaitsNameTheUsersLineThatMadeThem) {
+  const std::string path = temp_db_path("profile-wait-sites");
+  const ProfileFrame epoch_line = py("train_one_epoch", "/home/u/train.py", 57);
+  const ProfileFrame validate = py("validate", "/home/u/train.py", 80);
+  const ProfileFrame main_frame = py("main", "/home/u/train.py", 99);
+  {
+    auto db = TraceFixture::create(path);
+    RunSpec spec;
+    spec.kind = std::string(contract::kind::kCommand);
+    spec.end_ns = 500 * kMs;
+    const int64_t run = db->add_run(spec);
+    db->add_thread(run, {kMain, kMain, 1, "python3", "main", 0, 500 * kMs, std::nullopt, std::nullopt});
+    db->add_thread(run, {kWorkerA, kWorkerA, kMain, "pt_data_worker", "worker", 0, 500 * kMs, std::nullopt, std::nullopt});
+    db->set_setting(run, std::string(contract::kBatchSourceSetting), std::string(contract::kBatchSourceObserver));
+    db->begin();
+    for (int b = 0; b < 20; ++b) {
+      const int64_t start = 10 * kMs + b * 20 * kMs;
+      db->add_event(run, "batch_wait", start, 10 * kMs, kMain, kMain, std::nullopt, b);
+      db->add_event(run, "offcpu_blocked", start, 10 * kMs, kMain, kMain);
+      db->add_event(run, "batch_compute", start + 10 * kMs, 10 * kMs, kMain, kMain, std::nullopt, b);
+    }
+    db->commit();
+    ProfileBuilder p(*db, run);
+    for (int b = 0; b < 18; ++b)  // the last two waits have no stack (written before the observer's)
+      p.add_event_stack(kMain, 10 * kMs + b * 20 * kMs, "batch_wait",
+                        {module(), main_frame, b < 15 ? epoch_line : validate});
+  }
+  const RunAnalysis a = analyze_path(path);
+  const CausalChain* waits = nullptr;
+  for (const CausalChain& c : a.chains.chains)
+    if (c.victim == "batch_wait") waits = &c;
+  ASSERT_NE(waits, nullptr);
+  ASSERT_TRUE(waits->site);
+  EXPECT_EQ(waits->site->function, "train_one_epoch");
+  EXPECT_EQ(waits->site->file, "/home/u/train.py");
+  EXPECT_EQ(waits->site->line, 57);
+  EXPECT_EQ(waits->site->intervals, 15);
+  EXPECT_EQ(waits->site->with_stack, 18);
+  const ChainWords words = words_of(a, *waits);
+  const bool line = std::any_of(words.timeline.begin(), words.timeline.end(), [](const std::string& l) {
+    return l == "[SITE] waited at u/train.py:57 in train_one_epoch (15 of the 18 slow intervals with a stack)";
+  });
+  EXPECT_TRUE(line) << ::testing::PrintToString(words.timeline);
+  const nlohmann::json j = to_json(*waits, words);
+  EXPECT_EQ(j["site"]["text"], "u/train.py:57 in train_one_epoch");
+  EXPECT_EQ(j["site"]["line"], 57);
+  EXPECT_EQ(j["site"]["intervals"], 15);
+  EXPECT_TRUE(causal_chain_schema()["properties"].contains("site"));
+}
+
+// A slow call's stack from the kernel: the call's native frames, torch's Python, then the user's; the
+// user's frame is the innermost Python frame outside installed packages.
+TEST(Profile, TheUsersFrameOfAStackSkipsInstalledPackages) {
+  ProfileRecord profile;
+  profile.frames[1] = native("ffi_call_unix64", "/usr/lib/x86_64-linux-gnu/libffi.so.8");
+  profile.frames[2] = backward();
+  profile.frames[3] = py("train_one_epoch", "/home/u/train.py", 57);
+  profile.frames[4] = module();
+  const std::vector<int64_t> innermost_first = {1, 2, 3, 4};
+  const ProfileFrame* user = user_frame(profile, innermost_first);
+  ASSERT_NE(user, nullptr);
+  EXPECT_EQ(user->name, "train_one_epoch");
+  // Only the library's Python: its innermost frame; only native frames: the innermost native one.
+  EXPECT_EQ(user_frame(profile, {1, 2})->name, "Tensor.backward");
+  EXPECT_EQ(user_frame(profile, {1})->name, "ffi_call_unix64");
+  EXPECT_EQ(user_frame(profile, {}), nullptr);
+}
+
+
+// The kernel's Python walks that read nothing are counted by reason (profile_python_walks, as the tracer
+// writes it): the profile's status says how many and why, and its JSON has the counts.
+TEST(Profile, PythonWalkFailuresAreSaidByReason) {
+  const std::string path = temp_db_path("profile-python-walks");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_cpu_job(*db, 1000 * kMs);
+    ProfileBuilder p(*db, run);
+    p.add(kMain, {module(), train(), forward(), conv()}, 100);
+    db->set_setting(run, "profile_python_walks",
+                    R"({"ok":90,"no_layout":6,"no_thread":0,"read_fault":3,"not_code":1,"depth_cut":4})");
+  }
+  const RunAnalysis a = analyze_path(path);
+  ASSERT_TRUE(a.profile);
+  EXPECT_EQ(a.profile->python_walk_failures(), 10);
+  EXPECT_EQ(profile_status_text(a.profile, true),
+            "CPU profile: 100 on-CPU samples at 99 Hz per CPU; Python frames read (of 104 walks of Python frames: 6 "
+            "in processes without a readable interpreter, 3 on a failed read of the process's memory, 1 on a frame "
+            "that was not code, 4 cut at the walk's depth (outermost frames left out))");
+  const nlohmann::json j = to_json(ProfileView{a.profile, true, 3, ""});
+  EXPECT_EQ(j["python_walks"]["read_fault"], 3);
+  EXPECT_EQ(j["python_walks"]["no_thread"], 0);
+  EXPECT_EQ(j["python_walks"].size(), 6u);
 }
 
 }  // namespace

@@ -43,6 +43,12 @@ class ProfileBuilder {
     db_.add_profile_samples(run_, tid, parent.value_or(-1), ts_ns - ts_ns % kProfileBucketNs, samples);
     return parent.value_or(-1);
   }
+  // The stack `root_first` made event (tid, ts_ns, op): an event_stacks row, no samples.
+  void add_event_stack(int64_t tid, int64_t ts_ns, const std::string& op, const std::vector<ProfileFrame>& root_first) {
+    std::optional<int64_t> parent;
+    for (const ProfileFrame& f : root_first) parent = stack(parent, frame(f));
+    db_.add_event_stack(run_, tid, ts_ns, op, parent.value_or(-1));
+  }
 
  private:
   int64_t frame(const ProfileFrame& f) {

@@ -145,6 +145,15 @@ void TraceFixture::add_profile_samples(int64_t run_id, int64_t tid, int64_t stac
   check(stmt->run().ok(), "insert profile samples");
 }
 
+void TraceFixture::add_event_stack(int64_t run_id, int64_t tid, int64_t ts_ns, const std::string& op,
+                                   int64_t stack_id) {
+  auto stmt = db_.prepare(
+      "INSERT INTO event_stacks(run_id, tid, ts_ns, op, stack_id) SELECT ?, ?, ?, op, ? FROM ops WHERE name = ?");
+  check(stmt.ok(), "prepare event stack");
+  stmt->bind(1, run_id).bind(2, tid).bind(3, ts_ns).bind(4, stack_id).bind(5, op);
+  check(stmt->run().ok(), "insert event stack");
+}
+
 void TraceFixture::add_loss(int64_t run_id, const std::string& source, int64_t dropped) {
   auto stmt = db_.prepare("INSERT OR REPLACE INTO losses(run_id, source, dropped) VALUES (?, ?, ?)");
   check(stmt.ok(), "prepare loss");

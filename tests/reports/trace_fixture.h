@@ -57,6 +57,8 @@ class TraceFixture {
   void add_profile_frame(int64_t run_id, int64_t frame_id, const ProfileFrame& frame);
   void add_profile_stack(int64_t run_id, int64_t stack_id, std::optional<int64_t> parent_id, int64_t frame_id);
   void add_profile_samples(int64_t run_id, int64_t tid, int64_t stack_id, int64_t bucket_ns, int64_t samples);
+  // The stack that made an event (event_stacks), as the tracer and the observer's reader write it.
+  void add_event_stack(int64_t run_id, int64_t tid, int64_t ts_ns, const std::string& op, int64_t stack_id);
 
   void begin();   // group many inserts in one transaction
   void commit();

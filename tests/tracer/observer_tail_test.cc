@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -240,6 +242,90 @@ TEST_F(ObserverTailTest, OtherFilesOtherLinesAndAMissingFolderAreIgnored) {
   nowhere.poll();
   ASSERT_NE(nowhere.busiest(), nullptr);
   EXPECT_EQ(nowhere.busiest()->pid, 9);
+}
+
+
+// The batches name the stack that asked for them (a stack line per process, written once): each
+// batch_wait gets those Python frames, interned into the profile beside its samples' frames.
+TEST_F(ObserverTailTest, BatchWaitsCarryTheStackThatAskedForThem) {
+  const json frames = {{"train_one_epoch", "/job/train.py", 57}, {"main", "/job/train.py", 90},
+                       {"<module>", "/job/train.py", 99}};
+  append("observer-5.jsonl",
+         process_line(5) + loader_line(5, 0, knobs(0, false), json::object()) + epoch_line(5, 0, 0) +
+             json{{"type", "stack"}, {"pid", 5}, {"id", 0}, {"frames", frames}}.dump() + "\n" +
+             batches_line(5, 0, 5, json{{0, 100, 10, 0}, {1, 200, 10, nullptr}, {2, 300, 10, 7}, {3, 400, 10}}));
+  // Another process's stack 0 is its own.
+  append("observer-6.jsonl", process_line(6) + loader_line(6, 0, knobs(0, false), json::object()) +
+                                 epoch_line(6, 0, 0) +
+                                 json{{"type", "stack"}, {"pid", 6}, {"id", 0}, {"frames", {{"other", "/o.py", 1}}}}.dump() +
+                                 "\n" + batches_line(6, 0, 6, json{{0, 150, 10, 0}}));
+  ObservedJob job = read_observed_job(dir(), {});
+  ASSERT_EQ(job.stacks.size(), 2u);  // the rows naming no stack, or one never written, carry none
+  const FramedEventStack& first = job.stacks[0].tid == 5 ? job.stacks[0] : job.stacks[1];
+  EXPECT_EQ(first.ts_ns, 100u);
+  EXPECT_EQ(first.op, IB_OP_BATCH_WAIT);
+  ASSERT_EQ(first.frames.size(), 3u);
+  EXPECT_EQ(first.frames[0].name, "train_one_epoch");
+  EXPECT_EQ(first.frames[0].file, "/job/train.py");
+  EXPECT_EQ(first.frames[0].line, 57);
+  EXPECT_EQ(first.frames[0].kind, kFrameKindPython);
+  EXPECT_EQ(first.frames[0].line_kind, kLineExecuting);
+
+  // Into a profile that has a frame already: it is reused, the stack's nodes are added.
+  CpuProfile profile;
+  profile.frames.push_back({kFrameKindPython, "<module>", "/job/train.py", 99, kLineExecuting});
+  profile.stacks.push_back({std::nullopt, 1});
+  add_event_stacks(profile, job.stacks);
+  EXPECT_EQ(profile.frames.size(), 4u);  // <module>, main, train_one_epoch, other
+  ASSERT_EQ(profile.event_stacks.size(), 2u);
+  // Walking from the batch's stack lists its frames innermost first, down to the shared root.
+  std::vector<std::string> walked;
+  for (std::optional<int64_t> id = profile.event_stacks[job.stacks[0].tid == 5 ? 0 : 1].stack_id; id;
+       id = profile.stacks[*id - 1].parent_id)
+    walked.push_back(profile.frames[profile.stacks[*id - 1].frame_id - 1].name);
+  EXPECT_EQ(walked, (std::vector<std::string>{"train_one_epoch", "main", "<module>"}));
+  EXPECT_EQ(profile.stacks[0].parent_id, std::nullopt);
+  EXPECT_EQ(profile.stacks.size(), 4u);  // <module>, main, train_one_epoch; other
+}
+
+
+// A file of an observer version this reader does not know is left out, and said, by both readers; the
+// other files are read as ever.
+TEST_F(ObserverTailTest, AnUnknownObserverVersionIsSaidAndItsRecordsLeftOut) {
+  json future = json::parse(process_line(8));
+  future["observer_version"] = 2;
+  append("observer-8.jsonl", future.dump() + "\n" + loader_line(8, 0, knobs(0, false), json::object()) +
+                                 epoch_line(8, 0, 0) + batches_line(8, 0, 8, json{{0, 100, 10}, {1, 200, 10}}));
+  append("observer-9.jsonl", process_line(9) + loader_line(9, 0, knobs(0, false), json::object()) +
+                                 epoch_line(9, 0, 0) + batches_line(9, 0, 9, json{{0, 100, 10}}));
+  const ObservedJob job = read_observed_job(dir(), {});
+  EXPECT_EQ(job.batches, 1);
+  ASSERT_EQ(job.loaders.size(), 1u);
+  EXPECT_EQ(job.loaders[0].pid, 9);
+  ASSERT_EQ(job.notes.size(), 1u);
+  EXPECT_EQ(job.notes[0], "observer-8.jsonl was written by observer version 2, which this ingero-bench does not read "
+                          "(it reads version 1): its records are left out");
+  ObserverTail tail(dir());
+  tail.poll();
+  ASSERT_EQ(tail.loaders().size(), 1u);
+  EXPECT_EQ(tail.loaders().begin()->second.pid, 9);
+  EXPECT_FALSE(tail.roles().trainers.count(8));
+}
+
+
+// Both readers read a line alike (one parser): the same rows are batches for both, a row without its
+// index, start and wait for neither.
+TEST_F(ObserverTailTest, TheFinishedAndTheRunningJobsReadersTakeTheSameRows) {
+  append("observer-5.jsonl", process_line(5) + loader_line(5, 0, knobs(0, false), json::object()) +
+                                 epoch_line(5, 0, 0) +
+                                 batches_line(5, 0, 5, json{{0, 100, 10}, {1, 200}, {2, 300, 10, 0}, {"x", 400, 10}}));
+  const ObservedJob job = read_observed_job(dir(), {});
+  ObserverTail tail(dir());
+  tail.poll();
+  ASSERT_EQ(tail.loaders().size(), 1u);
+  EXPECT_EQ(job.batches, 2);
+  EXPECT_EQ(tail.loaders().begin()->second.batch_starts, (std::vector<uint64_t>{100, 300}));
+  EXPECT_EQ(tail.loaders().begin()->second.wait_ns, 20u);
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -152,6 +154,17 @@ void expect_samples_match_cpu_time(const TracedRun& run, pid_t tid, int64_t samp
   EXPECT_NEAR(static_cast<double>(samples), expected, expected / 4) << "thread " << tid << " ran " << oncpu_ns << " ns";
 }
 
+// The run's profile_python_walks setting: the kernel's Python walks by outcome.
+nlohmann::json python_walks(const TracedRun& run) {
+  auto stmt = sql::Statement::prepare(run.db.get(), "SELECT value FROM run_settings WHERE run_id = ? AND key = "
+                                                    "'profile_python_walks'");
+  EXPECT_TRUE(stmt.ok());
+  stmt->bind(1, run.run_id);
+  auto row = stmt->step();
+  if (!row.ok() || !*row) return nlohmann::json();
+  return nlohmann::json::parse(stmt->column_text(0), nullptr, false);
+}
+
 int64_t delivered_samples(const TraceTotals& totals) {
   for (const TraceLoss& loss : totals.losses)
     if (loss.source == "profile") return static_cast<int64_t>(loss.offered.value_or(0) - loss.dropped);
@@ -195,6 +208,12 @@ TEST(CpuProfile, BurningFunctionIsTheLeafOfItsSamplesWithItsCaller) {
   EXPECT_GT(run->query_int("SELECT count(*) FROM run_settings WHERE" + run->where() + "AND key = 'profile_sample_ns' "
                            "AND CAST(value AS REAL) > 0"),
             0);
+  // A C++ program has no interpreter: each sample's Python walk is counted as without a layout.
+  const nlohmann::json walks = python_walks(*run);
+  ASSERT_TRUE(walks.is_object()) << walks;
+  EXPECT_EQ(walks.size(), 6u) << walks;
+  EXPECT_EQ(walks.value("no_layout", 0), delivered) << walks;
+  EXPECT_EQ(walks.value("ok", -1), 0) << walks;
 }
 
 TEST(CpuProfile, ThreadInSyscallsGetsKernelFrames) {
@@ -340,6 +359,64 @@ TEST(CpuProfile, SystemWideGetsTheSameFrames) {
   REQUIRE_ROOT();
   REQUIRE_PYTHON();
   expect_running_job_split(true);
+}
+
+
+// Each frame of the stack an event carries (event_stacks), innermost first, as "kind name file:line".
+std::vector<std::string> event_stack_frames(const TracedRun& run, int64_t tid, int64_t ts_ns, const std::string& op) {
+  std::vector<std::string> frames;
+  auto stmt = sql::Statement::prepare(
+      run.db.get(),
+      "WITH RECURSIVE walk(stack_id, depth) AS ("
+      " SELECT stack_id, 0 FROM event_stacks WHERE run_id = ?1 AND tid = ?2 AND ts_ns = ?3"
+      "  AND op = (SELECT op FROM ops WHERE name = ?4)"
+      " UNION ALL SELECT st.parent_id, w.depth + 1 FROM walk w JOIN profile_stacks st"
+      "  ON st.run_id = ?1 AND st.stack_id = w.stack_id WHERE st.parent_id IS NOT NULL)"
+      " SELECT f.kind || ' ' || f.name || ' ' || coalesce(f.file, '') || ':' || coalesce(f.line, '') || ' ' ||"
+      "  coalesce(f.line_kind, '') FROM walk w JOIN profile_stacks st ON st.run_id = ?1 AND st.stack_id = w.stack_id"
+      " JOIN profile_frames f ON f.run_id = ?1 AND f.frame_id = st.frame_id ORDER BY w.depth");
+  EXPECT_TRUE(stmt.ok());
+  stmt->bind(1, run.run_id).bind(2, tid).bind(3, ts_ns).bind(4, op);
+  for (auto row = stmt->step(); row.ok() && *row; row = stmt->step()) frames.push_back(stmt->column_text(0));
+  return frames;
+}
+
+// Every stored slow call carries the stack that made it, taken in the kernel as the call returned:
+// the Python function that called the library, with its file and the call's line, on Debian's
+// CPython without frame pointers.
+TEST(CpuProfile, StoredSlowCallCarriesItsPythonCaller) {
+  REQUIRE_ROOT();
+  REQUIRE_PYTHON();
+  TempDir dir;
+  TraceOptions opts = profile_options();
+  opts.library_paths = {INGERO_FAKE_CUDART};
+  auto run = run_traced(dir, opts, [] {
+    execl("/usr/bin/python3", "python3", INGERO_CALL_STACK_PY, INGERO_FAKE_CUDART, "8", static_cast<char*>(nullptr));
+    return 127;
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(WEXITSTATUS(run->wait_status), 0);
+  auto calls = sql::Statement::prepare(run->db.get(), "SELECT tid, ts_ns FROM events WHERE run_id = ?1 AND op = "
+                                                      "(SELECT op FROM ops WHERE name = 'cudaDeviceSynchronize')");
+  ASSERT_TRUE(calls.ok());
+  calls->bind(1, run->run_id);
+  int n = 0;
+  const std::string caller = std::string("python wait_for_gpu ") + INGERO_CALL_STACK_PY + ":11 executing";
+  const std::string its_caller = std::string("python main ") + INGERO_CALL_STACK_PY + ":18 executing";
+  for (auto row = calls->step(); row.ok() && *row; row = calls->step(), ++n) {
+    const auto frames = event_stack_frames(*run, calls->column_int(0), calls->column_int(1), "cudaDeviceSynchronize");
+    std::string listed;
+    for (const std::string& f : frames) listed += "\n  " + f;
+    auto at = std::find(frames.begin(), frames.end(), caller);
+    ASSERT_NE(at, frames.end()) << "call " << n << "'s stack:" << listed;
+    EXPECT_NE(std::find(at, frames.end(), its_caller), frames.end()) << "call " << n << "'s stack:" << listed;
+    EXPECT_EQ(frames.front().rfind("native ", 0), 0u) << "the innermost frame is where the call returns to:" << listed;
+  }
+  EXPECT_EQ(n, 8);
+  // Every walk of those stacks read its frames (the interpreter's layout was published first).
+  EXPECT_GE(python_walks(*run).value("ok", 0), 8) << python_walks(*run);
+  // A call's stack is not a sample.
+  EXPECT_EQ(run->query_int("SELECT sum(samples) FROM profile_samples WHERE" + run->where()), delivered_samples(run->totals));
 }
 
 }  // namespace

@@ -49,9 +49,14 @@ kernel thread id (threading.get_native_id()). Lines, in the order written:
       will take (a map-style dataset's index sampler length), or null where unknown. L is -1 for an iterator not made by
       DataLoader._get_iterator (a subclass building its own) or of a loader the observer could not
       record; it has no loader line, and E counts such iterators.
-  {"type":"batches","pid":P,"loader":L,"epoch":E,"tid":T,"rows":[[index,wait_start_ns,wait_ns],...]}
+  {"type":"stack","pid":P,"id":S,"frames":[[qualname,file,line],...]}
+      a stack of Python frames that asked for batches, innermost first (the caller of next(), the
+      observer's and torch.utils.data's own frames skipped; line: the line executing), at most 16
+      frames; written once per process before the first row that names it. S counts from 0.
+  {"type":"batches","pid":P,"loader":L,"epoch":E,"tid":T,"rows":[[index,wait_start_ns,wait_ns,S],...]}
       the next() calls on that epoch's iterator from thread T that returned a batch: index within
-      the epoch from 0, the call's start and its duration. Rows are buffered and written when a
+      the epoch from 0, the call's start and its duration, and the id of its caller's stack line
+      (null past 4096 distinct stacks). Rows are buffered and written when a
       record comes 0.5 s or more after the last write or 512 rows wait, at an epoch's end, before
       any other line, and at exit; a job that stops calling next() keeps its last rows until it
       exits. A process keeps at most 1,000,000 rows; later ones are counted in summary.dropped.
@@ -90,6 +95,8 @@ OBSERVER_VERSION = 1
 FLUSH_ROWS = 512
 FLUSH_NS = 500_000_000
 MAX_ROWS = 1_000_000
+STACK_DEPTH = 16       # frames kept of a batch's caller stack
+MAX_STACKS = 4096      # distinct caller stacks a process names; later batches name none
 _ITER_ATTR = "_ingero_observer_epoch"   # our per-iterator state, set on PyTorch's iterator objects
 _MARK = "_ingero_observer_patched"       # on every wrapper, so a reloaded module is patched once
 _DATALOADER = "torch.utils.data.dataloader"
@@ -306,6 +313,19 @@ def _wrap_reset(obs, original):
     return _reset
 
 
+_SKIPPED = []
+
+
+def _skipped_files():
+    """The file prefixes of frames that are not the user's: this module's code (named as
+    sitecustomize loaded it), torch.utils.data."""
+    if not _SKIPPED:
+        data = sys.modules.get("torch.utils.data")
+        folder = os.path.dirname(getattr(data, "__file__", "") or "")
+        _SKIPPED.append((sys._getframe(0).f_code.co_filename,) + ((folder + os.sep,) if folder else ()))
+    return _SKIPPED[0]
+
+
 def _wrap_next(obs, original):
     now = time.monotonic_ns
 
@@ -426,6 +446,7 @@ class _Observer:
         self.kept = self.dropped = self.errors = 0
         self.error_sample = None
         self.written_loaders = set()
+        self.stacks = {}               # ((code, line), ...) of a batch's callers -> id written in this file
         self.unattributed = 0
         self.finished = False
 
@@ -553,6 +574,7 @@ class _Observer:
         if epoch is None:
             return
         try:
+            caller = sys._getframe(2)   # batch <- __next__ <- who asked for the batch
             tid = getattr(self.tids, "tid", None)
             if tid is None:
                 tid = self.tids.tid = _thread.get_native_id()
@@ -570,13 +592,36 @@ class _Observer:
                         rows = self.groups[key] = []
                         self.group_lines[key] = epoch.line
                     epoch.rows, epoch.tid, epoch.gen = rows, tid, self.gen
-                rows.append((index, start, end - start))
+                rows.append((index, start, end - start, self._stack_locked(caller)))
                 self.kept += 1
                 self.pending += 1
                 if self.pending >= FLUSH_ROWS or end - self.last_flush >= FLUSH_NS:
                     self._flush_locked(end)
         except Exception as e:  # noqa: BLE001
             self.fail("batch", e)
+
+    def _stack_locked(self, frame):
+        """The id of the stack that asked for a batch: the user's frames (the observer's and
+        torch.utils.data's skipped), its line written the first time it is seen."""
+        skip = _skipped_files()
+        while frame is not None and frame.f_code.co_filename.startswith(skip):
+            frame = frame.f_back
+        key = []   # code, line, code, line, ...: one flat tuple is the cheapest key to build
+        append = key.append
+        for _ in range(STACK_DEPTH):
+            if frame is None:
+                break
+            append(frame.f_code)
+            append(frame.f_lineno)
+            frame = frame.f_back
+        key = tuple(key)
+        stack = self.stacks.get(key)
+        if stack is None and len(self.stacks) < MAX_STACKS:
+            stack = self.stacks[key] = len(self.stacks)
+            self._write_locked({"type": "stack", "pid": self.pid, "id": stack,
+                                "frames": [[getattr(code, "co_qualname", code.co_name), code.co_filename, line]
+                                           for code, line in zip(key[::2], key[1::2])]})
+        return stack
 
     def _flush_locked(self, now):
         groups, lines = self.groups, self.group_lines
