@@ -21,7 +21,9 @@
 #endif
 
 const volatile __u64 call_stream_min_ns = 1000000;
-/* Each stored call carries the stack that made it (set by user space with the CPU profile on). */
+/* Each stored slow call (call_stream_min_ns or longer) carries the stack that made it (set by user
+ * space with the CPU profile on). Not the fast calls of unhot functions, which are stored too: a walk
+ * costs 10-30 us, more than such a call. */
 const volatile bool call_stacks = false;
 
 /* Per op: how many times user space began changing that function's probes (high 32 bits) and how
@@ -245,7 +247,7 @@ int cuda_call_return(struct pt_regs *ctx)
   add_to_histogram(slot->stats.pid, key.op, dur);
   bool hot = IB_COOKIE_FLAGS(cookie) & IB_CALL_HOT;
   bool streamed = (!hot || dur >= call_stream_min_ns) && stream_call(&key, slot, dur, ret);
-  if (streamed && call_stacks && key.op != IB_OP_NONE) /* not the tracer's own calibration calls */
+  if (streamed && call_stacks && dur >= call_stream_min_ns && key.op != IB_OP_NONE) /* not calibration calls */
     send_call_stack(ctx, &key, slot->start_ns);
   slot->stats.returns += 1;
   slot->stats.errors += ret != 0;
