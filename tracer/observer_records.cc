@@ -26,6 +26,7 @@ struct Batch {
   int64_t index = 0;
   uint64_t start_ns = 0;
   uint64_t wait_ns = 0;
+  std::optional<int64_t> bytes;  // the batch's tensor bytes, where the observer counted them
 };
 // One epoch of one loader, as iterated by one thread.
 using EpochKey = std::tuple<pid_t, int, int64_t, pid_t>;  // pid, loader, epoch, tid
@@ -98,7 +99,8 @@ void read_batches(const json& j, Reading& r) {
   for (const json& row : *rows) {
     if (!row.is_array() || row.size() < 3 || !row[0].is_number() || !row[1].is_number() || !row[2].is_number())
       continue;
-    batches.push_back({row[0].get<int64_t>(), row[1].get<uint64_t>(), row[2].get<uint64_t>()});
+    batches.push_back({row[0].get<int64_t>(), row[1].get<uint64_t>(), row[2].get<uint64_t>(),
+                       row.size() > 3 && row[3].is_number_integer() ? std::optional(row[3].get<int64_t>()) : std::nullopt});
   }
 }
 
@@ -158,7 +160,7 @@ void add_epoch_events(const EpochKey& key, std::vector<Batch>& batches, std::opt
   for (size_t i = 0; i < batches.size(); ++i) {
     const Batch& b = batches[i];
     const uint64_t arrived = b.start_ns + b.wait_ns;
-    job.events.push_back({std::string(contract::op::kBatchWait), b.start_ns, b.wait_ns, pid, tid, b.index, loader_id});
+    job.events.push_back({std::string(contract::op::kBatchWait), b.start_ns, b.wait_ns, pid, tid, b.index, loader_id, b.bytes});
     const std::optional<uint64_t> next = i + 1 < batches.size() ? std::optional(batches[i + 1].start_ns) : epoch_end;
     if (next && *next >= arrived) job.events.push_back({std::string(contract::op::kBatchCompute), arrived, *next - arrived, pid, tid, b.index, loader_id});
     loader.wait_ns += b.wait_ns;

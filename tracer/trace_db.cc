@@ -264,7 +264,7 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
   auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();
   auto stmt =
-      db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg, stream) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+      db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg, stream, bytes) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!stmt) return stmt.error();
   for (const WorkloadEvent& e : events) {
     auto code = contract::op_code(e.op);
@@ -278,6 +278,7 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
                    .bind(6, int64_t{*code})
                    .bind(7, e.arg)
                    .bind(8, e.loader)
+                   .bind(9, e.bytes)
                    .run();
     if (!s) return storing(s, fmt::format("the batch timings of run {}", run_id));
   }

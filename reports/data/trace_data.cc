@@ -608,6 +608,16 @@ Result<std::vector<ProcessSampleRecord>> TraceFile::process_samples(int64_t run_
   return samples;
 }
 
+Result<std::optional<int64_t>> TraceFile::largest_batch_bytes(int64_t run_id) const {
+  std::optional<int64_t> largest;
+  Status read = read_run_rows(db_, "events",
+                              "SELECT max(e.bytes) FROM events e JOIN ops o ON o.op = e.op WHERE e.run_id = ? AND "
+                              "o.name = 'batch_wait' AND e.bytes IS NOT NULL",
+                              run_id, [&](const sql::Statement& row) { largest = row.column_optional_int(0); });
+  if (!read) return read.error();
+  return largest;
+}
+
 Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
   auto stmt = db_.prepare(fmt::format(
       "SELECT c.pid, {}, max(s.estimated_calls), max(s.estimated_low), max(s.estimated_high), max(s.attached_ns), "

@@ -364,6 +364,8 @@ class TraceFile {
   Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
   // The run's process_samples, by process and time (none in files before schema version 10).
   Result<std::vector<ProcessSampleRecord>> process_samples(int64_t run_id) const;
+  // The largest batch's tensor bytes (the observer's batch_wait bytes); empty where none was counted.
+  Result<std::optional<int64_t>> largest_batch_bytes(int64_t run_id) const;
   // Every run with ranked threads, by run id.
   Result<std::vector<RunRanks>> ranked_runs() const;
   // The run's CPU profile: samples whose bucket starts in [from, until) (all when unset), with the

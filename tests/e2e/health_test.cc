@@ -144,6 +144,11 @@ TEST_F(Health, ASmallDevShmInTheJobsOwnNamespaceEndsInSigbusAndIsNamed) {
   EXPECT_TRUE((*f)["summary"].get<std::string>().find("SIGBUS") != std::string::npos) << f->dump(2);
   EXPECT_EQ((*f)["fatal_signal"], 7);
   EXPECT_EQ((*f)["shm_size_bytes"], 16 << 20);  // the job's /dev/shm, not this machine's
+  // The batches the loop received (8 MB each) × num_workers 2 × prefetch_factor 2, counted by the observer.
+  EXPECT_EQ((*f)["batch_bytes"], 8 << 20) << f->dump(2);
+  EXPECT_EQ((*f)["in_flight_bytes"], 32 << 20);
+  EXPECT_NE((*f)["summary"].get<std::string>().find("the batches in flight need 33.6 MB"), std::string::npos)
+      << (*f)["summary"];
   EXPECT_NE((*f)["change"].get<std::string>().find("--shm-size"), std::string::npos);
 }
 
