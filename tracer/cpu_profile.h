@@ -39,10 +39,19 @@ struct ProfileSampleCount {
   uint64_t samples = 0;
 };
 
+// The stack that made an event (event_stacks): the event of that tid, ts_ns and op.
+struct EventStack {
+  pid_t tid = 0;
+  uint64_t ts_ns = 0;
+  uint16_t op = 0;  // enum ib_op
+  int64_t stack_id = 0;
+};
+
 struct CpuProfile {
   std::vector<ProfileFrame> frames;  // frame_id = index + 1
   std::vector<ProfileStack> stacks;  // stack_id = index + 1
   std::vector<ProfileSampleCount> samples;
+  std::vector<EventStack> event_stacks;  // stacks read for events (a hung thread's), in the same tables
   uint64_t total_samples() const {
     uint64_t n = 0;
     for (const auto& s : samples) n += s.samples;

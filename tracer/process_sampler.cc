@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -229,8 +230,7 @@ struct ProcessSampler::Impl {
   // A rollup is read when, with what the next one is expected to cost (its RSS x its last read's cost
   // per byte), the process's rollups stay within rollup_share of the CPU time it has run, the first
   // one's included.
-  void maybe_read_rollup(const std::string& dir, ProcessSample& s, std::map<pid_t, RollupBudget>& budgets) {
-    const uint64_t used = process_cpu_ns(dir).value_or(0);
+  void maybe_read_rollup(const std::string& dir, ProcessSample& s, uint64_t used, std::map<pid_t, RollupBudget>& budgets) {
     auto [it, added] = budgets.emplace(s.pid, RollupBudget{0, options.rollup_ns_per_rss_mb / double(1 << 20)});
     RollupBudget& budget = it->second;
     if (auto known = rollups.find(s.pid); added && known != rollups.end()) budget = known->second;
@@ -243,20 +243,55 @@ struct ProcessSampler::Impl {
     if (s.rss_bytes.value_or(0) > 0) budget.ns_per_byte = static_cast<double>(took) / static_cast<double>(*s.rss_bytes);
   }
 
+  // The hang watch: since when the same processes have been quiet, and their CPU time then.
+  std::optional<uint64_t> quiet_since_ns;
+  uint64_t quiet_cpu_ns = 0;
+  std::vector<pid_t> quiet_pids;
+  bool hang_reported = false;
+
+  void watch_for_hang(uint64_t now, const std::vector<pid_t>& sampled, uint64_t cpu_ns_total, bool all_asleep) {
+    if (!options.on_hang || options.hang_after.count() <= 0) return;
+    const double slack = ns_per_tick * static_cast<double>(sampled.size());
+    const bool quiet = quiet_since_ns && sampled == quiet_pids &&
+                       static_cast<double>(cpu_ns_total - std::min(cpu_ns_total, quiet_cpu_ns)) <=
+                           options.hang_cpu_share * static_cast<double>(now - *quiet_since_ns) + slack;
+    if (!quiet) {  // a new span starts here
+      quiet_since_ns = now;
+      quiet_cpu_ns = cpu_ns_total;
+      quiet_pids = sampled;
+      hang_reported = false;
+      return;
+    }
+    if (hang_reported || !all_asleep || sampled.empty() ||
+        now - *quiet_since_ns < static_cast<uint64_t>(options.hang_after.count()))
+      return;
+    hang_reported = true;
+    options.on_hang(sampled, now);
+  }
+
   void sample_all() {
     const auto now = static_cast<uint64_t>(monotonic_ns());
     std::map<pid_t, RollupBudget> budgets;
+    std::vector<pid_t> sampled;
+    uint64_t cpu_ns_total = 0;
+    bool all_asleep = true;
     for (pid_t pid : pids()) {
       const std::string dir = fmt::format("{}/{}", options.proc_root, pid);
       auto s = read_sample(reader, dir, pid, now, procfs);
       if (!s) continue;
-      maybe_read_rollup(dir, *s, budgets);
+      const uint64_t used = process_cpu_ns(dir).value_or(0);
+      sampled.push_back(pid);
+      cpu_ns_total += used;
+      all_asleep = all_asleep && s->wchan;
+      maybe_read_rollup(dir, *s, used, budgets);
       if (samples.size() < options.max_samples)
         samples.push_back(std::move(*s));
       else
         ++dropped;
     }
     rollups.swap(budgets);  // processes that are gone are forgotten
+    std::sort(sampled.begin(), sampled.end());
+    watch_for_hang(now, sampled, cpu_ns_total, all_asleep);
   }
 
   void run() {

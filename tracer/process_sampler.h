@@ -59,6 +59,13 @@ struct ProcessSamplerOptions {
   double rollup_ns_per_rss_mb = 10'000;  // a process's expected cost before its first rollup
   std::string proc_root = "/proc";
   std::size_t max_samples = 2'000'000;  // beyond it samples are counted in a note, not kept
+  // A hang: for hang_after, the sampled processes together ran less than hang_cpu_share of one CPU
+  // (one clock tick each aside: /proc counts CPU time in ticks), and at its end every one's main thread
+  // sleeps (wchan): no batch can come. on_hang is called once per such span, on the sampler's thread,
+  // with the processes and the time it was seen.
+  std::chrono::nanoseconds hang_after{0};  // 0: hangs are not watched
+  double hang_cpu_share = 0.02;
+  std::function<void(const std::vector<pid_t>& pids, uint64_t ts_ns)> on_hang;
 };
 
 class ProcessSampler {

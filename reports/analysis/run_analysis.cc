@@ -197,6 +197,12 @@ Status analyze_health(const TraceFile& trace, RunAnalysis& a) {
   auto batch_bytes = trace.largest_batch_bytes(run_id);
   if (!batch_bytes) return batch_bytes.error();
   a.health = analyze_worker_health({a.context, *samples, *events, *batch_bytes});
+  if (std::any_of(a.health.findings.begin(), a.health.findings.end(),
+                  [](const HealthFinding& f) { return f.kind == HealthKind::hang; })) {
+    auto stacks = trace.event_stacks(run_id, contract::op::kHang);
+    if (!stacks) return stacks.error();
+    add_hang_stacks(a.health, *stacks);
+  }
   for (const HealthFinding& f : a.health.findings) {
     if (f.kind != HealthKind::hang) continue;
     std::vector<int64_t> tids;

@@ -403,6 +403,15 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
   return a;
 }
 
+void add_hang_stacks(HealthAnalysis& analysis, const std::vector<EventStackRecord>& hang_stacks) {
+  for (HealthFinding& f : analysis.findings) {
+    if (f.kind != HealthKind::hang) continue;
+    for (HealthFinding::Waiter& w : f.waiters)
+      for (const EventStackRecord& s : hang_stacks)  // by time: the last one seen speaks
+        if (s.tid == w.pid && !s.frames.empty()) w.python_frame = s.frames.front();
+  }
+}
+
 void add_hang_wakers(HealthAnalysis& analysis, const EventSet& blocked) {
   for (HealthFinding& f : analysis.findings) {
     if (f.kind != HealthKind::hang) continue;

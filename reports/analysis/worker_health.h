@@ -91,6 +91,8 @@ struct HealthFinding {
     std::string role;
     std::string wchan;                // where its main thread slept throughout
     std::optional<int64_t> woken_by;  // the thread whose wakeup ended the sleep, when it ended
+    // Where its main thread waited in Python (its innermost frame), read when the tracer saw the hang.
+    std::optional<ProfileFrame> python_frame;
   };
   std::vector<Waiter> waiters;
   // what ended the run, when it died of this (the job's exit status or signal)
@@ -118,5 +120,7 @@ HealthAnalysis analyze_worker_health(const HealthInputs& inputs);
 // A hang's waiters: the thread whose wakeup ended each one's sleep (offcpu_blocked events of their
 // main threads overlapping the hang), where one did.
 void add_hang_wakers(HealthAnalysis& analysis, const EventSet& blocked);
+// A hang's waiters: where each one's main thread waited in Python (the stacks of its `hang` events).
+void add_hang_stacks(HealthAnalysis& analysis, const std::vector<EventStackRecord>& hang_stacks);
 
 }  // namespace ingero::reports

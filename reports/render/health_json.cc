@@ -57,11 +57,18 @@ const JsonShape<WordedFinding>& health_shape() {
        {"fds_peak", nullable(integer()), [](const W& w) { return optional_int(w.finding.fds_peak); }},
        {"fd_limit", nullable(integer()), [](const W& w) { return optional_int(w.finding.fd_limit); }},
        {"hang_ns", integer(), [](const W& w) { return json(w.finding.hang_ns); }},
-       {"waiters", array_of(object({{"pid", integer()}, {"role", string()}, {"wchan", string()}, {"woken_by", nullable(integer())}})),
+       {"waiters", array_of(object({{"pid", integer()}, {"role", string()}, {"wchan", string()}, {"woken_by", nullable(integer())},
+                                    {"python_function", nullable(string("where its main thread waited in Python, read when the hang was seen"))},
+                                    {"python_file", nullable(string())}, {"python_line", nullable(integer())}})),
         [](const W& w) {
           json out = json::array();
-          for (const auto& x : w.finding.waiters)
-            out.push_back({{"pid", x.pid}, {"role", x.role}, {"wchan", x.wchan}, {"woken_by", optional_int(x.woken_by)}});
+          for (const auto& x : w.finding.waiters) {
+            const auto& py = x.python_frame;
+            out.push_back({{"pid", x.pid}, {"role", x.role}, {"wchan", x.wchan}, {"woken_by", optional_int(x.woken_by)},
+                           {"python_function", py ? json(py->name) : json(nullptr)},
+                           {"python_file", py ? json(py->file) : json(nullptr)},
+                           {"python_line", py ? optional_int(py->line) : json(nullptr)}});
+          }
           return out;
         }}});
   return shape;

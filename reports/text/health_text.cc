@@ -160,14 +160,23 @@ HealthWords fd_words(const HealthFinding& f) {
   return w;
 }
 
+// " at dataset.py:31 in Dataset.__getitem__" (the file's last part), or "" without a frame.
+std::string python_line_text(const std::optional<ProfileFrame>& frame) {
+  if (!frame) return "";
+  const size_t slash = frame->file.rfind('/');
+  const std::string file = slash == std::string::npos ? frame->file : frame->file.substr(slash + 1);
+  return fmt::format(" at {}:{} in {}", file.empty() ? "?" : file,
+                     frame->line ? std::to_string(*frame->line) : std::string("?"), frame->name);
+}
+
 HealthWords hang_words(const HealthFinding& f) {
   HealthWords w;
   w.title = "hang";
   w.summary = fmt::format("no batch for {} while every worker and the main thread slept: a hang",
                           format_duration_ns(static_cast<double>(f.hang_ns)));
   for (const auto& waiter : f.waiters)
-    w.evidence.push_back(fmt::format("{} {}: asleep in {} ({}){}", waiter.role, waiter.pid, waiter.wchan,
-                                     wait_channel_text(waiter.wchan),
+    w.evidence.push_back(fmt::format("{} {}: asleep in {} ({}){}{}", waiter.role, waiter.pid, waiter.wchan,
+                                     wait_channel_text(waiter.wchan), python_line_text(waiter.python_frame),
                                      waiter.woken_by ? fmt::format(", woken at last by thread {}", *waiter.woken_by)
                                                      : ", never woken while traced"));
   w.change = "a worker forked while another thread held a lock waits for it forever (pytorch#45198): start "

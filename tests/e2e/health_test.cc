@@ -70,6 +70,16 @@ class Health : public ::testing::Test {
     return nullptr;
   }
 
+  // The line of health_job.py that holds `text` (1-based).
+  static int line_in_job(const std::string& text) {
+    std::ifstream in(kJob);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (line.find(text) != std::string::npos) return n;
+    return -1;
+  }
+  static std::string fmt_line(int line) { return "health_job.py:" + std::to_string(line) + " in Locked.__getitem__"; }
+
   fs::path dir_;
   std::string traced_;
 };
@@ -168,10 +178,17 @@ TEST_F(Health, ADeadlockAfterForkIsAHangShowingWhereEachWaits) {
   const auto* f = finding(report, "hang");
   ASSERT_NE(f, nullptr) << report.dump(2) << traced_;
   EXPECT_GE((*f)["hang_ns"].get<int64_t>(), 2'000'000'000);
-  bool worker_on_futex = false;
-  for (const auto& w : (*f)["waiters"])
+  bool worker_on_futex = false, worker_at_the_lock = false;
+  const int lock_line = line_in_job("with held:  # in a forked worker");
+  for (const auto& w : (*f)["waiters"]) {
     worker_on_futex |= w["role"] == "worker" && w["wchan"].get<std::string>().find("futex") != std::string::npos;
+    // Read from the worker when the hang was seen: the dataset's line that takes the lock.
+    worker_at_the_lock |= w["role"] == "worker" && w["python_line"] == lock_line &&
+                          w["python_function"] == "Locked.__getitem__";
+  }
   EXPECT_TRUE(worker_on_futex) << f->dump(2);
+  EXPECT_TRUE(worker_at_the_lock) << f->dump(2);
+  EXPECT_NE((*f)["evidence"].dump().find(fmt_line(lock_line)), std::string::npos) << f->dump(2);
 }
 
 TEST_F(Health, AHealthyRunIsNamedNothing) {

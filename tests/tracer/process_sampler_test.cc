@@ -7,7 +7,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -113,6 +115,57 @@ TEST(ProcessSampler, TheFirstRollupWaitsUntilTheProcessHasRunItsExpectedCost) {
   EXPECT_FALSE(samples.front().private_dirty_bytes);
   EXPECT_EQ(samples.front().rss_bytes, 1ull << 30);  // from status
   EXPECT_EQ(samples.back().private_dirty_bytes, 180000ull * 1024);
+}
+
+// A fake process that sleeps in wchan and has run cpu_s seconds (its stat written whole).
+void fake_process(TempDir& proc, int pid, const std::string& wchan, long ticks) {
+  const std::string dir = std::to_string(pid) + "/";
+  write_file(proc.file(dir + "status"), "Name:\tpython3\nVmRSS:\t1000 kB\n");
+  write_file(proc.file(dir + "wchan"), wchan);
+  write_file(proc.file(dir + "fd/0"), "");
+  write_file(proc.file(dir + "stat.new"), std::to_string(pid) + " (python3) S 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(ticks) + " 0 0 0\n");
+  std::filesystem::rename(proc.file(dir + "stat.new"), proc.file(dir + "stat"));
+}
+
+// Every process asleep and none running for hang_after: on_hang, once, with the processes.
+TEST(ProcessSampler, AHangIsSeenOnceWhenEveryProcessSleepsWithoutRunning) {
+  TempDir proc;
+  fake_process(proc, 42, "futex_wait_queue", 100);
+  fake_process(proc, 43, "anon_pipe_read", 7);
+  ProcessSamplerOptions options;
+  options.proc_root = proc.path();
+  options.interval = std::chrono::milliseconds(10);
+  options.hang_after = std::chrono::milliseconds(60);
+  std::mutex mutex;
+  std::vector<std::vector<pid_t>> hangs;
+  options.on_hang = [&](const std::vector<pid_t>& pids, uint64_t) {
+    std::lock_guard lock(mutex);
+    hangs.push_back(pids);
+  };
+  auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{43, 42}; }, options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  sampler->stop();
+  ASSERT_EQ(hangs.size(), 1u);
+  EXPECT_EQ(hangs[0], (std::vector<pid_t>{42, 43}));
+}
+
+// A process that keeps running (its CPU time climbing) is no hang, asleep at each sample or not.
+TEST(ProcessSampler, NoHangWhileAProcessRuns) {
+  TempDir proc;
+  fake_process(proc, 42, "futex_wait_queue", 0);
+  ProcessSamplerOptions options;
+  options.proc_root = proc.path();
+  options.interval = std::chrono::milliseconds(10);
+  options.hang_after = std::chrono::milliseconds(60);
+  std::atomic<int> hangs{0};
+  options.on_hang = [&](const std::vector<pid_t>&, uint64_t) { ++hangs; };
+  auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{42}; }, options);
+  for (long ticks = 0; ticks < 250; ticks += 5) {  // 50 ms of CPU per 5 ms: running flat out
+    fake_process(proc, 42, "futex_wait_queue", ticks * sysconf(_SC_CLK_TCK) / 100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  sampler->stop();
+  EXPECT_EQ(hangs.load(), 0);
 }
 
 TEST(ProcessSampler, AFakeProcessIsReadAndAMissingOneIsNothing) {
