@@ -75,7 +75,8 @@
   X(IB_OP_WORKER_START, "worker_start", "workload")                        \
   X(IB_OP_OFFCPU_IO, "offcpu_io", "sched")                                 \
   X(IB_OP_OOM_KILL, "oom_kill", "process")                                 \
-  X(IB_OP_FATAL_SIGNAL, "fatal_signal", "process")
+  X(IB_OP_FATAL_SIGNAL, "fatal_signal", "process")                         \
+  X(IB_OP_HANG, "hang", "process")
 
 #define IB_OP_ENUM_ENTRY(id, name, category) id,
 enum ib_op { IB_OPS(IB_OP_ENUM_ENTRY) IB_OP_COUNT };

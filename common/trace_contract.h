@@ -63,6 +63,8 @@ inline constexpr std::string_view kBlockIo = kOps[IB_OP_BLOCK_IO].name;
 inline constexpr std::string_view kFork = kOps[IB_OP_FORK].name;
 inline constexpr std::string_view kExit = kOps[IB_OP_EXIT].name;
 inline constexpr std::string_view kThreadExit = kOps[IB_OP_THREAD_EXIT].name;
+// A thread of a hung job, when the hang was seen (its Python stack in event_stacks).
+inline constexpr std::string_view kHang = kOps[IB_OP_HANG].name;
 }  // namespace op
 
 namespace category {

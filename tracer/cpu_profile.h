@@ -42,11 +42,11 @@ struct ProfileSampleCount {
   uint64_t samples = 0;
 };
 
-// The stack that made an event (event_stacks): the event is the run's of that tid, ts_ns and op.
+// The stack that made an event (event_stacks): the event of that tid, ts_ns and op.
 struct EventStack {
   pid_t tid = 0;
   uint64_t ts_ns = 0;
-  uint16_t op = 0;
+  uint16_t op = 0;  // enum ib_op
   int64_t stack_id = 0;
 };
 
@@ -54,7 +54,7 @@ struct CpuProfile {
   std::vector<ProfileFrame> frames;  // frame_id = index + 1
   std::vector<ProfileStack> stacks;  // stack_id = index + 1
   std::vector<ProfileSampleCount> samples;
-  std::vector<EventStack> event_stacks;  // stored calls' stacks (bpf/cuda.bpf.c)
+  std::vector<EventStack> event_stacks;  // stored slow calls' (bpf/cuda.bpf.c) and hung threads' stacks
   uint64_t total_samples() const {
     uint64_t n = 0;
     for (const auto& s : samples) n += s.samples;

@@ -27,6 +27,7 @@ struct Batch {
   uint64_t start_ns = 0;
   uint64_t wait_ns = 0;
   std::optional<int64_t> stack;  // the id of its process's stack line
+  std::optional<int64_t> bytes;  // the batch's tensor bytes, where the observer counted them
 };
 // One epoch of one loader, as iterated by one thread.
 using EpochKey = std::tuple<pid_t, int, int64_t, pid_t>;  // pid, loader, epoch, tid
@@ -104,9 +105,10 @@ std::vector<Batch> batch_rows(const json& j) {
   for (const json& row : *rows) {
     if (!row.is_array() || row.size() < 3 || !row[0].is_number() || !row[1].is_number() || !row[2].is_number())
       continue;
-    std::optional<int64_t> stack;
+    std::optional<int64_t> stack, bytes;
     if (row.size() > 3 && row[3].is_number_integer()) stack = row[3].get<int64_t>();
-    out.push_back({row[0].get<int64_t>(), row[1].get<uint64_t>(), row[2].get<uint64_t>(), stack});
+    if (row.size() > 4 && row[4].is_number_integer()) bytes = row[4].get<int64_t>();
+    out.push_back({row[0].get<int64_t>(), row[1].get<uint64_t>(), row[2].get<uint64_t>(), stack, bytes});
   }
   return out;
 }
@@ -256,7 +258,8 @@ void add_epoch_events(const EpochKey& key, std::vector<Batch>& batches, std::opt
   for (size_t i = 0; i < batches.size(); ++i) {
     const Batch& b = batches[i];
     const uint64_t arrived = b.start_ns + b.wait_ns;
-    job.events.push_back({std::string(contract::op::kBatchWait), b.start_ns, b.wait_ns, pid, tid, b.index, loader_id});
+    job.events.push_back({std::string(contract::op::kBatchWait), b.start_ns, b.wait_ns, pid, tid, b.index, loader_id,
+                          b.bytes});
     if (auto stack = b.stack ? r.stacks.find({pid, *b.stack}) : r.stacks.end(); stack != r.stacks.end())
       job.stacks.push_back({tid, b.start_ns, IB_OP_BATCH_WAIT, stack->second});
     const std::optional<uint64_t> next = i + 1 < batches.size() ? std::optional(batches[i + 1].start_ns) : epoch_end;

@@ -265,7 +265,7 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
   auto txn = sql::Transaction::begin(db_.get());
   if (!txn) return txn.error();
   auto stmt =
-      db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg, stream) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+      db_.prepare("INSERT INTO events(run_id, ts_ns, dur_ns, pid, tid, op, arg, stream, bytes) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!stmt) return stmt.error();
   for (const WorkloadEvent& e : events) {
     auto code = contract::op_code(e.op);
@@ -279,6 +279,7 @@ Status TraceDb::add_workload_events(int64_t run_id, const std::vector<WorkloadEv
                    .bind(6, int64_t{*code})
                    .bind(7, e.arg)
                    .bind(8, e.loader)
+                   .bind(9, e.bytes)
                    .run();
     if (!s) return storing(s, fmt::format("the batch timings of run {}", run_id));
   }
@@ -351,6 +352,18 @@ Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfil
     const ProfileStack& st = profile.stacks[i];
     if (Status s = stack->bind(1, run_id).bind(2, static_cast<int64_t>(i + 1)).bind(3, st.parent_id).bind(4, st.frame_id).run(); !s)
       return s;
+  }
+  auto event_stack =
+      db.prepare("INSERT OR REPLACE INTO event_stacks(run_id, tid, ts_ns, op, stack_id) VALUES(?, ?, ?, ?, ?)");
+  if (!event_stack) return event_stack.error();
+  for (const EventStack& e : profile.event_stacks) {
+    Status s = event_stack->bind(1, run_id)
+                   .bind(2, int64_t{e.tid})
+                   .bind(3, static_cast<int64_t>(e.ts_ns))
+                   .bind(4, int64_t{e.op})
+                   .bind(5, e.stack_id)
+                   .run();
+    if (!s) return s;
   }
   auto sample =
       db.prepare("INSERT INTO profile_samples(run_id, tid, stack_id, bucket_ns, samples) VALUES(?, ?, ?, ?, ?)");

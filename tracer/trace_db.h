@@ -54,6 +54,7 @@ struct WorkloadEvent {
   pid_t tid = 0;
   int64_t arg = 0;
   std::optional<int64_t> loader;  // events.stream: the observer's loader
+  std::optional<int64_t> bytes;   // events.bytes: a batch's tensor bytes (the observer's batch_wait)
 };
 
 // A DataLoader the Python observer saw in a user's job (loaders table).

@@ -41,6 +41,7 @@
 #include "tracer/profile_aggregator.h"
 #include "tracer/profile_python.h"
 #include "tracer/profile_sampler.h"
+#include "tracer/hang_stacks.h"
 #include "tracer/process_sampler.h"
 #include "tracer/uprobe_link.h"
 #include "tracer/threads.h"
@@ -262,6 +263,7 @@ class BpfTracer final : public Tracer {
   void publish_live(bool now);
   void add_process_samples(TraceTotals& totals);
   void add_db_cap(TraceTotals& totals) const;
+  void record_hang(const std::vector<pid_t>& pids, uint64_t ts_ns);
 
   const TraceOptions opts_;
   const int64_t run_id_;
@@ -278,6 +280,8 @@ class BpfTracer final : public Tracer {
   std::unique_ptr<ProfilePython> python_;  // with profiles on
   std::chrono::steady_clock::time_point python_scanned_;
   std::unique_ptr<ProcessSampler> health_sampler_;
+  // Hung threads' Python stacks and when the hang was seen: the sampler thread's until it is stopped.
+  std::vector<std::pair<uint64_t, ThreadPythonStack>> hang_stacks_;
   // The kernel's BPF run-time statistics, on while this is held (the kernel drops them when it
   // closes, also when the tracer dies), or why they are not.
   UniqueFd stats_;
@@ -334,6 +338,10 @@ Status BpfTracer::init(const std::string& db_path) {
     ProcessSamplerOptions health;
     health.interval = std::chrono::nanoseconds(opts_.health_interval_ns);
     if (opts_.live) health.on_round = [this](const std::vector<ProcessSample>& round) { live_health_.update(round); };
+    if (opts_.hang_after_ns > 0) {
+      health.hang_after = std::chrono::nanoseconds(opts_.hang_after_ns);
+      health.on_hang = [this](const std::vector<pid_t>& pids, uint64_t ts_ns) { record_hang(pids, ts_ns); };
+    }
     health_sampler_ = ProcessSampler::start(
         [filter] {
           std::vector<pid_t> pids;
@@ -814,9 +822,31 @@ void BpfTracer::add_process_samples(TraceTotals& totals) {
   totals.settings.emplace_back(contract::kHealthIntervalNsSetting, std::to_string(opts_.health_interval_ns));
   if (!health_sampler_) return;
   totals.process_samples = health_sampler_->stop();
+  for (const auto& [ts_ns, stack] : hang_stacks_)
+    totals.profile.event_stacks.push_back(
+        {stack.tid, ts_ns, static_cast<uint16_t>(IB_OP_HANG), add_python_stack(totals.profile, stack.frames)});
   totals.settings.emplace_back(contract::kHealthSamplerCpuNsSetting, std::to_string(health_sampler_->cpu_ns()));
   if (std::string note = health_sampler_->note(); !note.empty()) totals.problems.push_back(std::move(note));
   health_sampler_.reset();
+}
+
+// A hang was seen (on the sampler's thread): where each thread of each process waits in Python, read
+// from user space, and a `hang` event of each such thread at that time, which its stack is keyed to.
+// A process without an interpreter this reader knows (a shell around the job) has none.
+void BpfTracer::record_hang(const std::vector<pid_t>& pids, uint64_t ts_ns) {
+  for (pid_t pid : pids) {
+    auto stacks = read_python_stacks(pid);
+    if (!stacks) continue;
+    for (ThreadPythonStack& stack : *stacks) {
+      ib_event e{};
+      e.ts_ns = ts_ns;
+      e.pid = static_cast<uint32_t>(pid);
+      e.tid = static_cast<uint32_t>(stack.tid);
+      e.op = IB_OP_HANG;
+      writer_->push(e);
+      hang_stacks_.emplace_back(ts_ns, std::move(stack));
+    }
+  }
 }
 
 void BpfTracer::record_problem(std::string problem) {

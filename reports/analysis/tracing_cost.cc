@@ -131,6 +131,12 @@ TracingCost tracing_cost(const RunContext& context) {
   const auto user = setting_number(context, contract::kJobUserNsSetting);
   const auto system = setting_number(context, contract::kJobSystemNsSetting);
   if (user && system) cost.job_cpu = JobCpu{static_cast<int64_t>(*user), static_cast<int64_t>(*system)};
+  if (const auto sampler = setting_number(context, contract::kHealthSamplerCpuNsSetting)) {
+    HealthSamplerCost h{static_cast<int64_t>(*sampler), std::nullopt};
+    if (cost.job_cpu && cost.job_cpu->user_ns + cost.job_cpu->system_ns > 0)
+      h.job_share = *sampler / static_cast<double>(cost.job_cpu->user_ns + cost.job_cpu->system_ns);
+    cost.health_sampler = h;
+  }
   if (auto programs = programs_cost(context)) cost.programs = std::move(programs).value();
   else cost.programs_unknown_because = programs.error().message;
   return cost;

@@ -68,6 +68,13 @@ struct JobCpu {
   int64_t system_ns = 0;
 };
 
+// The worker-health sampler's thread (reading /proc, its page-table walks for smaps_rollup included),
+// measured by its own CPU clock.
+struct HealthSamplerCost {
+  int64_t cpu_ns = 0;
+  std::optional<double> job_share;  // of the job's CPU time (launched jobs)
+};
+
 struct TracingCost {
   bool calls_probed = false;           // some CUDA or NCCL function was probed
   std::optional<double> entry_ns;      // calibrated: a call probed at entry only
@@ -82,6 +89,7 @@ struct TracingCost {
   std::optional<ProgramsCost> programs;
   std::string programs_unknown_because;  // when not timed
   std::optional<JobCpu> job_cpu;         // launched jobs: their CPU time (none attached, or before it was stored)
+  std::optional<HealthSamplerCost> health_sampler;  // with the sampler on
   bool known() const { return entry_ns && call_ns; }
 };
 

@@ -47,12 +47,13 @@ struct Process {
   std::string role = std::string(contract::kRoleOther);
   std::string comm;
   std::optional<int64_t> exit_ns;
+  std::optional<int64_t> start_ns;  // its fork, where the tracer saw it
 };
 
 std::map<int64_t, Process> processes(const RunContext& context) {
   std::map<int64_t, Process> out;
   for (const ThreadRecord& t : context.threads)
-    if (t.tid == t.pid) out[t.pid] = {t.role, t.comm, t.exit_ns};
+    if (t.tid == t.pid) out[t.pid] = {t.role, t.comm, t.exit_ns, t.start_ns};
   return out;
 }
 
@@ -114,21 +115,33 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const 
   std::vector<const ProcessSampleRecord*> measured;  // private dirty is only in the rows that read smaps_rollup
   for (const ProcessSampleRecord* r : rows)
     if (value(r)) measured.push_back(r);
-  // Two rollups can be all a busy large worker gets in a short run (tracer/process_sampler.h).
-  if (measured.size() < 2) return std::nullopt;
-  const MemoryCurve c = curve_of(rows);
-  const auto first = value(measured.front()), middle = value(measured[measured.size() / 2]),
-             last = value(measured.back());
-  if (!first || !middle || !last || c.last_ns <= c.first_ns) return std::nullopt;
+  // One rollup can be all a busy large worker gets in a short run (tracer/process_sampler.h). A
+  // forked worker has no private memory at its fork (every page it has is shared with the main
+  // process) when its first RSS sample already held what its rollup later found private: that is
+  // the curve's start then. A spawned worker starts small, and needs two rollups.
+  MemoryCurve c = curve_of(rows);
+  std::optional<int64_t> start_ns;  // the fork, where the curve starts there
+  if (worker && measured.size() == 1 && c.rss_first && *c.rss_first >= value(measured.front()).value_or(0) &&
+      proc->second.start_ns && *proc->second.start_ns < measured.front()->ts_ns)
+    start_ns = proc->second.start_ns;
+  if (measured.size() < 2 && !start_ns) return std::nullopt;
+  const auto first = start_ns ? std::optional<int64_t>(0) : value(measured.front()),
+             middle = value(measured[measured.size() / 2]), last = value(measured.back());
+  if (!first || !middle || !last || (!start_ns && c.last_ns <= c.first_ns)) return std::nullopt;
   const int64_t growth = *last - *first;
   if (growth < limits.growth_min_bytes) return std::nullopt;
   const int64_t later = *last - *middle;
   if (measured.size() >= 3 &&
       static_cast<double>(later) < limits.still_growing_share * static_cast<double>(growth))
     return std::nullopt;
-  const int64_t from_ns = measured.front()->ts_ns, until_ns = measured.back()->ts_ns;
+  const int64_t from_ns = start_ns.value_or(measured.front()->ts_ns), until_ns = measured.back()->ts_ns;
+  if (start_ns) {
+    c.private_dirty_first = 0;
+    c.first_ns = *start_ns;
+  }
   HealthFinding f = base_finding(HealthKind::memory_growth, Severity::medium, pid, procs);
   f.ts_ns = c.last_ns;
+  f.growth_from_fork = start_ns.has_value();
   f.memory = c;
   f.knobs = knobs;
   f.growth_bytes = growth;
@@ -219,11 +232,24 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
   for (const Event& e : in.events.of(kFatalSignalOp))
     if (e.arg == kSigBus) sigbus_pids.insert(pid_of(in.context, e.tid));
 
-  // /dev/shm: the fullest it was against its size, per mount the job saw (by size), and SIGBUS.
-  std::optional<int64_t> shm_size, shm_used_peak;
+  // /dev/shm: the fullest it was against its size, per mount the job saw (by size; the loader's
+  // processes' where they were sampled: a wrapper's first samples may precede the job's own mount),
+  // the batches in flight against the most of it free, and SIGBUS.
+  bool loader_samples = false;
+  for (const ProcessSampleRecord& r : in.samples)
+    if (auto p = procs.find(r.pid); r.shm_size_bytes && p != procs.end() &&
+                                     (p->second.role == contract::kRoleMain || p->second.role == contract::kRoleWorker))
+      loader_samples = true;
+  auto counts = [&](const ProcessSampleRecord& r) {
+    if (!r.shm_size_bytes || !r.shm_free_bytes) return false;
+    if (!loader_samples) return true;
+    auto p = procs.find(r.pid);
+    return p != procs.end() && (p->second.role == contract::kRoleMain || p->second.role == contract::kRoleWorker);
+  };
+  std::optional<int64_t> shm_size, shm_used_peak, shm_free_most;
   int64_t shm_peak_pid = 0, shm_peak_ns = 0;
   for (const ProcessSampleRecord& r : in.samples) {
-    if (!r.shm_size_bytes || !r.shm_free_bytes) continue;
+    if (!counts(r)) continue;
     const int64_t used = *r.shm_size_bytes - *r.shm_free_bytes;
     if (!shm_used_peak || used > *shm_used_peak) {
       shm_used_peak = used;
@@ -232,13 +258,20 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
       shm_peak_ns = r.ts_ns;
     }
   }
+  for (const ProcessSampleRecord& r : in.samples)
+    if (counts(r) && r.shm_size_bytes == shm_size) shm_free_most = std::max(shm_free_most.value_or(0), *r.shm_free_bytes);
   const bool shm_nearly_full =
       shm_size && *shm_size > 0 &&
       static_cast<double>(*shm_used_peak) >= limits.shm_used_share * static_cast<double>(*shm_size);
-  if (!sigbus_pids.empty() || shm_nearly_full) {
+  std::optional<int64_t> in_flight;
+  if (in.batch_bytes && knobs.in_flight_batches()) in_flight = *in.batch_bytes * *knobs.in_flight_batches();
+  const bool in_flight_too_big = in_flight && shm_free_most && static_cast<double>(*in_flight) >=
+                                                                   limits.shm_in_flight_share * static_cast<double>(*shm_free_most);
+  if (!sigbus_pids.empty() || shm_nearly_full || in_flight_too_big) {
     const int64_t pid = sigbus_pids.empty() ? shm_peak_pid : *sigbus_pids.begin();
-    HealthFinding f = base_finding(HealthKind::shm_exhausted, sigbus_pids.empty() ? Severity::medium : Severity::high,
-                                   pid, procs);
+    const bool overflows = in_flight_too_big && *in_flight > *shm_free_most;
+    HealthFinding f = base_finding(HealthKind::shm_exhausted,
+                                   sigbus_pids.empty() && !overflows ? Severity::medium : Severity::high, pid, procs);
     f.ts_ns = shm_peak_ns;
     for (const Event& e : in.events.of(kFatalSignalOp))
       if (e.arg == kSigBus && pid_of(in.context, e.tid) == pid) f.ts_ns = e.ts_ns;
@@ -247,7 +280,9 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
     f.knobs = knobs;
     f.shm_size_bytes = shm_size;
     f.shm_used_peak_bytes = shm_used_peak;
-    if (shm_used_peak && knobs.in_flight_batches()) f.in_flight_estimate_bytes = *shm_used_peak;
+    f.shm_free_bytes = shm_free_most;
+    f.batch_bytes = in.batch_bytes;
+    f.in_flight_bytes = in_flight;
     a.findings.push_back(std::move(f));
   }
 
@@ -366,6 +401,15 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const HealthFinding& x, const HealthFinding& y) { return x.severity > y.severity; });
   return a;
+}
+
+void add_hang_stacks(HealthAnalysis& analysis, const std::vector<EventStackRecord>& hang_stacks) {
+  for (HealthFinding& f : analysis.findings) {
+    if (f.kind != HealthKind::hang) continue;
+    for (HealthFinding::Waiter& w : f.waiters)
+      for (const EventStackRecord& s : hang_stacks)  // by time: the last one seen speaks
+        if (s.tid == w.pid && !s.frames.empty()) w.python_frame = s.frames.front();
+  }
 }
 
 void add_hang_wakers(HealthAnalysis& analysis, const EventSet& blocked) {

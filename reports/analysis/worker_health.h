@@ -26,6 +26,7 @@ struct HealthThresholds {
   double still_growing_share = 0.25;      // ... of which the later half of the samples holds at least this
   double cow_rss_share = 0.5;             // copy-on-write: the RSS grew less than this share of it
   double shm_used_share = 0.8;            // /dev/shm this full is a warning
+  double shm_in_flight_share = 0.8;       // ... and batches in flight needing this share of its free space
   double fd_share = 0.8;                  // descriptors this close to RLIMIT_NOFILE are a warning
   int64_t hang_after_ns = 60'000'000'000;  // the run's setting (--hang-after-s) when it has one
   double hang_awake_share = 0.25;          // a hung process may be seen running in this share of samples
@@ -69,6 +70,7 @@ struct HealthFinding {
   std::optional<double> growth_bytes_per_batch;  // over the batches delivered meanwhile
   std::optional<double> growth_bytes_per_epoch;  // x batches_per_epoch
   bool copy_on_write = false;  // private memory of a forked worker, its RSS steady: pages it shared at fork
+  bool growth_from_fork = false;  // measured from the worker's fork (no private memory then) to its one rollup
   std::optional<int64_t> projected_epoch_end_bytes;  // its private memory at the epoch's end, at this rate
   std::optional<int64_t> machine_memory_bytes;
   int workers_growing = 0;  // forked workers growing alike (the finding names the fastest)
@@ -77,7 +79,9 @@ struct HealthFinding {
   // shm_exhausted
   bool sigbus = false;  // a traced process died of SIGBUS
   std::optional<int64_t> shm_size_bytes, shm_used_peak_bytes;
-  std::optional<int64_t> in_flight_estimate_bytes;  // batches in flight x the bytes one holds (measured)
+  std::optional<int64_t> shm_free_bytes;   // the most of it free at a sample: the room the loader has
+  std::optional<int64_t> batch_bytes;      // the largest batch's tensor bytes (the observer's)
+  std::optional<int64_t> in_flight_bytes;  // batch_bytes x num_workers x prefetch_factor
   // fd_limit
   std::optional<int64_t> fds_peak, fd_limit;
   // hang
@@ -87,6 +91,8 @@ struct HealthFinding {
     std::string role;
     std::string wchan;                // where its main thread slept throughout
     std::optional<int64_t> woken_by;  // the thread whose wakeup ended the sleep, when it ended
+    // Where its main thread waited in Python (its innermost frame), read when the tracer saw the hang.
+    std::optional<ProfileFrame> python_frame;
   };
   std::vector<Waiter> waiters;
   // what ended the run, when it died of this (the job's exit status or signal)
@@ -105,6 +111,7 @@ struct HealthInputs {
   const RunContext& context;
   const std::vector<ProcessSampleRecord>& samples;
   const EventSet& events;  // oom_kill, fatal_signal, batch_wait, offcpu_blocked (of the main threads)
+  std::optional<int64_t> batch_bytes = std::nullopt;  // the largest batch's tensor bytes, where counted
 };
 // The ops HealthInputs::events holds.
 const std::vector<std::string>& health_ops();
@@ -113,5 +120,7 @@ HealthAnalysis analyze_worker_health(const HealthInputs& inputs);
 // A hang's waiters: the thread whose wakeup ended each one's sleep (offcpu_blocked events of their
 // main threads overlapping the hang), where one did.
 void add_hang_wakers(HealthAnalysis& analysis, const EventSet& blocked);
+// A hang's waiters: where each one's main thread waited in Python (the stacks of its `hang` events).
+void add_hang_stacks(HealthAnalysis& analysis, const std::vector<EventStackRecord>& hang_stacks);
 
 }  // namespace ingero::reports

@@ -608,6 +608,40 @@ Result<std::vector<ProcessSampleRecord>> TraceFile::process_samples(int64_t run_
   return samples;
 }
 
+Result<std::vector<EventStackRecord>> TraceFile::event_stacks(int64_t run_id, std::string_view op) const {
+  // Each event's node, then its callers' nodes up to the outermost (depth 0: the innermost frame).
+  auto stmt = db_.prepare(
+      "WITH RECURSIVE chain(tid, ts_ns, stack_id, depth) AS ("
+      " SELECT s.tid, s.ts_ns, s.stack_id, 0 FROM event_stacks s JOIN ops o ON o.op = s.op"
+      " WHERE s.run_id = ?1 AND o.name = ?2"
+      " UNION ALL SELECT c.tid, c.ts_ns, p.parent_id, c.depth + 1 FROM chain c JOIN profile_stacks p"
+      " ON p.run_id = ?1 AND p.stack_id = c.stack_id WHERE p.parent_id IS NOT NULL AND c.depth < 256)"
+      " SELECT c.tid, c.ts_ns, f.kind, f.name, f.file, f.line, f.line_kind FROM chain c"
+      " JOIN profile_stacks p ON p.run_id = ?1 AND p.stack_id = c.stack_id"
+      " JOIN profile_frames f ON f.run_id = ?1 AND f.frame_id = p.frame_id ORDER BY c.tid, c.ts_ns, c.depth");
+  if (!stmt) return query_failed(db_, "event_stacks");
+  stmt->bind(1, run_id).bind(2, op);
+  std::vector<EventStackRecord> stacks;
+  Status read = stmt->for_each_row([&](const sql::Statement& row) {
+    const int64_t tid = row.column_int(0), ts = row.column_int(1);
+    if (stacks.empty() || stacks.back().tid != tid || stacks.back().ts_ns != ts) stacks.push_back({tid, ts, {}});
+    stacks.back().frames.push_back({row.column_text(2), row.column_text(3), row.column_text(4),
+                                    row.column_optional_int(5), row.column_text(6)});
+  });
+  if (!read) return query_failed(db_, "event_stacks");
+  return stacks;
+}
+
+Result<std::optional<int64_t>> TraceFile::largest_batch_bytes(int64_t run_id) const {
+  std::optional<int64_t> largest;
+  Status read = read_run_rows(db_, "events",
+                              "SELECT max(e.bytes) FROM events e JOIN ops o ON o.op = e.op WHERE e.run_id = ? AND "
+                              "o.name = 'batch_wait' AND e.bytes IS NOT NULL",
+                              run_id, [&](const sql::Statement& row) { largest = row.column_optional_int(0); });
+  if (!read) return read.error();
+  return largest;
+}
+
 Result<std::vector<ProcessCallTotals>> TraceFile::process_calls(int64_t run_id, std::string_view category) const {
   auto stmt = db_.prepare(fmt::format(
       "SELECT c.pid, {}, max(s.estimated_calls), max(s.estimated_low), max(s.estimated_high), max(s.attached_ns), "

@@ -330,6 +330,13 @@ struct EventKey {
   std::string op;
   bool operator<(const EventKey& o) const { return std::tie(tid, ts_ns, op) < std::tie(o.tid, o.ts_ns, o.op); }
 };
+// One event's stack (event_stacks): its frames, innermost first.
+struct EventStackRecord {
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+  std::vector<ProfileFrame> frames;
+};
+
 struct ProfileRecord {
   std::map<int64_t, ProfileFrame> frames;
   std::map<int64_t, ProfileStackNode> stacks;
@@ -373,6 +380,10 @@ class TraceFile {
   Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
   // The run's process_samples, by process and time (none in files before schema version 10).
   Result<std::vector<ProcessSampleRecord>> process_samples(int64_t run_id) const;
+  // The stacks of the run's events of one op (event_stacks), by thread and time.
+  Result<std::vector<EventStackRecord>> event_stacks(int64_t run_id, std::string_view op) const;
+  // The largest batch's tensor bytes (the observer's batch_wait bytes); empty where none was counted.
+  Result<std::optional<int64_t>> largest_batch_bytes(int64_t run_id) const;
   // Every run with ranked threads, by run id.
   Result<std::vector<RunRanks>> ranked_runs() const;
   // The run's CPU profile: samples whose bucket starts in [from, until) (all when unset), with the

@@ -41,19 +41,34 @@ const JsonShape<WordedFinding>& health_shape() {
        {"growth_bytes_per_batch", nullable(number()), [](const W& w) { return optional_number(w.finding.growth_bytes_per_batch); }},
        {"growth_bytes_per_epoch", nullable(number()), [](const W& w) { return optional_number(w.finding.growth_bytes_per_epoch); }},
        {"copy_on_write", boolean("private memory of a forked worker"), [](const W& w) { return json(w.finding.copy_on_write); }},
+       {"growth_from_fork", boolean("counted from the worker's fork (no private memory then) to its one smaps_rollup"),
+        [](const W& w) { return json(w.finding.growth_from_fork); }},
        {"projected_epoch_end_bytes", nullable(integer()), [](const W& w) { return optional_int(w.finding.projected_epoch_end_bytes); }},
        {"machine_memory_bytes", nullable(integer()), [](const W& w) { return optional_int(w.finding.machine_memory_bytes); }},
        {"rss_peak_bytes", nullable(integer()), [](const W& w) { return optional_int(w.finding.memory.rss_peak); }},
        {"shm_size_bytes", nullable(integer()), [](const W& w) { return optional_int(w.finding.shm_size_bytes); }},
        {"shm_used_peak_bytes", nullable(integer()), [](const W& w) { return optional_int(w.finding.shm_used_peak_bytes); }},
+       {"shm_free_bytes", nullable(integer("the most of /dev/shm free at a sample")),
+        [](const W& w) { return optional_int(w.finding.shm_free_bytes); }},
+       {"batch_bytes", nullable(integer("the largest batch's tensor bytes, as the observer counted them")),
+        [](const W& w) { return optional_int(w.finding.batch_bytes); }},
+       {"in_flight_bytes", nullable(integer("batch_bytes × num_workers × prefetch_factor")),
+        [](const W& w) { return optional_int(w.finding.in_flight_bytes); }},
        {"fds_peak", nullable(integer()), [](const W& w) { return optional_int(w.finding.fds_peak); }},
        {"fd_limit", nullable(integer()), [](const W& w) { return optional_int(w.finding.fd_limit); }},
        {"hang_ns", integer(), [](const W& w) { return json(w.finding.hang_ns); }},
-       {"waiters", array_of(object({{"pid", integer()}, {"role", string()}, {"wchan", string()}, {"woken_by", nullable(integer())}})),
+       {"waiters", array_of(object({{"pid", integer()}, {"role", string()}, {"wchan", string()}, {"woken_by", nullable(integer())},
+                                    {"python_function", nullable(string("where its main thread waited in Python, read when the hang was seen"))},
+                                    {"python_file", nullable(string())}, {"python_line", nullable(integer())}})),
         [](const W& w) {
           json out = json::array();
-          for (const auto& x : w.finding.waiters)
-            out.push_back({{"pid", x.pid}, {"role", x.role}, {"wchan", x.wchan}, {"woken_by", optional_int(x.woken_by)}});
+          for (const auto& x : w.finding.waiters) {
+            const auto& py = x.python_frame;
+            out.push_back({{"pid", x.pid}, {"role", x.role}, {"wchan", x.wchan}, {"woken_by", optional_int(x.woken_by)},
+                           {"python_function", py ? json(py->name) : json(nullptr)},
+                           {"python_file", py ? json(py->file) : json(nullptr)},
+                           {"python_line", py ? optional_int(py->line) : json(nullptr)}});
+          }
           return out;
         }}});
   return shape;

@@ -720,6 +720,16 @@ const JsonShape<JobCpu>& job_cpu_shape() {
   return shape;
 }
 
+const JsonShape<HealthSamplerCost>& health_sampler_cost_shape() {
+  using namespace json_schema;
+  static const JsonShape<HealthSamplerCost> shape(
+      "the worker-health sampler's thread, by its own CPU clock (reading /proc, the page-table walks of "
+      "smaps_rollup included)",
+      {{"cpu_ns", integer(), member(&HealthSamplerCost::cpu_ns)},
+       {"job_share", nullable(number("cpu_ns / the job's CPU time")), optional_member(&HealthSamplerCost::job_share)}});
+  return shape;
+}
+
 const JsonShape<TracingCost>& tracing_cost_shape() {
   using namespace json_schema;
   using C = TracingCost;
@@ -749,6 +759,8 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
         [](const C& c) { return c.programs ? json(nullptr) : json(c.programs_unknown_because); }},
        {"job_cpu", nullable(job_cpu_shape().schema()),
         [](const C& c) { return c.job_cpu ? job_cpu_shape().write(*c.job_cpu) : json(nullptr); }},
+       {"health_sampler", nullable(health_sampler_cost_shape().schema()),
+        [](const C& c) { return c.health_sampler ? health_sampler_cost_shape().write(*c.health_sampler) : json(nullptr); }},
        {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
   return shape;
 }

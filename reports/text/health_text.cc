@@ -50,6 +50,9 @@ HealthWords growth_words(const HealthFinding& f) {
                           f.growth_bytes_per_epoch ? fmt::format(", {} per epoch", format_bytes(*f.growth_bytes_per_epoch)) : "", alike);
   if (f.copy_on_write) w.summary += ": copy-on-write of the dataset's Python objects";
   w.evidence.push_back(curve_text(f.memory));
+  if (f.growth_from_fork)
+    w.evidence.push_back("its private memory read once, counted from its fork: a forked worker then shares every "
+                         "page it has with the main process, and its first RSS already held what became private");
   if (f.copy_on_write)
     w.evidence.push_back(
         "the growth is private memory of a forked worker: pages it shared with the main process at fork, copied "
@@ -99,17 +102,38 @@ HealthWords oom_words(const HealthFinding& f) {
   return w;
 }
 
+// "the batches in flight need 32 MB (4 × 8.0 MB batches) of the 16 MB free", or "" when not counted.
+std::string in_flight_text(const HealthFinding& f) {
+  if (!f.in_flight_bytes) return "";
+  return fmt::format("the batches in flight need {} ({} × {} batches) of the {} free", bytes_text(f.in_flight_bytes),
+                     f.knobs.in_flight_batches().value_or(0), bytes_text(f.batch_bytes), bytes_text(f.shm_free_bytes));
+}
+
 HealthWords shm_words(const HealthFinding& f) {
   HealthWords w;
   w.title = "/dev/shm";
+  const std::string in_flight = in_flight_text(f);
   if (f.sigbus)
-    w.summary = fmt::format("{} died of SIGBUS: the /dev/shm the job sees ({}) ran out of room for the batches in flight",
-                            process_text(f), bytes_text(f.shm_size_bytes));
+    w.summary = fmt::format("{} died of SIGBUS: the /dev/shm the job sees ({}) ran out of room{}", process_text(f),
+                            bytes_text(f.shm_size_bytes),
+                            in_flight.empty() ? " for the batches in flight" : ": " + in_flight);
+  else if (!in_flight.empty() && f.shm_free_bytes &&
+           static_cast<double>(*f.in_flight_bytes) >= 0.8 * static_cast<double>(*f.shm_free_bytes))
+    w.summary = fmt::format("/dev/shm will run out: {} ({}) in the /dev/shm the job sees ({})", in_flight,
+                            format_percent(static_cast<double>(*f.in_flight_bytes) /
+                                           static_cast<double>(std::max<int64_t>(1, *f.shm_free_bytes))),
+                            bytes_text(f.shm_size_bytes));
   else
     w.summary = fmt::format("/dev/shm was {} full ({} of {}): the batches in flight will not fit much longer",
                             format_percent(static_cast<double>(f.shm_used_peak_bytes.value_or(0)) /
                                            static_cast<double>(std::max<int64_t>(1, f.shm_size_bytes.value_or(1)))),
                             bytes_text(f.shm_used_peak_bytes), bytes_text(f.shm_size_bytes));
+  if (f.in_flight_bytes)
+    w.evidence.push_back(fmt::format("each batch holds {} of tensors (the largest the loop received): {} × {} in "
+                                     "flight = {}, against {} free at most in /dev/shm",
+                                     bytes_text(f.batch_bytes), bytes_text(f.batch_bytes),
+                                     f.knobs.in_flight_batches().value_or(0), bytes_text(f.in_flight_bytes),
+                                     bytes_text(f.shm_free_bytes)));
   if (f.shm_used_peak_bytes)
     w.evidence.push_back(fmt::format("the most of it in use at a sample: {} of {}", bytes_text(f.shm_used_peak_bytes),
                                      bytes_text(f.shm_size_bytes)));
@@ -136,14 +160,23 @@ HealthWords fd_words(const HealthFinding& f) {
   return w;
 }
 
+// " at dataset.py:31 in Dataset.__getitem__" (the file's last part), or "" without a frame.
+std::string python_line_text(const std::optional<ProfileFrame>& frame) {
+  if (!frame) return "";
+  const size_t slash = frame->file.rfind('/');
+  const std::string file = slash == std::string::npos ? frame->file : frame->file.substr(slash + 1);
+  return fmt::format(" at {}:{} in {}", file.empty() ? "?" : file,
+                     frame->line ? std::to_string(*frame->line) : std::string("?"), frame->name);
+}
+
 HealthWords hang_words(const HealthFinding& f) {
   HealthWords w;
   w.title = "hang";
   w.summary = fmt::format("no batch for {} while every worker and the main thread slept: a hang",
                           format_duration_ns(static_cast<double>(f.hang_ns)));
   for (const auto& waiter : f.waiters)
-    w.evidence.push_back(fmt::format("{} {}: asleep in {} ({}){}", waiter.role, waiter.pid, waiter.wchan,
-                                     wait_channel_text(waiter.wchan),
+    w.evidence.push_back(fmt::format("{} {}: asleep in {} ({}){}{}", waiter.role, waiter.pid, waiter.wchan,
+                                     wait_channel_text(waiter.wchan), python_line_text(waiter.python_frame),
                                      waiter.woken_by ? fmt::format(", woken at last by thread {}", *waiter.woken_by)
                                                      : ", never woken while traced"));
   w.change = "a worker forked while another thread held a lock waits for it forever (pytorch#45198): start "

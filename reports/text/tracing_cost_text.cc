@@ -57,6 +57,15 @@ std::string job_cpu_line(const JobCpu& cpu) {
                      format_duration_ns(static_cast<double>(cpu.system_ns)));
 }
 
+// "the worker-health sampler read /proc for 9.1 ms of its own CPU: 0.3 % of the job's"
+std::string health_sampler_line(const HealthSamplerCost& h) {
+  std::string line = fmt::format("the worker-health sampler read /proc for {} of its own CPU (memory, descriptors, "
+                                 "/dev/shm, where processes slept)",
+                                 format_duration_ns(static_cast<double>(h.cpu_ns)));
+  if (h.job_share) line += fmt::format(": {} of the job's", format_percent(*h.job_share));
+  return line;
+}
+
 // What a sampled count's rates were taken per, as a clause ("" when the trace did not record it).
 std::string rate_clock_clause(const std::string& clock) {
   if (clock == contract::rate_clock::kOnCpu) return ", its rate per second its calling threads ran";
@@ -116,6 +125,7 @@ std::vector<std::string> tracing_cost_lines(const TracingCost& cost) {
   if (cost.programs) lines.push_back(programs_line(*cost.programs));
   if (cost.programs && cost.programs->profile) lines.push_back(profile_line(*cost.programs));
   if (cost.job_cpu) lines.push_back(job_cpu_line(*cost.job_cpu));
+  if (cost.health_sampler) lines.push_back(health_sampler_line(*cost.health_sampler));
   return lines;
 }
 

@@ -70,6 +70,16 @@ class Health : public ::testing::Test {
     return nullptr;
   }
 
+  // The line of health_job.py that holds `text` (1-based).
+  static int line_in_job(const std::string& text) {
+    std::ifstream in(kJob);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (line.find(text) != std::string::npos) return n;
+    return -1;
+  }
+  static std::string fmt_line(int line) { return "health_job.py:" + std::to_string(line) + " in Locked.__getitem__"; }
+
   fs::path dir_;
   std::string traced_;
 };
@@ -144,6 +154,11 @@ TEST_F(Health, ASmallDevShmInTheJobsOwnNamespaceEndsInSigbusAndIsNamed) {
   EXPECT_TRUE((*f)["summary"].get<std::string>().find("SIGBUS") != std::string::npos) << f->dump(2);
   EXPECT_EQ((*f)["fatal_signal"], 7);
   EXPECT_EQ((*f)["shm_size_bytes"], 16 << 20);  // the job's /dev/shm, not this machine's
+  // The batches the loop received (8 MB each) × num_workers 2 × prefetch_factor 2, counted by the observer.
+  EXPECT_EQ((*f)["batch_bytes"], 8 << 20) << f->dump(2);
+  EXPECT_EQ((*f)["in_flight_bytes"], 32 << 20);
+  EXPECT_NE((*f)["summary"].get<std::string>().find("the batches in flight need 33.6 MB"), std::string::npos)
+      << (*f)["summary"];
   EXPECT_NE((*f)["change"].get<std::string>().find("--shm-size"), std::string::npos);
 }
 
@@ -163,10 +178,17 @@ TEST_F(Health, ADeadlockAfterForkIsAHangShowingWhereEachWaits) {
   const auto* f = finding(report, "hang");
   ASSERT_NE(f, nullptr) << report.dump(2) << traced_;
   EXPECT_GE((*f)["hang_ns"].get<int64_t>(), 2'000'000'000);
-  bool worker_on_futex = false;
-  for (const auto& w : (*f)["waiters"])
+  bool worker_on_futex = false, worker_at_the_lock = false;
+  const int lock_line = line_in_job("with held:  # in a forked worker");
+  for (const auto& w : (*f)["waiters"]) {
     worker_on_futex |= w["role"] == "worker" && w["wchan"].get<std::string>().find("futex") != std::string::npos;
+    // Read from the worker when the hang was seen: the dataset's line that takes the lock.
+    worker_at_the_lock |= w["role"] == "worker" && w["python_line"] == lock_line &&
+                          w["python_function"] == "Locked.__getitem__";
+  }
   EXPECT_TRUE(worker_on_futex) << f->dump(2);
+  EXPECT_TRUE(worker_at_the_lock) << f->dump(2);
+  EXPECT_NE((*f)["evidence"].dump().find(fmt_line(lock_line)), std::string::npos) << f->dump(2);
 }
 
 TEST_F(Health, AHealthyRunIsNamedNothing) {

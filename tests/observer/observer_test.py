@@ -323,6 +323,13 @@ class LoaderRecordsTest(TempDirTest):
                     self.assertEqual(frames[-1][:2], ["<module>", job], frames)
         self.assertEqual(len(stacks), 1)  # one loop asked for every batch
 
+    def test_rows_carry_the_batch_tensor_bytes(self):
+        # A batch is (rows of 3 float32, their int64 indices): 20 bytes a sample; the last is short.
+        for loader, spec in enumerate(self.specs):
+            rows = rows_of(self.main, loader, 0)
+            sizes = [min(spec["batch_size"], SAMPLES - i * spec["batch_size"]) for i in range(len(rows))]
+            self.assertEqual([r[4] for r in rows], [20 * n for n in sizes], loader)
+
     def test_knobs_match_arguments(self):
         loaders = of_type(self.main, "loader")
         self.assertEqual([r["loader"] for r in loaders], [0, 1, 2])

@@ -223,7 +223,8 @@ TEST(ExplainCommand, AnInterruptedRunThatKeptEpochsKeepsItsVerdict) {
 // The kernel programs' times as the tracer stores them (tracer.cc's kProgramTimeSetting) give the
 // programs' cost as a share of the traced threads' on-CPU time, in JSON and words; a run without
 // them, or with unreadable ones, says why.
-TracingCost tracing_cost_with(const std::string& name, const std::optional<std::string>& programs) {
+TracingCost tracing_cost_with(const std::string& name, const std::optional<std::string>& programs,
+                              const std::vector<std::pair<std::string_view, std::string>>& settings = {}) {
   const std::string path = temp_db_path(name);
   auto db = TraceFixture::create(path);
   RunSpec run;
@@ -234,6 +235,7 @@ TracingCost tracing_cost_with(const std::string& name, const std::optional<std::
   db->add_thread_stats(id, {kWorkerA, kMain, {10, 0, 200 * kMs, 800 * kMs, kMs, 0, 0, 0, 0, 0}});
   db->add_event(id, "offcpu_blocked", 0, 400 * kMs, kMain, kMain);
   if (programs) db->set_setting(id, std::string(contract::kProgramTimeSetting), *programs);
+  for (const auto& [key, value] : settings) db->set_setting(id, std::string(key), value);
   db.reset();
   auto trace = TraceFile::open(path);
   EXPECT_TRUE(trace.ok());
@@ -284,6 +286,24 @@ TEST(TracingCost, TheCpuProfilesProgramIsShownApart) {
   EXPECT_TRUE(to_json(tracing_cost_with("program-time-no-profile", R"({"on_fork":{"runs":4,"ns":2000}})"))
                   ["kernel_programs"]["profile_program"]
                       .is_null());
+}
+
+TEST(TracingCost, TheHealthSamplersOwnCpuIsAShareOfTheJobs) {
+  const TracingCost cost = tracing_cost_with("health-sampler", std::nullopt,
+                                             {{contract::kJobUserNsSetting, "3000000000"},
+                                              {contract::kJobSystemNsSetting, "1000000000"},
+                                              {contract::kHealthSamplerCpuNsSetting, "12000000"}});
+  ASSERT_TRUE(cost.health_sampler);
+  EXPECT_EQ(cost.health_sampler->cpu_ns, 12'000'000);
+  ASSERT_TRUE(cost.health_sampler->job_share);
+  EXPECT_NEAR(*cost.health_sampler->job_share, 0.003, 1e-12);
+  const auto lines = tracing_cost_lines(cost);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("the worker-health sampler read /proc for 12 ms of its own CPU"), std::string::npos)
+      << lines.back();
+  EXPECT_NE(lines.back().find(": 0.3 % of the job's"), std::string::npos) << lines.back();
+  EXPECT_EQ(to_json(cost)["health_sampler"]["cpu_ns"], 12'000'000);
+  EXPECT_TRUE(to_json(tracing_cost_with("health-sampler-off", std::nullopt))["health_sampler"].is_null());
 }
 
 TEST(TracingCost, ARunWithoutReadableProgramTimesSaysWhy) {

@@ -31,6 +31,7 @@
 #include "common/unique_fd.h"
 #include "tracer/cpython_layout.h"
 #include "tracer/elf_symbols.h"
+#include "tracer/hang_stacks.h"
 
 namespace ingero::tracer {
 namespace {
@@ -243,6 +244,39 @@ TEST(CpythonLayout, DebianPython311HasItsLayout) {
   auto none = walk_python_stack(rt->layout, memory, 999999);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("has no Python thread state"), std::string::npos) << none.error().message;
+}
+
+// A hung job's stacks as the tracer reads them (tracer/hang_stacks.h): every Python thread, its
+// innermost frame first, with the executing line.
+TEST(HangStacks, EveryPythonThreadOfAProcessIsReadWithItsLine) {
+  REQUIRE_ROOT();
+  if (access("/usr/bin/python3.11", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  ScriptFile script;
+  auto child = spawn({"/usr/bin/python3.11", "-u", script.path});
+  ASSERT_TRUE(child && child->read_line());
+  auto stacks = read_python_stacks(child->pid);
+  ASSERT_TRUE(stacks) << stacks.error().message;
+  ASSERT_EQ(stacks->size(), 2u);
+  std::map<std::string, PythonFrameInfo> innermost;
+  for (const ThreadPythonStack& s : *stacks) innermost[s.frames.front().qualname] = s.frames.front();
+  ASSERT_TRUE(innermost.count("Inner.nap") && innermost.count("Inner.work"));
+  EXPECT_EQ(innermost["Inner.nap"].line, line_of("NAP"));
+  EXPECT_EQ(innermost["Inner.nap"].file, script.path);
+  EXPECT_EQ(innermost["Inner.work"].line, line_of("BUSY"));
+}
+
+// Two stacks that share their callers share the profile's frames and nodes; the id is the innermost's.
+TEST(HangStacks, StacksAreInternedIntoTheProfile) {
+  CpuProfile profile;
+  auto frame = [](const char* name, int line) { return PythonFrameInfo{name, "/job/train.py", line, PythonLineKind::executing}; };
+  const int64_t a = add_python_stack(profile, {frame("wait", 9), frame("loop", 5), frame("<module>", 1)});
+  const int64_t b = add_python_stack(profile, {frame("fetch", 12), frame("loop", 5), frame("<module>", 1)});
+  EXPECT_EQ(profile.frames.size(), 4u);
+  EXPECT_EQ(profile.stacks.size(), 4u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(profile.stacks[a - 1].parent_id, profile.stacks[b - 1].parent_id);
+  EXPECT_EQ(profile.frames[profile.stacks[a - 1].frame_id - 1].name, "wait");
+  EXPECT_EQ(add_python_stack(profile, {frame("wait", 9), frame("loop", 5), frame("<module>", 1)}), a);
 }
 
 TEST(CpythonLayout, NonPythonProcessSaysWhy) {

@@ -91,7 +91,7 @@ std::string epoch_line(int pid, int loader, int epoch) {
          "\n";
 }
 
-// rows: [index, wait_start_ns, wait_ns]
+// rows: [index, wait_start_ns, wait_ns] and, from observers that count them, the batch's tensor bytes
 std::string batches_line(int pid, int loader, int tid, const json& rows, int epoch = 0) {
   return json{{"type", "batches"}, {"pid", pid}, {"loader", loader}, {"epoch", epoch}, {"tid", tid}, {"rows", rows}}
              .dump() +
@@ -139,6 +139,23 @@ TEST_F(ObserverTailTest, OnlyCompleteLinesCountAndACutLineIsReadWhenItEnds) {
   EXPECT_EQ(first->loader, 0);
   EXPECT_EQ(first->batch_starts.size(), 4u);
   EXPECT_EQ(tail.busiest(7), nullptr) << "no loader has index 7";
+}
+
+// A row's fourth field, the batch's tensor bytes, becomes its batch_wait event's bytes; rows without
+// it (older observers) or with null (a batch with no tensor) have none.
+TEST_F(ObserverTailTest, TheBatchBytesReachTheBatchWaitEvents) {
+  append("observer-4242.jsonl", process_line(4242) + loader_line(4242, 0, knobs(2, false), json::object()) +
+                                    epoch_line(4242, 0, 0) +
+                                    batches_line(4242, 0, 4242,
+                                                 json{{0, 1000, 10, nullptr, 8 << 20}, {1, 2000, 10, nullptr, nullptr}, {2, 3000, 10}}));
+  const ObservedJob job = read_observed_job(dir(), {});
+  std::vector<std::optional<int64_t>> bytes;
+  for (const WorkloadEvent& e : job.events)
+    if (e.op == "batch_wait") bytes.push_back(e.bytes);
+  ASSERT_EQ(bytes.size(), 3u);
+  EXPECT_EQ(bytes[0], 8 << 20);
+  EXPECT_FALSE(bytes[1]);
+  EXPECT_FALSE(bytes[2]);
 }
 
 TEST_F(ObserverTailTest, LoaderLinesGiveKnobsOverridesAndTheOverrideError) {

@@ -7,7 +7,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -69,11 +71,12 @@ TEST(ProcessSampler, StatusGivesRssAndSwapInBytes) {
 }
 
 // A rollup walks the page tables: after one that took d, the process's next waits until it has run
-// d / rollup_share, and its rows meanwhile still carry what status gives.
+// what keeps its rollups within rollup_share, and its rows meanwhile still carry what status gives.
 TEST(ProcessSampler, AnExpensiveRollupIsReadLessOftenThanTheRest) {
   ProcessSamplerOptions options;
   options.interval = std::chrono::milliseconds(20);
-  options.rollup_share = 1e-7;  // any read's time / 1e-7: far beyond this test
+  options.rollup_share = 1e-7;          // any read's time / 1e-7: far beyond this test
+  options.rollup_ns_per_rss_mb = 0;     // the first is expected to cost nothing: read at once
   auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{getpid()}; }, options);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   std::vector<ProcessSample> samples = sampler->stop();
@@ -83,6 +86,86 @@ TEST(ProcessSampler, AnExpensiveRollupIsReadLessOftenThanTheRest) {
     EXPECT_FALSE(samples[i].private_dirty_bytes) << i;
     EXPECT_TRUE(samples[i].rss_bytes) << i;
   }
+}
+
+// The first rollup is paid for too: a 1 GB process (10 ms expected at 10 µs per MB) is not walked
+// before it has run 10 ms / rollup_share on the CPU (its /proc/PID/stat says how long it ran).
+TEST(ProcessSampler, TheFirstRollupWaitsUntilTheProcessHasRunItsExpectedCost) {
+  TempDir proc;
+  write_file(proc.file("42/status"), "Name:\tpython3\nVmRSS:\t1048576 kB\n");
+  write_file(proc.file("42/smaps_rollup"), kRollup);
+  write_file(proc.file("42/fd/0"), "");
+  auto set_cpu_s = [&](int seconds) {
+    const long ticks = seconds * sysconf(_SC_CLK_TCK);
+    write_file(proc.file("42/stat.new"), "42 (python3) S 1 42 42 0 -1 0 0 0 0 0 " + std::to_string(ticks) + " 0 0 0\n");
+    std::filesystem::rename(proc.file("42/stat.new"), proc.file("42/stat"));  // never read half-written
+  };
+  set_cpu_s(0);
+  ProcessSamplerOptions options;
+  options.proc_root = proc.path();
+  options.interval = std::chrono::milliseconds(10);
+  options.rollup_share = 0.01;             // 10 ms of rollup per 1 s of the process's CPU
+  options.rollup_ns_per_rss_mb = 10'000;
+  auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{42}; }, options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  set_cpu_s(2);  // now it has run what its first rollup costs, twice over
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  std::vector<ProcessSample> samples = sampler->stop();
+  ASSERT_GE(samples.size(), 4u);
+  EXPECT_FALSE(samples.front().private_dirty_bytes);
+  EXPECT_EQ(samples.front().rss_bytes, 1ull << 30);  // from status
+  EXPECT_EQ(samples.back().private_dirty_bytes, 180000ull * 1024);
+}
+
+// A fake process that sleeps in wchan and has run cpu_s seconds (its stat written whole).
+void fake_process(TempDir& proc, int pid, const std::string& wchan, long ticks) {
+  const std::string dir = std::to_string(pid) + "/";
+  write_file(proc.file(dir + "status"), "Name:\tpython3\nVmRSS:\t1000 kB\n");
+  write_file(proc.file(dir + "wchan"), wchan);
+  write_file(proc.file(dir + "fd/0"), "");
+  write_file(proc.file(dir + "stat.new"), std::to_string(pid) + " (python3) S 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(ticks) + " 0 0 0\n");
+  std::filesystem::rename(proc.file(dir + "stat.new"), proc.file(dir + "stat"));
+}
+
+// Every process asleep and none running for hang_after: on_hang, once, with the processes.
+TEST(ProcessSampler, AHangIsSeenOnceWhenEveryProcessSleepsWithoutRunning) {
+  TempDir proc;
+  fake_process(proc, 42, "futex_wait_queue", 100);
+  fake_process(proc, 43, "anon_pipe_read", 7);
+  ProcessSamplerOptions options;
+  options.proc_root = proc.path();
+  options.interval = std::chrono::milliseconds(10);
+  options.hang_after = std::chrono::milliseconds(60);
+  std::mutex mutex;
+  std::vector<std::vector<pid_t>> hangs;
+  options.on_hang = [&](const std::vector<pid_t>& pids, uint64_t) {
+    std::lock_guard lock(mutex);
+    hangs.push_back(pids);
+  };
+  auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{43, 42}; }, options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  sampler->stop();
+  ASSERT_EQ(hangs.size(), 1u);
+  EXPECT_EQ(hangs[0], (std::vector<pid_t>{42, 43}));
+}
+
+// A process that keeps running (its CPU time climbing) is no hang, asleep at each sample or not.
+TEST(ProcessSampler, NoHangWhileAProcessRuns) {
+  TempDir proc;
+  fake_process(proc, 42, "futex_wait_queue", 0);
+  ProcessSamplerOptions options;
+  options.proc_root = proc.path();
+  options.interval = std::chrono::milliseconds(10);
+  options.hang_after = std::chrono::milliseconds(60);
+  std::atomic<int> hangs{0};
+  options.on_hang = [&](const std::vector<pid_t>&, uint64_t) { ++hangs; };
+  auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{42}; }, options);
+  for (long ticks = 0; ticks < 250; ticks += 5) {  // 50 ms of CPU per 5 ms: running flat out
+    fake_process(proc, 42, "futex_wait_queue", ticks * sysconf(_SC_CLK_TCK) / 100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  sampler->stop();
+  EXPECT_EQ(hangs.load(), 0);
 }
 
 TEST(ProcessSampler, AFakeProcessIsReadAndAMissingOneIsNothing) {
@@ -106,6 +189,7 @@ TEST(ProcessSampler, AFakeProcessIsReadAndAMissingOneIsNothing) {
 TEST(ProcessSampler, ThisProcessIsSampledOnItsThreadAtTheInterval) {
   ProcessSamplerOptions options;
   options.interval = std::chrono::milliseconds(20);
+  options.rollup_ns_per_rss_mb = 0;  // expected to cost nothing: this test's process has run little
   auto sampler = ProcessSampler::start([] { return std::vector<pid_t>{getpid()}; }, options);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   std::vector<ProcessSample> samples = sampler->stop();
@@ -115,7 +199,7 @@ TEST(ProcessSampler, ThisProcessIsSampledOnItsThreadAtTheInterval) {
   EXPECT_GT(s.ts_ns, samples.front().ts_ns);
   EXPECT_GT(s.rss_bytes.value_or(0), 1u << 20);
   EXPECT_GE(s.fds.value_or(0), 3u);
-  EXPECT_TRUE(samples.front().private_dirty_bytes);  // the first rollup is read at once
+  EXPECT_TRUE(samples.front().private_dirty_bytes);  // the first rollup, expected free, is read at once
   EXPECT_TRUE(s.shm_free_bytes || !std::filesystem::exists("/dev/shm"));
   EXPECT_TRUE(sampler->note().empty());
 }

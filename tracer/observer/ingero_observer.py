@@ -53,10 +53,11 @@ kernel thread id (threading.get_native_id()). Lines, in the order written:
       a stack of Python frames that asked for batches, innermost first (the caller of next(), the
       observer's and torch.utils.data's own frames skipped; line: the line executing), at most 16
       frames; written once per process before the first row that names it. S counts from 0.
-  {"type":"batches","pid":P,"loader":L,"epoch":E,"tid":T,"rows":[[index,wait_start_ns,wait_ns,S],...]}
+  {"type":"batches","pid":P,"loader":L,"epoch":E,"tid":T,"rows":[[index,wait_start_ns,wait_ns,S,bytes],...]}
       the next() calls on that epoch's iterator from thread T that returned a batch: index within
-      the epoch from 0, the call's start and its duration, and the id of its caller's stack line
-      (null past 4096 distinct stacks). Rows are buffered and written when a
+      the epoch from 0, the call's start and its duration, the id of its caller's stack line
+      (null past 4096 distinct stacks), and the bytes of the batch's tensors (null when it holds
+      none: _batch_bytes). Rows are buffered and written when a
       record comes 0.5 s or more after the last write or 512 rows wait, at an epoch's end, before
       any other line, and at exit; a job that stops calling next() keeps its last rows until it
       exits. A process keeps at most 1,000,000 rows; later ones are counted in summary.dropped.
@@ -87,6 +88,7 @@ overrides_applied). A value that is not a JSON object, an unknown key or a wrong
 override_error on every loader line and the summary, and nothing is overridden.
 """
 import _thread
+import itertools
 import os
 import sys
 import time
@@ -339,9 +341,27 @@ def _wrap_next(obs, original):
         except StopIteration:
             obs.epoch_end(epoch, now())
             raise
-        obs.batch(epoch, start, now())
+        obs.batch(epoch, start, now(), data)
         return data
     return __next__
+
+
+def _batch_bytes(data, depth=0):
+    """The bytes a batch's tensors hold (torch tensors, numpy arrays; in tuples, lists and dicts),
+    what a worker puts in shared memory for it; None when it holds none. The walk is bounded: 4
+    levels, the first 64 items of a collection (the rest counted as their mean)."""
+    kind = type(data)
+    if hasattr(kind, "element_size") and hasattr(kind, "numel"):  # a torch.Tensor, by duck type
+        return data.element_size() * data.numel()
+    if depth >= 4 or not isinstance(data, (tuple, list, dict)):
+        nbytes = getattr(data, "nbytes", None) if hasattr(kind, "nbytes") else None  # numpy
+        return nbytes if type(nbytes) is int else None
+    items = data.values() if isinstance(data, dict) else data
+    sizes = [_batch_bytes(item, depth + 1) for item in itertools.islice(items, 64)]
+    known = [n for n in sizes if n is not None]
+    if not known:
+        return None
+    return sum(known) * len(items) // len(sizes)
 
 
 def _wrap_worker_loop(obs, original):
@@ -570,11 +590,12 @@ class _Observer:
             self.fail("epoch end", e)
 
     # -- batches (the per-batch path: kept short) ------------------------------------------
-    def batch(self, epoch, start, end):
+    def batch(self, epoch, start, end, data=None):
         if epoch is None:
             return
         try:
             caller = sys._getframe(2)   # batch <- __next__ <- who asked for the batch
+            nbytes = _batch_bytes(data)
             tid = getattr(self.tids, "tid", None)
             if tid is None:
                 tid = self.tids.tid = _thread.get_native_id()
@@ -592,7 +613,7 @@ class _Observer:
                         rows = self.groups[key] = []
                         self.group_lines[key] = epoch.line
                     epoch.rows, epoch.tid, epoch.gen = rows, tid, self.gen
-                rows.append((index, start, end - start, self._stack_locked(caller)))
+                rows.append((index, start, end - start, self._stack_locked(caller), nbytes))
                 self.kept += 1
                 self.pending += 1
                 if self.pending >= FLUSH_ROWS or end - self.last_flush >= FLUSH_NS:

@@ -62,13 +62,19 @@ class Hoard(Dataset):
 
 
 class Big(Dataset):
-    def __init__(self, mb):
+    """later_s: items after the first wait that long, so that the first batch reaches the loop (and
+    its bytes are counted) before the workers fill /dev/shm together."""
+
+    def __init__(self, mb, later_s=0.0):
         self.elements = (mb << 20) // 4
+        self.later_s = later_s
 
     def __len__(self):
         return 64
 
     def __getitem__(self, i):
+        if i > 0:
+            time.sleep(self.later_s)
         return torch.full((self.elements,), float(i))
 
 
@@ -106,7 +112,7 @@ def main():
         for _ in DataLoader(Hoard(), batch_size=1, num_workers=2):
             pass
     elif case == "shm":
-        for _ in DataLoader(Big(8), batch_size=1, num_workers=2, prefetch_factor=2):
+        for _ in DataLoader(Big(8, later_s=0.3), batch_size=1, num_workers=2, prefetch_factor=2):
             time.sleep(0.2)
     elif case == "fds":
         torch.multiprocessing.set_sharing_strategy("file_descriptor")

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// Worker health on fixture traces: /dev/shm against the batches a loader keeps in flight (the
+// observer's batch bytes × num_workers × prefetch_factor), warned before it runs out and named at
+// the SIGBUS that ends a run.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "reports/analysis/run_analysis.h"
+#include "reports/text/health_text.h"
+#include "tests/reports/scenario.h"
+
+namespace ingero::reports::testing {
+namespace {
+
+constexpr int64_t kMb = 1 << 20;
+
+// A loader run (2 workers × prefetch_factor 2) whose batches hold batch_mb of tensors, sampled with a
+// /dev/shm of shm_mb, free_mb of it free at most; sigbus: worker A dies of SIGBUS.
+RunAnalysis shm_run(const std::string& name, int64_t batch_mb, int64_t shm_mb, int64_t free_mb, bool sigbus) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  const int64_t run = add_loader_run(*db, 2000 * kMs);
+  for (int i = 0; i < 4; ++i)
+    db->add_event(run, "batch_wait", i * 100 * kMs, 50 * kMs, kMain, kMain, batch_mb * kMb, i);
+  for (int64_t pid : {kMain, kWorkerA, kWorkerB})
+    for (int64_t t = 0; t < 4; ++t) {
+      const int64_t free = t == 0 ? free_mb : free_mb / 2;  // batches take room once the workers run
+      EXPECT_TRUE(db->db()
+                      .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, shm_size_bytes, "
+                                        "shm_free_bytes) VALUES({}, {}, {}, {}, {}, {})",
+                                        run, pid, t * 500 * kMs, 100 * kMb, shm_mb * kMb, free * kMb))
+                      .ok());
+    }
+  if (sigbus) db->add_event(run, "fatal_signal", 1500 * kMs, 0, kWorkerA, kWorkerA, std::nullopt, 7);
+  db.reset();
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok()) << trace.error().message;
+  auto record = (*trace)->run(std::nullopt);
+  EXPECT_TRUE(record.ok());
+  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
+  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
+  return std::move(analysis.value());
+}
+
+const HealthFinding* shm_finding(const RunAnalysis& a) {
+  for (const HealthFinding& f : a.health.findings)
+    if (f.kind == HealthKind::shm_exhausted) return &f;
+  return nullptr;
+}
+
+TEST(WorkerHealth, TheSigbusNamesTheBatchesInFlightAgainstTheFreeShm) {
+  const RunAnalysis a = shm_run("shm-sigbus", 8, 16, 16, true);
+  const HealthFinding* f = shm_finding(a);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::high);
+  EXPECT_EQ(f->pid, kWorkerA);
+  EXPECT_EQ(f->batch_bytes, 8 * kMb);
+  EXPECT_EQ(f->in_flight_bytes, 32 * kMb);  // 8 MB × 2 workers × prefetch_factor 2
+  EXPECT_EQ(f->shm_free_bytes, 16 * kMb);
+  const HealthWords w = describe_health(*f);
+  EXPECT_NE(w.summary.find("SIGBUS"), std::string::npos) << w.summary;
+  EXPECT_NE(w.summary.find("the batches in flight need 33.6 MB (4 × 8.39 MB batches) of the 16.8 MB free"), std::string::npos)
+      << w.summary;
+}
+
+TEST(WorkerHealth, BatchesInFlightNearTheFreeShmAreAWarningBeforeItRunsOut) {
+  // 32 MB in flight of 36 MB free: 89 %, the fullest sample only half full.
+  const RunAnalysis a = shm_run("shm-warn", 8, 40, 36, false);
+  const HealthFinding* f = shm_finding(a);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::medium);
+  EXPECT_FALSE(f->sigbus);
+  EXPECT_EQ(f->in_flight_bytes, 32 * kMb);
+  EXPECT_NE(describe_health(*f).summary.find("/dev/shm will run out"), std::string::npos)
+      << describe_health(*f).summary;
+}
+
+TEST(WorkerHealth, BatchesInFlightThatFitAreNothing) {
+  EXPECT_EQ(shm_finding(shm_run("shm-fits", 8, 64, 64, false)), nullptr);  // 32 MB of 64 MB free
+}
+
+// A worker whose private memory was read once (a large worker in a short run): forked, its first RSS
+// already holding what became private, it is counted from its fork; a worker that started small
+// (spawned: its imports are private memory from the start) is not.
+RunAnalysis one_rollup_run(const std::string& name, int64_t first_rss_mb) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  const int64_t run = add_loader_run(*db, 6000 * kMs);
+  for (int i = 0; i < 10; ++i) db->add_event(run, "batch_wait", i * 500 * kMs, 50 * kMs, kMain, kMain, std::nullopt, i);
+  for (int64_t t = 1; t <= 10; ++t) {
+    const std::string private_dirty = t == 10 ? std::to_string(150 * kMb) : "NULL";
+    const int64_t rss = t == 1 ? first_rss_mb : 500;
+    EXPECT_TRUE(db->db()
+                    .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, private_dirty_bytes) "
+                                      "VALUES({}, {}, {}, {}, {})",
+                                      run, kWorkerA, t * 500 * kMs, rss * kMb, private_dirty))
+                    .ok());
+  }
+  db.reset();
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok());
+  auto record = (*trace)->run(std::nullopt);
+  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
+  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
+  return std::move(analysis.value());
+}
+
+TEST(WorkerHealth, AForkedWorkerReadOnceGrewFromNothingAtItsFork) {
+  const RunAnalysis a = one_rollup_run("one-rollup-forked", 500);
+  ASSERT_EQ(a.health.findings.size(), 1u);
+  const HealthFinding& f = a.health.findings.front();
+  EXPECT_EQ(f.kind, HealthKind::memory_growth);
+  EXPECT_EQ(f.pid, kWorkerA);
+  EXPECT_TRUE(f.growth_from_fork);
+  EXPECT_TRUE(f.copy_on_write);
+  EXPECT_EQ(f.growth_bytes, 150 * kMb);
+  EXPECT_NEAR(f.growth_bytes_per_s, 150.0 * kMb / 5, 1);  // from its fork at 0 to the rollup at 5 s
+  EXPECT_NE(describe_health(f).evidence.at(1).find("counted from its fork"), std::string::npos);
+}
+
+TEST(WorkerHealth, AWorkerThatStartedSmallNeedsTwoRollups) {
+  EXPECT_TRUE(one_rollup_run("one-rollup-spawned", 20).health.findings.empty());
+}
+
+}  // namespace
+}  // namespace ingero::reports::testing
