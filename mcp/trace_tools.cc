@@ -15,9 +15,10 @@
 #include "reports/documents/trace_reports.h"
 #include "reports/text/compare_text.h"
 #include "reports/text/format.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/recommend_text.h"
+#include "reports/text/summary_text.h"
 #include "reports/text/tracing_cost_text.h"
-#include "reports/text/verdict_text.h"
 #include "reports/render/report_json.h"
 
 namespace ingero::mcp {
@@ -80,18 +81,10 @@ Result<reports::ExplainReport> explain_run(const TraceFile& trace, const json& a
   return reports::make_explain_report(trace, options);
 }
 
-std::string run_name(const reports::RunHeader& run) { return fmt::format("run {} '{}'", run.run_id, run.label); }
-
-std::string verdict_text(const reports::RunMetrics& m) {
-  std::string text = reports::verdict_words(m);
-  if (m.wait_fraction)
-    text += fmt::format(" (waited for data {} of the time, from the {})", reports::format_percent(*m.wait_fraction),
-                        m.wait_fraction_source);
-  return text;
-}
-
+// The text of an answer lists only its first rows; the line saying how many more, if any.
 std::string limited_list_end(size_t shown, size_t total) {
-  return shown < total ? fmt::format("  ... {} more in structuredContent\n", total - shown) : "";
+  const std::string more = reports::more_rows_text(shown, total);
+  return more.empty() ? "" : more + "\n";
 }
 
 // JSON has no NaN or infinity: written out they become null and fail the client's
@@ -122,11 +115,11 @@ ToolSpec make_tool(std::string name, std::string title, std::string description,
 
 // ---- list_runs
 
-json epoch_median(const reports::RunRecord& run) {
+std::optional<double> epoch_median(const reports::RunRecord& run) {
   // As explain reads it: the result record's median, when it measured any epoch.
-  if (reports::measured_epochs(run).empty()) return nullptr;
+  if (reports::measured_epochs(run).empty()) return std::nullopt;
   const auto it = run.result.find("epoch_median_s");
-  return it != run.result.end() && it->is_number() ? *it : json(nullptr);
+  return it != run.result.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
 
 json run_summary(const reports::RunRecord& run) {
@@ -137,7 +130,7 @@ json run_summary(const reports::RunRecord& run) {
           {"status", run.status},
           {"error", run.error},
           {"config", run.config},
-          {"epoch_median_s", epoch_median(run)},
+          {"epoch_median_s", or_null(epoch_median(run))},
           {"epochs_measured", reports::measured_epochs(run).size()},
           {"traced", run.traced},
           {"started_unix", run.started_unix},
@@ -145,20 +138,6 @@ json run_summary(const reports::RunRecord& run) {
           {"sweep_id", or_null(run.sweep_id)},
           {"sweep_point", or_null(run.sweep_point)},
           {"sweep_phase", or_null(run.sweep_phase)}};
-}
-
-std::string run_line(const json& run) {
-  std::string line = fmt::format("run {} '{}' ({}{}, {})", run["run_id"].get<int64_t>(),
-                                 run["label"].get<std::string>(), run["kind"].get<std::string>(),
-                                 run["mode"].get<std::string>().empty() ? "" : ", " + run["mode"].get<std::string>(),
-                                 run["status"].get<std::string>());
-  if (run["epoch_median_s"].is_number())
-    line += ": epoch median " + reports::format_seconds(run["epoch_median_s"].get<double>());
-  if (run["sweep_id"].is_number())
-    line += fmt::format(" [sweep {}, {}]", run["sweep_id"].get<int64_t>(), run["sweep_phase"].is_string()
-                                                                               ? run["sweep_phase"].get<std::string>()
-                                                                               : "no phase");
-  return line;
 }
 
 ToolSpec list_runs_tool(Trace trace) {
@@ -194,7 +173,7 @@ ToolSpec list_runs_tool(Trace trace) {
         std::string text = fmt::format("{} runs in {}:\n", runs->size(), trace->path());
         for (const auto& r : *runs) {
           rows.push_back(run_summary(r));
-          text += run_line(rows.back()) + "\n";
+          text += reports::run_list_line(r, reports::summarize_config(r).mode, epoch_median(r)) + "\n";
         }
         return ToolAnswer{json{{"db", trace->path()},
                                {"schema_version", trace->schema_version()},
@@ -212,33 +191,21 @@ Result<json> recorded_losses(const TraceFile& trace, int64_t run_id, std::option
   if (!run) return run.error();
   auto context = trace.context(*run);
   if (!context) return context.error();
+  const std::string meaning = reports::losses_meaning(context->losses);
   if (!context->losses)
-    return json{{"recorded", false}, {"by_source", nullptr}, {"events_lost", nullptr},
-                {"meaning", "unknown: the run never recorded its losses (its harness died before the end)"}};
-  int64_t dropped = 0;
-  for (const auto& [source, count] : *context->losses) dropped += count;
+    return json{{"recorded", false}, {"by_source", nullptr}, {"events_lost", nullptr}, {"meaning", meaning}};
   return json{{"recorded", true},
               {"by_source", *context->losses},
               {"events_lost", or_null(events_lost)},
-              {"meaning", dropped == 0 ? "nothing lost: every ring buffer and the writer queue delivered everything"
-                                       : "some records were dropped; by_source says where"}};
-}
-
-std::string call_line(const reports::CallLatencyRow& row) {
-  return fmt::format("  {}: {} calls{}, p50 {}, p99 {}, total {} ({})\n", row.function,
-                     reports::format_calls(row.calls, row.estimate),
-                     row.estimate ? " (estimated: " + reports::sampled_share_text(row.estimate) + ")" : "",
-                     reports::format_duration_ns(row.stats.p50_ns), reports::format_duration_ns(row.stats.p99_ns),
-                     reports::format_duration_ns(row.stats.total_ns),
-                     row.exact ? "exact percentiles" : "percentiles are log2 bucket upper bounds");
+              {"meaning", meaning}};
 }
 
 std::string stats_text(const reports::ExplainReport& report, const json& losses) {
   const auto& m = report.metrics;
-  std::string text = fmt::format("{}: {}", run_name(report.run), verdict_text(m));
+  std::string text = reports::run_verdict_line(report.run, m);
   if (m.epoch_median_s) text += "; epoch median " + reports::format_seconds(*m.epoch_median_s);
   text += fmt::format(".\n{} probed CUDA/NCCL functions, most total time first:\n", report.calls.size());
-  for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += call_line(report.calls[i]);
+  for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += "  " + reports::call_summary(report.calls[i]) + "\n";
   text += limited_list_end(std::min(report.calls.size(), kTextRows), report.calls.size());
   for (const std::string& line : reports::tracing_cost_lines(report.tracing_cost)) text += line + "\n";
   text += "losses: " + losses["meaning"].get<std::string>() + "\n";
@@ -280,10 +247,10 @@ ToolSpec trace_stats_tool(Trace trace) {
 
 // ---- get_causal_chains
 
+// As the terminal's explain lists a chain, without its timeline.
 std::string chain_text(const reports::CausalChain& chain, const reports::ChainWords& words) {
-  std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank,
-                                 reports::severity_name(chain.severity), words.summary, words.root_cause,
-                                 words.recommendation);
+  std::string text = fmt::format("#{} {}\n", chain.rank, reports::chain_title(chain, words));
+  for (const auto& line : reports::chain_cause_lines(words)) text += "    " + line + "\n";
   for (const auto& check : chain.checks) text += "    " + reports::change_check_text(check) + "\n";
   return text;
 }
@@ -317,19 +284,17 @@ ToolSpec causal_chains_tool(Trace trace) {
         // The schema's enum admits only the three names, so the lowest is a safe fallback.
         const auto floor = reports::parse_severity(args.value("min_severity", "LOW")).value_or(reports::Severity::low);
         json chains = json::array();
-        std::string text = fmt::format("{}: {}\n", run_name(report->run), verdict_text(report->metrics));
+        std::string text = reports::run_verdict_line(report->run, report->metrics) + "\n";
         const auto& all = report->chains.chains;
         for (size_t i = 0; i < all.size() && chains.size() < top_n; ++i) {
           if (all[i].severity < floor) continue;
           chains.push_back(reports::to_json(all[i], report->chain_words[i]));
           text += chain_text(all[i], report->chain_words[i]);
         }
-        text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
-                            args.value("min_severity", "LOW"), top_n);
+        text += reports::chains_shown_text(chains.size(), all.size(), args.value("min_severity", "LOW"), top_n) + "\n";
         for (size_t i = 0; i < report->health.findings.size(); ++i)
-          text += fmt::format("[{}] {}: {} — change: {}\n", reports::severity_name(report->health.findings[i].severity),
-                              report->health_words[i].title, report->health_words[i].summary,
-                              report->health_words[i].change);
+          text += reports::health_title(report->health.findings[i], report->health_words[i]) + "\n    " +
+                  reports::change_line(report->health_words[i].change) + "\n";
         const reports::RunMetrics& m = report->metrics;
         return ToolAnswer{json{{"run", reports::to_json(report->run)},
                                {"verdict", reports::input_bound_name(m.verdict)},
@@ -349,24 +314,19 @@ ToolSpec causal_chains_tool(Trace trace) {
 constexpr int64_t kProfileTopDefault = 10;
 constexpr int64_t kProfileTopMax = 100;
 
-std::string profile_text(const json& roles) {
+// Each role's heading and split as the terminal's explain words them, then its top functions by self samples.
+std::string profile_text(const reports::ProfileAnalysis& profile, const std::string& role_filter, size_t top) {
   std::string text;
-  for (const auto& role : roles) {
-    text += fmt::format("{}{}: {} samples\n", role["role"].get<std::string>(),
-                        role["rank"].is_null() ? "" : fmt::format(" (rank {})", role["rank"].get<int64_t>()),
-                        reports::format_count(role["samples"].get<int64_t>()));
-    if (!role["split"].is_null())
-      text += fmt::format("  model {}, batch building {}, other {}\n",
-                          reports::format_percent(role["split"]["model_share"].get<double>()),
-                          reports::format_percent(role["split"]["loader_share"].get<double>()),
-                          reports::format_percent(role["split"]["other_share"].get<double>()));
-    size_t shown = 0;
-    for (const auto& f : role["top_self"]) {
-      if (shown++ == kTextRows) break;
-      text += fmt::format("  {} self, {} incl  {}\n", reports::format_percent(f["self_share"].get<double>()),
-                          reports::format_percent(f["inclusive_share"].get<double>()), f["label"].get<std::string>());
+  for (const auto* roles : {&profile.roles, &profile.ranks}) {
+    for (const reports::RoleProfile& role : *roles) {
+      if (!role_filter.empty() && role.role != role_filter) continue;
+      text += reports::role_profile_heading(role) + "\n";
+      if (role.split) text += "  split: " + reports::split_text(*role.split) + "\n";
+      const auto frames = role.top_by_self(top);
+      for (size_t i = 0; i < frames.size() && i < kTextRows; ++i)
+        text += "  " + reports::frame_share_line(frames[i]) + "\n";
+      text += limited_list_end(std::min(frames.size(), kTextRows), frames.size());
     }
-    text += limited_list_end(std::min(shown, role["top_self"].size()), role["top_self"].size());
   }
   return text;
 }
@@ -389,9 +349,9 @@ ToolSpec profile_tool(Trace trace) {
         const auto top = static_cast<size_t>(optional_integer(args, "top_n").value_or(kProfileTopDefault));
         const std::string role = args.value("role", "");
         json profile = reports::to_json(reports::ProfileView{report->profile, report->profile_taken, top, role});
-        std::string text = fmt::format("{}: {}\n{}\n", run_name(report->run), verdict_text(report->metrics),
-                                       profile["status"].get<std::string>());
-        if (report->profile) text += profile_text(profile["roles"]);
+        std::string text = reports::run_verdict_line(report->run, report->metrics) + "\n" +
+                           reports::profile_status_text(report->profile, report->profile_taken) + "\n";
+        if (report->profile) text += profile_text(*report->profile, role, top);
         return ToolAnswer{json{{"run", reports::to_json(report->run)},
                                {"verdict", reports::input_bound_name(report->metrics.verdict)},
                                {"profile", std::move(profile)}},
@@ -400,16 +360,6 @@ ToolSpec profile_tool(Trace trace) {
 }
 
 // ---- get_per_process_breakdown
-
-std::string process_line(const reports::ProcessRow& row) {
-  const auto& c = row.counters;
-  return fmt::format("  {}{}: {} process(es), {} thread(s); on CPU {}, off CPU {}, run-queue wait {} over {} waits, "
-                     "{} page faults, {} allocated\n",
-                     row.name, row.pid ? fmt::format(" (pid {})", row.pid) : "", row.processes, row.threads,
-                     reports::format_duration_ns(c.oncpu_ns), reports::format_duration_ns(c.offcpu_ns),
-                     reports::format_duration_ns(c.runq_ns), reports::format_count(c.runq_count),
-                     reports::format_count(c.page_faults), reports::format_bytes(c.page_alloc_bytes));
-}
 
 ToolSpec process_breakdown_tool(Trace trace) {
   return make_tool(
@@ -430,8 +380,8 @@ ToolSpec process_breakdown_tool(Trace trace) {
         const auto& rows = by == "process" ? report->processes : report->roles;
         json rows_json = json::array();
         for (const auto& row : rows) rows_json.push_back(reports::to_json(row));
-        std::string text = fmt::format("{} by {}:\n", run_name(report->run), by);
-        for (size_t i = 0; i < rows.size() && i < kTextRows; ++i) text += process_line(rows[i]);
+        std::string text = fmt::format("{} by {}:\n", reports::run_name(report->run), by);
+        for (size_t i = 0; i < rows.size() && i < kTextRows; ++i) text += "  " + reports::process_summary(rows[i]) + "\n";
         text += limited_list_end(std::min(rows.size(), kTextRows), rows.size());
         return ToolAnswer{json{{"run", reports::to_json(report->run)}, {"by", by}, {"rows", rows_json}}, text};
       });
@@ -450,7 +400,7 @@ ToolSpec compare_tool(Trace trace) {
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
         if (!report) return report.error();
-        std::string text = fmt::format("{} vs {}:\n", run_name(report->a), run_name(report->b));
+        std::string text = fmt::format("{} vs {}:\n", reports::run_name(report->a), reports::run_name(report->b));
         for (const auto& line : reports::explanation_lines(*report)) text += line + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
@@ -498,14 +448,6 @@ Result<std::optional<int64_t>> time_bound(const json& args, const char* seconds_
   if (seconds) return std::optional<int64_t>(run_start_ns + std::llround(std::clamp(*seconds, -kFarSeconds, kFarSeconds) * 1e9));
   if (ns) return std::optional<int64_t>(std::clamp<int64_t>(*ns, INT64_MIN / 2, INT64_MAX / 2));
   return ns;
-}
-
-// " from 10 s to 11 s after the run's start", or nothing for the whole run.
-std::string window_text(std::optional<int64_t> from_ns, std::optional<int64_t> until_ns, int64_t run_start_ns) {
-  auto seconds = [&](int64_t ns) { return fmt::format("{:g} s", static_cast<double>(ns - run_start_ns) / 1e9); };
-  if (!from_ns && !until_ns) return "";
-  return fmt::format("{}{} after the run's start", from_ns ? " from " + seconds(*from_ns) : "",
-                     until_ns ? " until " + seconds(*until_ns) : "");
 }
 
 json event_json(const reports::EventRow& e, int64_t run_start_ns) {
@@ -585,12 +527,10 @@ ToolSpec timeline_tool(Trace trace) {
         if (!timeline) return timeline.error();
         json events = json::array();
         for (const auto& e : timeline->events) events.push_back(event_json(e, run->start_ns));
-        std::string text = fmt::format("{} events of run {}{}{}\n", events.size(), run->run_id,
-                                       window_text(query.from_ns, query.until_ns, run->start_ns),
-                                       timeline->truncated ? fmt::format(" (truncated at limit {}: narrow the window "
-                                                                         "or filters, or raise limit up to {})",
-                                                                         query.limit, kTimelineMaxLimit)
-                                                           : "");
+        std::string text =
+            reports::timeline_summary_text({events.size(), run->run_id, run->start_ns, query.from_ns, query.until_ns,
+                                            timeline->truncated, query.limit, kTimelineMaxLimit}) +
+            "\n";
         for (size_t i = 0; i < events.size() && i < kTextRows; ++i) text += event_line(events[i]);
         text += limited_list_end(std::min(events.size(), kTextRows), events.size());
         return ToolAnswer{json{{"run_id", run->run_id},
@@ -614,11 +554,9 @@ std::string cell_text(const json& cell) {
 
 // Tab-separated, as a client without structuredContent shows it to its model.
 std::string sql_text(const SqlAnswer& answer, int64_t max_rows) {
-  std::string text = fmt::format("{} rows", answer.rows.size());
-  if (answer.truncated)
-    text += answer.truncated_by == "max_rows" ? fmt::format(" (truncated at max_rows {})", max_rows)
-                                              : " (truncated: the answer reached its size limit)";
-  text += fmt::format(" in {:.1f} ms\n", answer.elapsed_ms);
+  std::string text = reports::rows_summary_text(answer.rows.size(), answer.truncated,
+                                                answer.truncated_by == "max_rows", max_rows, answer.elapsed_ms) +
+                     "\n";
   std::string header;
   for (const auto& column : answer.columns) header += (header.empty() ? "" : "\t") + column;
   text += header + "\n";
