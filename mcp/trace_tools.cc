@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
-#include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
 #include "reports/documents/trace_reports.h"
 #include "reports/text/compare_text.h"
@@ -19,6 +19,7 @@
 #include "reports/text/recommend_text.h"
 #include "reports/text/summary_text.h"
 #include "reports/text/tracing_cost_text.h"
+#include "reports/render/json_shape.h"
 #include "reports/render/report_json.h"
 
 namespace ingero::mcp {
@@ -27,7 +28,7 @@ namespace {
 using nlohmann::json;
 using reports::TraceFile;
 using Trace = std::shared_ptr<const TraceFile>;
-namespace s = schemas;
+namespace s = json_schema;
 
 constexpr int64_t kChainsDefault = 5;
 constexpr int64_t kChainsMax = 50;
@@ -69,6 +70,12 @@ json or_null(const std::optional<T>& value) {
 }
 
 json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+std::vector<std::string> severity_names() {
+  using reports::Severity;
+  return {reports::severity_name(Severity::low), reports::severity_name(Severity::medium),
+          reports::severity_name(Severity::high)};
+}
 
 // The explain report of the run args["run"] names, made as `explain --run ID` makes it
 // (suggested changes checked against the DB's runs); a run that is not in the DB is bad
@@ -122,41 +129,49 @@ std::optional<double> epoch_median(const reports::RunRecord& run) {
   return it != run.result.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
 
-json run_summary(const reports::RunRecord& run) {
-  return {{"run_id", run.run_id},
-          {"label", run.label},
-          {"kind", run.kind},
-          {"mode", reports::summarize_config(run).mode},
-          {"status", run.status},
-          {"error", run.error},
-          {"config", run.config},
-          {"epoch_median_s", or_null(epoch_median(run))},
-          {"epochs_measured", reports::measured_epochs(run).size()},
-          {"traced", run.traced},
-          {"started_unix", run.started_unix},
-          {"duration_s", run.end_ns ? json(static_cast<double>(*run.end_ns - run.start_ns) / 1e9) : json(nullptr)},
-          {"sweep_id", or_null(run.sweep_id)},
-          {"sweep_point", or_null(run.sweep_point)},
-          {"sweep_phase", or_null(run.sweep_phase)}};
+// One run as list_runs lists it: what the DB stores of it, with its mode and epoch median as explain reads them.
+struct RunListing {
+  const reports::RunRecord& run;
+  std::string mode;
+  std::optional<double> epoch_median_s;
+  size_t epochs_measured = 0;
+};
+
+RunListing listing(const reports::RunRecord& run) {
+  return {run, reports::summarize_config(run).mode, epoch_median(run), reports::measured_epochs(run).size()};
+}
+
+// One list of fields: the answer's rows and list_runs' outputSchema.
+const reports::JsonShape<RunListing>& run_listing_shape() {
+  using L = RunListing;
+  static const reports::JsonShape<L> shape(
+      "one run of the trace DB",
+      {{"run_id", s::integer(), [](const L& l) { return json(l.run.run_id); }},
+       {"label", s::string(), [](const L& l) { return json(l.run.label); }},
+       {"kind", s::string_enum_of(contract::kind::kAll), [](const L& l) { return json(l.run.kind); }},
+       {"mode", s::string("workload mode (loader, loader-batched, direct, ...); empty when not a workload"),
+        [](const L& l) { return json(l.mode); }},
+       {"status", s::string_enum_of(contract::status::kAll), [](const L& l) { return json(l.run.status); }},
+       {"error", s::string("why it failed or was abandoned; empty otherwise"), [](const L& l) { return json(l.run.error); }},
+       {"config", s::any("the workload configuration as stored (object), or null"),
+        [](const L& l) { return l.run.config; }},
+       {"epoch_median_s", s::nullable(s::number("median of the measured epochs, s; null when none was measured")),
+        [](const L& l) { return or_null(l.epoch_median_s); }},
+       {"epochs_measured", s::integer(), [](const L& l) { return json(l.epochs_measured); }},
+       {"traced", s::boolean("false: timings only (--no-trace)"), [](const L& l) { return json(l.run.traced); }},
+       {"started_unix", s::number(), [](const L& l) { return json(l.run.started_unix); }},
+       {"duration_s", s::nullable(s::number()),
+        [](const L& l) {
+          return l.run.end_ns ? json(static_cast<double>(*l.run.end_ns - l.run.start_ns) / 1e9) : json(nullptr);
+        }},
+       {"sweep_id", s::nullable(s::integer()), [](const L& l) { return or_null(l.run.sweep_id); }},
+       {"sweep_point", s::nullable(s::string()), [](const L& l) { return or_null(l.run.sweep_point); }},
+       {"sweep_phase", s::nullable(s::string_enum_of(contract::sweep_phase::kAll)),
+        [](const L& l) { return or_null(l.run.sweep_phase); }}});
+  return shape;
 }
 
 ToolSpec list_runs_tool(Trace trace) {
-  const json run = s::object(
-      {{"run_id", s::integer()},
-       {"label", s::string()},
-       {"kind", s::string("workload | command | attach | system")},
-       {"mode", s::string("workload mode (loader, loader-batched, direct, ...); empty when not a workload")},
-       {"status", s::string("ok | failed | interrupted | running | abandoned")},
-       {"error", s::string("why it failed or was abandoned; empty otherwise")},
-       {"config", s::any("the workload configuration as stored (object), or null")},
-       {"epoch_median_s", s::nullable(s::number("median of the measured epochs, s; null when none was measured"))},
-       {"epochs_measured", s::integer()},
-       {"traced", s::boolean("false: timings only (--no-trace)")},
-       {"started_unix", s::number()},
-       {"duration_s", s::nullable(s::number())},
-       {"sweep_id", s::nullable(s::integer())},
-       {"sweep_point", s::nullable(s::string())},
-       {"sweep_phase", s::nullable(s::string("measure | verify"))}});
   return make_tool(
       "list_runs", "List the runs",
       "Every run in the trace DB: id, label, kind, workload mode and configuration, status, epoch median, "
@@ -165,15 +180,16 @@ ToolSpec list_runs_tool(Trace trace) {
       s::object({{"db", s::string()},
                  {"schema_version", s::integer()},
                  {"notes", s::array_of(s::string(), "how the file was read")},
-                 {"runs", s::array_of(run)}}),
+                 {"runs", s::array_of(run_listing_shape().schema())}}),
       [trace](const json&) -> Result<ToolAnswer> {
         auto runs = trace->runs();
         if (!runs) return runs.error();
         json rows = json::array();
         std::string text = fmt::format("{} runs in {}:\n", runs->size(), trace->path());
         for (const auto& r : *runs) {
-          rows.push_back(run_summary(r));
-          text += reports::run_list_line(r, reports::summarize_config(r).mode, epoch_median(r)) + "\n";
+          const RunListing l = listing(r);
+          rows.push_back(run_listing_shape().write(l));
+          text += reports::run_list_line(r, l.mode, l.epoch_median_s) + "\n";
         }
         return ToolAnswer{json{{"db", trace->path()},
                                {"schema_version", trace->schema_version()},
@@ -185,19 +201,32 @@ ToolSpec list_runs_tool(Trace trace) {
 
 // ---- get_trace_stats
 
-// The losses the run recorded per source, or that it never recorded them.
+// The losses the run recorded per source (none: it never recorded them), with the events the analysed window lost.
+struct RecordedLosses {
+  std::optional<std::map<std::string, int64_t>> by_source;
+  std::optional<int64_t> events_lost;
+};
+
+// One list of fields: the answer's "losses" and get_trace_stats' outputSchema.
+const reports::JsonShape<RecordedLosses>& losses_shape() {
+  using L = RecordedLosses;
+  static const reports::JsonShape<L> shape(
+      "what the run's tracing dropped",
+      {{"recorded", s::boolean("false: unknown, never recorded"), [](const L& l) { return json(l.by_source.has_value()); }},
+       {"by_source", s::nullable(s::object({}, "dropped records per source (the rings, the writer queue, SQLite)")),
+        [](const L& l) { return l.by_source ? json(*l.by_source) : json(nullptr); }},
+       {"events_lost", s::nullable(s::integer()),
+        [](const L& l) { return l.by_source ? or_null(l.events_lost) : json(nullptr); }},
+       {"meaning", s::string(), [](const L& l) { return json(reports::losses_meaning(l.by_source)); }}});
+  return shape;
+}
+
 Result<json> recorded_losses(const TraceFile& trace, int64_t run_id, std::optional<int64_t> events_lost) {
   auto run = trace.run(run_id);
   if (!run) return run.error();
   auto context = trace.context(*run);
   if (!context) return context.error();
-  const std::string meaning = reports::losses_meaning(context->losses);
-  if (!context->losses)
-    return json{{"recorded", false}, {"by_source", nullptr}, {"events_lost", nullptr}, {"meaning", meaning}};
-  return json{{"recorded", true},
-              {"by_source", *context->losses},
-              {"events_lost", or_null(events_lost)},
-              {"meaning", meaning}};
+  return losses_shape().write({context->losses, events_lost});
 }
 
 std::string stats_text(const reports::ExplainReport& report, const json& losses) {
@@ -221,14 +250,11 @@ ToolSpec trace_stats_tool(Trace trace) {
       "or log2 bucket upper bounds). Also what tracing cost each thread (probe hits x the calibrated cost), the "
       "losses per source (unknown when the run never recorded them) and notes on the data.",
       s::arguments({{"run", run_id_schema()}}, {"run"}),
-      s::object({{"run", s::run_header()},
-                 {"metrics", s::metrics()},
-                 {"calls", s::array_of(s::call_row(), "most total time first")},
-                 {"losses", s::object({{"recorded", s::boolean("false: unknown, never recorded")},
-                                       {"by_source", s::nullable(s::object({}, "dropped records per source"))},
-                                       {"events_lost", s::nullable(s::integer())},
-                                       {"meaning", s::string()}})},
-                 {"tracing_cost", s::tracing_cost()},
+      s::object({{"run", reports::run_header_schema()},
+                 {"metrics", reports::metrics_schema()},
+                 {"calls", s::array_of(reports::call_row_schema(), "most total time first")},
+                 {"losses", losses_shape().schema()},
+                 {"tracing_cost", reports::tracing_cost_schema()},
                  {"notes", s::array_of(s::string(), "what to know about the data behind the numbers")}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
@@ -266,15 +292,15 @@ ToolSpec causal_chains_tool(Trace trace) {
       "/dev/shm, descriptors near RLIMIT_NOFILE, hangs), each tied to a process, with its change.",
       s::arguments({{"run", run_id_schema()},
                     {"top_n", bounded_integer("chains to return, highest ranked first (default 5)", 1, kChainsMax)},
-                    {"min_severity", s::string_enum({"LOW", "MEDIUM", "HIGH"}, "lowest severity to return (default LOW)")}},
+                    {"min_severity", s::string_enum(severity_names(), "lowest severity to return (default LOW)")}},
                    {"run"}),
-      s::object({{"run", s::run_header()},
+      s::object({{"run", reports::run_header_schema()},
                  {"verdict", s::string()},
                  {"wait_fraction", s::nullable(s::number())},
                  {"chains_total", s::integer("chains found at any severity")},
-                 {"chains", s::array_of(s::causal_chain())},
-                 {"slow_intervals", s::array_of(s::slow_interval_summary())},
-                 {"thresholds", s::chain_thresholds()},
+                 {"chains", s::array_of(reports::causal_chain_schema())},
+                 {"slow_intervals", s::array_of(reports::slow_interval_schema())},
+                 {"thresholds", reports::chain_thresholds_schema()},
                  {"worker_health", s::array_of(reports::health_finding_schema())},
                  {"notes", s::array_of(s::string())}}),
       [trace](const json& args) -> Result<ToolAnswer> {
@@ -339,10 +365,10 @@ ToolSpec profile_tool(Trace trace) {
       "samples, and the main thread's split into batch building, the model's compute and the rest. Empty when no "
       "profile was taken (status says so).",
       s::arguments({{"run", run_id_schema()},
-                    {"role", s::string_enum({"main", "worker", "pin", "other"}, "only this role (default: every role)")},
+                    {"role", s::string_enum_of(contract::kRoles, "only this role (default: every role)")},
                     {"top_n", bounded_integer("functions per role, each way (default 10)", 1, kProfileTopMax)}},
                    {"run"}),
-      s::object({{"run", s::run_header()}, {"verdict", s::string()}, {"profile", s::profile()}}),
+      s::object({{"run", reports::run_header_schema()}, {"verdict", s::string()}, {"profile", reports::profile_schema()}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
         if (!report) return report.error();
@@ -370,9 +396,9 @@ ToolSpec process_breakdown_tool(Trace trace) {
       s::arguments({{"run", run_id_schema()},
                     {"by", s::string_enum({"role", "process"}, "group rows by role (default) or by process")}},
                    {"run"}),
-      s::object({{"run", s::run_header()},
+      s::object({{"run", reports::run_header_schema()},
                  {"by", s::string_enum({"role", "process"})},
-                 {"rows", s::array_of(s::process_row())}}),
+                 {"rows", s::array_of(reports::process_row_schema())}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         const std::string by = args.value("by", "role");
         auto report = explain_run(*trace, args, by == "process");
@@ -396,7 +422,7 @@ ToolSpec compare_tool(Trace trace) {
       "waiting for data (by cause), compute and the rest, as `ingero-bench compare` reports it.",
       s::arguments({{"run_a", run_id_schema("the run compared against")}, {"run_b", run_id_schema("the other run")}},
                    {"run_a", "run_b"}),
-      s::compare_report(),
+      reports::compare_report_schema(),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
         if (!report) return report.error();
@@ -417,7 +443,7 @@ ToolSpec recommendation_tool(Trace trace) {
       s::arguments({{"sweep", id_schema("sweep id (default: the last sweep; every run when the DB has none)")},
                     {"baseline_run", run_id_schema("the run whose configuration is the baseline (default: the "
                                                    "sweep's, else the first loader run)")}}),
-      s::recommend_report(),
+      reports::recommend_report_schema(),
       [trace](const json& args) -> Result<ToolAnswer> {
         reports::RecommendOptions options;
         options.db = trace->path();
@@ -459,13 +485,6 @@ json event_json(const reports::EventRow& e, int64_t run_start_ns) {
           {"arg", or_null(e.arg)}, {"stream", or_null(e.stream)}};
 }
 
-std::vector<std::string> event_categories() {
-  namespace c = contract::category;
-  return {std::string(c::kCudaRuntime), std::string(c::kCudaDriver), std::string(c::kNccl),
-          std::string(c::kSched),       std::string(c::kMemory),      std::string(c::kIo),
-          std::string(c::kProcess),     std::string(c::kWorkload)};
-}
-
 std::string event_line(const json& e) {
   return fmt::format("  {:.6f} s  {} {} pid {} tid {}\n", e["t_s"].get<double>(), e["op"].get<std::string>(),
                      reports::format_duration_ns(e["dur_ns"].get<double>()), e["pid"].get<int64_t>(),
@@ -498,7 +517,7 @@ ToolSpec timeline_tool(Trace trace) {
            {"until_s", s::number("window end, seconds from the run's start")},
            {"from_ns", s::integer("window start, trace timestamp in ns (instead of from_s)")},
            {"until_ns", s::integer("window end, trace timestamp in ns (instead of until_s)")},
-           {"categories", s::array_of(s::string_enum(event_categories()), "only these categories (default: all)")},
+           {"categories", s::array_of(s::string_enum_of(contract::category::kAll), "only these categories (default: all)")},
            {"limit", bounded_integer("most events to return (default 500)", 1, kTimelineMaxLimit)}},
           {"run"}),
       s::object({{"run_id", s::integer()},
@@ -590,7 +609,7 @@ ToolSpec sql_tool(std::shared_ptr<const ReadOnlySql> sql) {
                                       "one array of cells per row, in column order; blobs as '<blob of N bytes>'")},
                  {"row_count", s::integer()},
                  {"truncated", s::boolean("more rows matched than returned")},
-                 {"truncated_by", s::nullable(s::string("max_rows | answer size"))},
+                 {"truncated_by", s::nullable(s::string_enum({"max_rows", "answer size"}))},
                  {"max_rows", s::integer()},
                  {"elapsed_ms", s::number()}}),
       [sql](const json& args) -> Result<ToolAnswer> {
