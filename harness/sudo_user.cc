@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "common/list_text.h"
+
 namespace ingero::harness {
 
 namespace {
@@ -18,12 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::optional<unsigned long> whole_number(const char* text) {
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long value = std::strtoul(text, &end, 10);
-  if (*end != '\0' || errno != 0 || value > 0xfffffffeUL) return std::nullopt;
-  return value;
+  if (text == nullptr) return std::nullopt;
+  const auto value = parse_digits(text, 0xfffffffeUL);
+  if (!value) return std::nullopt;
+  return static_cast<unsigned long>(*value);
 }
 
 void give(const Credentials& user, const std::string& path) {
