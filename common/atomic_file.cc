@@ -343,7 +343,7 @@ Status check_folder_not_shared(const std::string& flag, const std::string& dir) 
 namespace {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
-  (void)::remove(path);
+  (void)::remove(path);  // an entry left keeps its folder, which the next create() of the prefix removes
   return 0;  // go on with the rest
 }
 

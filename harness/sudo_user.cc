@@ -26,6 +26,7 @@ std::optional<unsigned long> whole_number(const char* text) {
   return static_cast<unsigned long>(*value);
 }
 
+// Best effort: a file that stays root's is still there and readable; only the user's later rewrite of it fails.
 void give(const Credentials& user, const std::string& path) {
   (void)fchownat(AT_FDCWD, path.c_str(), user.uid, user.gid, AT_SYMLINK_NOFOLLOW);
 }
@@ -48,6 +49,7 @@ Result<std::optional<Credentials>> sudo_user() {
     std::vector<gid_t> groups(static_cast<size_t>(count));
     if (getgrouplist(pw->pw_name, user.gid, groups.data(), &count) < 0) {
       groups.resize(static_cast<size_t>(count));
+      // The first call sized the list to the user's groups: this one fits them (count says how many it wrote).
       (void)getgrouplist(pw->pw_name, user.gid, groups.data(), &count);
     }
     groups.resize(static_cast<size_t>(count > 0 ? count : 0));
