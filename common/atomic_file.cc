@@ -28,6 +28,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What an output path names.
+enum class OutputTarget {
+  replace,   // a new path, or a regular file (through a symlink: the file it names): temp file + rename
+  in_place,  // a FIFO or a character device: opened and written as it is
+};
+
 // Where a write to path goes: the kind of file, the path written (for a replacement, the file a
 // trusted symlink names, so that the link stays a link), and whether opening it must follow a
 // link (a /proc magic link such as /dev/stdout's /proc/self/fd/1, which names no path).
@@ -164,12 +170,6 @@ bool writable_by_others(const struct stat& dir) {
 
 Error file_write_error(const std::string& what, const std::string& path, int err) {
   return Error::failure(fmt::format("{} {}: {}", what, path, std::strerror(err)), full_disk_hint(err, path));
-}
-
-Result<OutputTarget> output_target(const std::string& path) {
-  auto target = classify(path);
-  if (!target) return target.error();
-  return target->kind;
 }
 
 Status write_file_atomically(const std::string& requested, std::string_view contents) {
@@ -343,7 +343,7 @@ Status check_folder_not_shared(const std::string& flag, const std::string& dir) 
 namespace {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
-  (void)::remove(path);
+  (void)::remove(path);  // an entry left keeps its folder, which the next create() of the prefix removes
   return 0;  // go on with the rest
 }
 

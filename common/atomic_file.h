@@ -4,7 +4,7 @@
 // regular file (or a new path) is replaced that way; a FIFO or a character device
 // (/dev/stdout, /dev/null, a named pipe) is opened and written in place, and any other
 // kind of file is refused. A symlink is followed only when another user could not have
-// planted it (see output_target).
+// planted it (see write_file_atomically).
 #pragma once
 
 #include <sys/stat.h>
@@ -17,24 +17,16 @@
 
 namespace ingero {
 
-// What an output path names, for the writes below.
-enum class OutputTarget {
-  replace,   // a new path, or a regular file (through a symlink: the file it names): temp file + rename
-  in_place,  // a FIFO or a character device: opened and written as it is
-};
-// The kind of path is bad input when it is a directory, a block device, a socket or a symlink
-// to one, naming the path and what to pass instead. A symlink is followed only as the kernel's
-// protected_symlinks rule would allow in a sticky folder, but in every folder: the link is this
-// user's (euid's), or its folder is writable by no one else; any other link is bad input. A
-// dangling link is replaced itself.
-Result<OutputTarget> output_target(const std::string& path);
-
 // Whether users other than this one (euid) could create or replace entries in a folder: it is
 // writable by its group or by all, or owned by a user other than this one and root.
 bool writable_by_others(const struct stat& dir);
 
 // Creates missing parent directories. The temporary file is removed on failure. The file's mode
-// is 0666 under the process's umask.
+// is 0666 under the process's umask. The kind of path is bad input when it is a directory, a block
+// device, a socket or a symlink to one, naming the path and what to pass instead. A symlink is
+// followed only as the kernel's protected_symlinks rule would allow in a sticky folder, but in
+// every folder: the link is this user's (euid's), or its folder is writable by no one else; any
+// other link is bad input. A dangling link is replaced itself.
 Status write_file_atomically(const std::string& path, std::string_view contents);
 
 // "WHAT PATH: strerror(err)"; a full disk or quota (ENOSPC, EDQUOT) adds the hint to free

@@ -27,6 +27,8 @@ json string_enum(const std::vector<std::string>& values, const std::string& desc
 
 json nullable(json schema) {
   schema["type"] = json::array({schema["type"], "null"});
+  // An enumeration lists every value allowed: null too, or the type's null would still be refused.
+  if (schema.contains("enum")) schema["enum"].push_back(nullptr);
   return schema;
 }
 

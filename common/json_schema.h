@@ -5,7 +5,9 @@
 // of each whether it can be null.
 #pragma once
 
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,11 @@ json string(const std::string& description = {});
 json boolean(const std::string& description = {});
 json any(const std::string& description);  // any JSON value (e.g. a stored configuration)
 json string_enum(const std::vector<std::string>& values, const std::string& description = {});
+// The same from a list of names in the contract (common/trace_contract.h): contract::status::kAll.
+template <size_t N>
+json string_enum_of(const std::string_view (&values)[N], const std::string& description = {}) {
+  return string_enum(std::vector<std::string>(std::begin(values), std::end(values)), description);
+}
 json nullable(json schema);  // the same, or null
 json array_of(json items, const std::string& description = {});
 // An output object: every property listed is required; more may be added later.

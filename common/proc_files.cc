@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "common/list_text.h"
+
 namespace ingero::proc {
 
 namespace {
@@ -19,9 +21,8 @@ std::vector<pid_t> numeric_entries(const std::string& dir) {
   std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
   if (!d) return out;
   while (dirent* entry = readdir(d.get())) {
-    char* end = nullptr;
-    long value = std::strtol(entry->d_name, &end, 10);
-    if (end != entry->d_name && *end == '\0' && value > 0) out.push_back(static_cast<pid_t>(value));
+    const auto value = parse_digits(entry->d_name, INT32_MAX);
+    if (value && *value > 0) out.push_back(static_cast<pid_t>(*value));
   }
   return out;
 }

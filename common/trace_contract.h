@@ -76,6 +76,8 @@ inline constexpr std::string_view kMemory = "mm";
 inline constexpr std::string_view kIo = "io";
 inline constexpr std::string_view kProcess = "process";
 inline constexpr std::string_view kWorkload = "workload";
+inline constexpr std::string_view kLibraryCalls[] = {kCudaRuntime, kCudaDriver, kNccl};  // call_stats' categories
+inline constexpr std::string_view kAll[] = {kCudaRuntime, kCudaDriver, kNccl, kSched, kMemory, kIo, kProcess, kWorkload};
 }  // namespace category
 
 bool is_cuda_category(std::string_view category);
@@ -87,6 +89,7 @@ inline constexpr std::string_view kRoleMain = "main";      // a traced process's
 inline constexpr std::string_view kRoleWorker = "worker";  // a DataLoader worker process
 inline constexpr std::string_view kRolePin = "pin";        // the pin-memory thread
 inline constexpr std::string_view kRoleOther = "other";
+inline constexpr std::string_view kRoles[] = {kRoleMain, kRoleWorker, kRolePin, kRoleOther};
 
 // Workers and pin threads by the names loaders give them (ib-worker-N / ib-pin here,
 // pt_data_worker / pt_data_pin / pt_pin_memory in PyTorch); a root process's main
@@ -102,6 +105,7 @@ inline constexpr std::string_view kOk = "ok";
 inline constexpr std::string_view kFailed = "failed";
 inline constexpr std::string_view kInterrupted = "interrupted";
 inline constexpr std::string_view kAbandoned = "abandoned";  // its harness died before finishing it
+inline constexpr std::string_view kAll[] = {kOk, kFailed, kInterrupted, kRunning, kAbandoned};
 }  // namespace status
 
 // The state of a sweep as a whole (sweeps.status).
@@ -130,6 +134,7 @@ inline constexpr std::string_view kMeasured = "measured";  // decided by its mea
 inline constexpr std::string_view kPruned = "pruned";      // dropped: clearly slower than the best
 inline constexpr std::string_view kFailed = "failed";      // its run failed
 inline constexpr std::string_view kSkipped = "skipped";    // off the search's path, or past the budget
+inline constexpr std::string_view kAll[] = {kMeasured, kPruned, kFailed, kSkipped, kPending};
 }  // namespace point_state
 
 // Why a sweep's point was skipped, or stopped short of its rules (sweep_points.cause); none for the
@@ -145,6 +150,7 @@ namespace sweep_phase {
 inline constexpr std::string_view kMeasure = "measure";  // the search's measurements
 inline constexpr std::string_view kVerify = "verify";    // the interleaved re-runs that prove the advice
 inline constexpr std::string_view kProbe = "probe";      // a budget's sizing run, not a measurement
+inline constexpr std::string_view kAll[] = {kMeasure, kVerify, kProbe};
 }  // namespace sweep_phase
 
 namespace kind {
@@ -152,6 +158,7 @@ inline constexpr std::string_view kWorkload = "workload";  // ingero-bench --wor
 inline constexpr std::string_view kCommand = "command";    // ingero-bench trace -- CMD
 inline constexpr std::string_view kAttach = "attach";      // ingero-bench trace --pid
 inline constexpr std::string_view kSystem = "system";      // ingero-bench trace --duration (CUDA processes)
+inline constexpr std::string_view kAll[] = {kWorkload, kCommand, kAttach, kSystem};
 }  // namespace kind
 
 // A sweep point that runs the user's own command (config.mode), its DataLoader overridden.

@@ -84,6 +84,7 @@ Result<PausedChild> PausedChild::spawn(const std::vector<std::string>& argv, con
       execvpe(cargv[0], cargv.data(), cenv.data());
     }
     int e = errno;
+    // Should this write fail too, the parent still sees exit code 127: the command did not start.
     ssize_t ignored = write(err->write.get(), &e, sizeof(e));
     (void)ignored;
     _exit(127);

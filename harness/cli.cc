@@ -11,6 +11,8 @@
 
 #include <filesystem>
 
+#include "common/list_text.h"
+
 namespace ingero::harness {
 
 namespace {
@@ -527,12 +529,11 @@ Status finish_command(CLI::App& app, const Subcommands& c, const Holders& h, std
 }  // namespace
 
 Result<int64_t> parse_id(const std::string& flag, const std::string& text) {
-  const bool digits = !text.empty() && text.size() <= 18 &&
-                      std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch); });
-  if (!digits)
+  const auto value = parse_digits(text, 999'999'999'999'999'999);
+  if (!value)
     return Error::bad_input(fmt::format("{} '{}' is not an id (a whole number from 1)", flag, text),
                             "ingero-bench runs --db FILE lists the ids a DB holds");
-  const int64_t id = std::stoll(text);
+  const auto id = static_cast<int64_t>(*value);
   if (id < 1) return Error::bad_input(fmt::format("{} {} is not an id (ids start at 1)", flag, text));
   return id;
 }

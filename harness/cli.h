@@ -10,35 +10,48 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tracer/tracer.h"
 #include "workloads/config.h"
 
 namespace ingero::harness {
 
+// The tracer's options in the flags' units. Every default is the tracer's own (tracer::TraceOptions),
+// so that the two cannot drift; trace_settings (harness/commands.h) converts back.
 struct TraceFlags {
+ private:
+  static const tracer::TraceOptions& tracer_defaults() {
+    static const tracer::TraceOptions defaults;
+    return defaults;
+  }
+
+ public:
   std::string db = "results/ingero-bench.db";
   bool no_trace = false;
-  bool system_wide = false;
+  bool system_wide = tracer_defaults().system_wide;
   std::vector<std::string> libraries;  // --cudart
-  std::string cuda_detail = "latency";
-  double call_stream_min_us = 1000;
-  double offcpu_min_us = 100;
-  double iowait_min_us = 10;
-  double runq_min_us = 100;
-  int mem_burst_pages = 64;
-  double mem_burst_ms = 10;
-  int ringbuf_mb = 32;
-  bool no_gpu_samples = false;
-  bool no_wakeups = false;
-  bool no_program_time = false;
-  int profile_hz = 49;            // CPU profile samples per second of each CPU; 0: off
-  double sample_window_ms = 5;    // duty cycle of hot calls (tracer/call_probes.h)
-  double sample_period_ms = 50;
-  double hot_share_pct = 1;
+  std::string cuda_detail = std::string(tracer::cuda_detail_name(tracer_defaults().cuda_detail));
+  double call_stream_min_us = static_cast<double>(tracer_defaults().call_stream_min_ns) / 1e3;
+  double offcpu_min_us = static_cast<double>(tracer_defaults().offcpu_min_ns) / 1e3;
+  double iowait_min_us = static_cast<double>(tracer_defaults().iowait_min_ns) / 1e3;
+  double runq_min_us = static_cast<double>(tracer_defaults().runq_min_ns) / 1e3;
+  int mem_burst_pages = static_cast<int>(tracer_defaults().mem_burst_pages);
+  double mem_burst_ms = static_cast<double>(tracer_defaults().mem_burst_min_ns) / 1e6;
+  int ringbuf_mb = static_cast<int>(tracer_defaults().ringbuf_bytes >> 20);
+  bool no_gpu_samples = !tracer_defaults().gpu_samples;
+  bool no_wakeups = !tracer_defaults().wakers;
+  bool no_program_time = !tracer_defaults().program_time;
+  int profile_hz = static_cast<int>(tracer_defaults().profile_hz);  // CPU profile samples per second of each CPU; 0: off
+  // Duty cycle of hot calls (tracer/duty_cycle.h).
+  double sample_window_ms = static_cast<double>(tracer_defaults().sampling.window_ns) / 1e6;
+  double sample_period_ms = static_cast<double>(tracer_defaults().sampling.period_ns) / 1e6;
+  double hot_share_pct = tracer_defaults().sampling.hot_share * 100;
   std::string metrics_addr;  // serve /metrics here while tracing (metrics/)
   std::string metrics_push;  // push the final values to this Pushgateway at the end
-  double health_interval_ms = 500;  // worker health sampler (tracer/process_sampler.h); 0 off
-  double hang_after_s = 60;         // a hang: no batch and every thread off CPU this long
-  int db_max_mb = 0;                // --db-max-mb: the DB file's cap (MiB); 0: none
+  // Worker health sampler (tracer/process_sampler.h); 0 off.
+  double health_interval_ms = static_cast<double>(tracer_defaults().health_interval_ns) / 1e6;
+  // A hang: no batch and every thread off CPU this long.
+  double hang_after_s = static_cast<double>(tracer_defaults().hang_after_ns) / 1e9;
+  int db_max_mb = static_cast<int>(tracer_defaults().db_max_bytes >> 20);  // --db-max-mb (MiB); 0: none
 };
 
 // The workload flags shared by the main job and sweep: lists stay text until planned.

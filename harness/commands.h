@@ -34,6 +34,8 @@ Result<int> run_merge_command(const MergeFlags& flags);
 
 // The trace flags as tracer options; bad values are bad input naming the flag.
 Result<TraceSettings> trace_settings(const TraceFlags& flags);
+// Only the conversion of trace_settings, with no check of the machine, the paths or the values.
+Result<tracer::TraceOptions> tracer_options(const TraceFlags& flags);
 
 // Everything a workload command checks before it opens the DB or starts a process: the
 // workload, device, lists, resources, output paths, tracing privileges, python.

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness/diagnosis.h"
 
-#include <fmt/format.h>
 
 #include "reports/render/commands.h"
-#include "reports/text/format.h"
+#include "reports/text/summary_text.h"
 
 namespace ingero::harness {
 
@@ -13,17 +12,13 @@ namespace {
 void diagnose_run(const reports::TraceFile& trace, int64_t run_id, std::ostream& out) {
   auto report = reports::make_explain_report(trace, {trace.path(), run_id, false, std::nullopt, false});
   if (!report) {
-    out << fmt::format("run {}: cannot be analysed: {}\n", run_id, report.error().message);
+    out << reports::unanalysable_run_text(run_id, report.error().message) << "\n";
     return;
   }
-  out << fmt::format("run {} ({}): {}", run_id, report->run.label,
-                     reports::input_bound_name(report->metrics.verdict));
-  if (report->metrics.wait_fraction)
-    out << fmt::format(", {:.0f}% of the time waiting for batches", *report->metrics.wait_fraction * 100);
-  out << "\n";
+  out << reports::run_verdict_line(report->run, report->metrics) << "\n";
   if (report->chains.chains.empty()) return;
   const auto& top = report->chains.chains.front();
-  out << fmt::format("  [{}] {}\n", reports::severity_name(top.severity), report->chain_words.front().summary);
+  out << "  " << reports::chain_title(top, report->chain_words.front()) << "\n";
   for (const auto& check : top.checks) out << "  " << reports::change_check_text(check) << "\n";
 }
 
@@ -33,10 +28,10 @@ void print_diagnosis(const std::string& db_path, const std::vector<int64_t>& run
   if (run_ids.empty()) return;
   auto trace = reports::TraceFile::open(db_path);
   if (!trace) {
-    out << "diagnosis unavailable: " << trace.error().message << "\n";
+    out << reports::diagnosis_unavailable_text(trace.error().message) << "\n";
     return;
   }
-  out << "\ndiagnosis (details: ingero-bench explain --db " << db_path << " --run ID):\n";
+  out << "\n" << reports::diagnosis_heading(db_path) << "\n";
   for (int64_t id : run_ids) diagnose_run(**trace, id, out);
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/knobs.h"
+#include "common/list_text.h"
 #include "tracer/observer_records.h"
 #include "tracer/python_observer.h"
 
@@ -29,13 +30,11 @@ Status make_dir(const std::string& path) {
 }
 
 Result<int64_t> whole_number(const std::string& knob, const std::string& text, int64_t minimum) {
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < minimum || value > 1024)
+  const auto value = parse_digits(text, 1024);
+  if (!value || static_cast<int64_t>(*value) < minimum)
     return Error::bad_input(fmt::format("--override {}={}: not a whole number from {} to 1024", knob, text, minimum),
                             kOverrideHint);
-  return static_cast<int64_t>(value);
+  return static_cast<int64_t>(*value);
 }
 
 Result<bool> on_off(const std::string& knob, const std::string& text) {

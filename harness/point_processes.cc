@@ -204,9 +204,10 @@ std::vector<std::string> PointProcesses::end_leftovers() {
   if (left.empty()) return names;
   signal_all(SIGTERM);
   if (!wait_all()) {
+    // cgroup.kill also reaches processes that left the tree; where it cannot be written, SIGKILL to each is next.
     if (!folder_.empty()) (void)write_text(folder_ + "/cgroup.kill", "1");
     signal_all(SIGKILL);
-    (void)wait_all();
+    (void)wait_all();  // names are what survived SIGTERM, whether or not SIGKILL has reaped them yet
   }
   return names;
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
+#include "reports/text/summary_text.h"
 
 namespace ingero::harness {
 
@@ -43,7 +44,7 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
   if (summary && summary->status == contract::record_status::kOk && status == contract::status::kOk) {
     row.summary = *summary;
     row.summary.label = label;
-    if (!traced) row.summary.label += " (untraced)";
+    if (!traced) row.summary.label += reports::kUntracedSuffix;
     return row;
   }
   // An interrupted run, or one stopped early on purpose, keeps the epochs it measured: they
@@ -51,22 +52,20 @@ TableRow table_row(int64_t run_id, const std::string& label, const std::string& 
   if (const size_t kept = kept_epochs(record); summary && kept > 0 && summary->status != contract::record_status::kFailed &&
                                                 (status == contract::status::kOk || status == contract::status::kInterrupted)) {
     row.summary = *summary;
-    row.summary.label = traced ? label : label + " (untraced)";
+    row.summary.label = traced ? label : label + reports::kUntracedSuffix;
     const std::string& cut_by = status == contract::status::kInterrupted ? status : summary->status;
-    const std::string why = summary->error.empty() || summary->error == cut_by ? "" : ": " + summary->error;
-    row.summary.status = fmt::format("{}, {} epoch{} kept{}", cut_by, kept, kept == 1 ? "" : "s", why);
+    row.summary.status = reports::kept_epochs_status(cut_by, kept, summary->error);
     return row;
   }
   std::string why = !error.empty() ? error : summary && !summary->error.empty() ? summary->error : "";
-  row.failure = why.empty() || why == status ? status : status + ": " + why;
+  row.failure = reports::failure_status(status, why);
   // A traced command or attach has no workload record: its status is all there is.
   // A run of a sweep of the user's command holds the job's timing instead.
   if (!summary && status == contract::status::kOk)
     row.failure = record.is_null() ? std::string(contract::status::kOk)
                   : record.contains("steps_per_s")
-                      ? fmt::format("ok: job, {} steps timed, {:.3g} steps/s", record.value("measured_steps", 0),
-                                    record.value("steps_per_s", 0.0))
-                      : "no workload record";
+                      ? reports::job_timing_status(record.value("measured_steps", 0), record.value("steps_per_s", 0.0))
+                      : reports::kNoWorkloadRecord;
   return row;
 }
 

@@ -297,7 +297,10 @@ std::optional<nlohmann::json> read_result(const RunRequest& request) {
   for (int r = 0; r < request.ranks; ++r) ranks.push_back(read_record(fmt::format("{}.rank{}", *request.result_path, r)));
   if (std::none_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.has_value(); })) return std::nullopt;
   nlohmann::json merged = workloads::merge_rank_records(ranks);
-  (void)write_file_atomically(*request.result_path, merged.dump());
+  // The merged record goes into the DB from here; the file is only the user's copy of it, so a failed
+  // write is said, not fatal.
+  if (Status s = write_file_atomically(*request.result_path, merged.dump()); !s)
+    fmt::print(stderr, "warning: the merged result record was not written: {}\n", s.error().message);
   return merged;
 }
 
@@ -352,7 +355,10 @@ RunGuard::~RunGuard() {
   if (done_) return;
   const int exit_code = interrupt_requested() ? interrupt_exit_code() : kExitFailure;
   const std::string status(interrupt_requested() ? contract::status::kInterrupted : contract::status::kFailed);
-  (void)db_->finish_run(id_, tracer::RunEnd{exit_code, status, std::nullopt, error_, std::nullopt, {}});
+  // A run left 'running' reads as abandoned once this process is gone: the DB stays truthful, but the reason
+  // is lost, so it is said here.
+  if (Status s = db_->finish_run(id_, tracer::RunEnd{exit_code, status, std::nullopt, error_, std::nullopt, {}}); !s)
+    fmt::print(stderr, "warning: run {} could not be marked {} in the trace DB: {}\n", id_, status, s.error().message);
 }
 
 Status RunGuard::commit(const tracer::RunEnd& end) {
@@ -411,8 +417,10 @@ Result<int> run_launched(const RunRequest& request, tracer::Tracer* tracer, trac
       request.users_own_command && request.signal_group ? TerminalLoan::open() : std::nullopt;
   if (terminal) terminal->lend_to(child->pid());
   if (Status s = child->release(); !s) {
+    // The release's error is the one to report; the tracer's stop only ends what was started.
     if (tracer) (void)tracer->stop();
     guard.fail_with(s.error().message);
+    // Uncommitted, the guard marks the run failed with the same message as it goes.
     (void)guard.commit(tracer::RunEnd{s.error().exit_code, std::string(contract::status::kFailed), std::nullopt,
                                       s.error().message, std::nullopt, {}});
     return s.error();
@@ -446,7 +454,7 @@ Result<std::pair<int64_t, int64_t>> run_attached(const RunRequest& request, cons
   for (const Target& t : targets) {
     if (Status s = tracer->attach(t.pid); !s) {
       guard.fail_with(s.error().message);
-      (void)tracer->stop();
+      (void)tracer->stop();  // the attach's error is the one to report; this only ends what was started
       return s.error();
     }
   }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/list_text.h"
 #include "common/proc_files.h"
 
 namespace ingero::harness {
@@ -220,25 +221,19 @@ Status check_resources(const WorkloadConfig& c, const MachineLimits& limits, std
 Result<std::vector<int>> parse_count_list(const std::string& flag, const std::string& text, bool allow_auto,
                                           int usable_cores, int minimum) {
   std::vector<int> values;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string& item : split_list(text)) {
     if (allow_auto && item == "auto") {
       values.push_back(0);
       for (int w = 1; w <= usable_cores; w *= 2) values.push_back(w);
       if (values.back() != usable_cores) values.push_back(usable_cores);
       continue;
     }
-    const bool digits = !item.empty() && item.size() <= 9 &&
-                        std::all_of(item.begin(), item.end(), [](unsigned char ch) { return std::isdigit(ch); });
-    if (!digits || std::stoi(item) < minimum)
+    const auto value = parse_digits(item, 999'999'999);
+    if (!value || *value < static_cast<uint64_t>(minimum))
       return Error::bad_input(fmt::format("{} '{}': '{}' is not a whole number >= {}", flag, text, item, minimum),
                               fmt::format("give a comma-separated list such as {} {}{}", flag,
                                           minimum == 0 ? "0,2,4" : "2,4,12", allow_auto ? " (or auto)" : ""));
-    values.push_back(std::stoi(item));
+    values.push_back(static_cast<int>(*value));
   }
   std::vector<int> unique;
   for (int v : values)
@@ -248,12 +243,7 @@ Result<std::vector<int>> parse_count_list(const std::string& flag, const std::st
 
 Result<std::vector<bool>> parse_switch_list(const std::string& flag, const std::string& text) {
   std::vector<bool> values;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string& item : split_list(text)) {
     bool value;
     if (item == "on" || item == "true" || item == "1") {
       value = true;

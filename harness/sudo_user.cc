@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "common/list_text.h"
+
 namespace ingero::harness {
 
 namespace {
@@ -18,14 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 
 std::optional<unsigned long> whole_number(const char* text) {
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long value = std::strtoul(text, &end, 10);
-  if (*end != '\0' || errno != 0 || value > 0xfffffffeUL) return std::nullopt;
-  return value;
+  if (text == nullptr) return std::nullopt;
+  const auto value = parse_digits(text, 0xfffffffeUL);
+  if (!value) return std::nullopt;
+  return static_cast<unsigned long>(*value);
 }
 
+// Best effort: a file that stays root's is still there and readable; only the user's later rewrite of it fails.
 void give(const Credentials& user, const std::string& path) {
   (void)fchownat(AT_FDCWD, path.c_str(), user.uid, user.gid, AT_SYMLINK_NOFOLLOW);
 }
@@ -48,6 +49,7 @@ Result<std::optional<Credentials>> sudo_user() {
     std::vector<gid_t> groups(static_cast<size_t>(count));
     if (getgrouplist(pw->pw_name, user.gid, groups.data(), &count) < 0) {
       groups.resize(static_cast<size_t>(count));
+      // The first call sized the list to the user's groups: this one fits them (count says how many it wrote).
       (void)getgrouplist(pw->pw_name, user.gid, groups.data(), &count);
     }
     groups.resize(static_cast<size_t>(count > 0 ? count : 0));

@@ -21,6 +21,8 @@ void set_foreground(int tty, pid_t group) {
   sigemptyset(&ttou);
   sigaddset(&ttou, SIGTTOU);
   pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  // A terminal that cannot be handed over leaves the job in the background: it runs all the same, only
+  // without the terminal's keys (Ctrl-C still reaches it through ingero-bench's own handler).
   (void)tcsetpgrp(tty, group);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }

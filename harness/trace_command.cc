@@ -13,6 +13,7 @@
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/atomic_file.h"
+#include "common/list_text.h"
 #include "harness/commands.h"
 #include "harness/diagnosis.h"
 #include "harness/machine_info.h"
@@ -24,11 +25,8 @@ namespace ingero::harness {
 
 Result<std::vector<pid_t>> parse_pids(const std::string& text) {
   std::vector<pid_t> pids;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    auto id = parse_id("--pid", text.substr(start, comma - start));
+  for (const std::string& item : split_list(text)) {
+    auto id = parse_id("--pid", item);
     if (!id) return id.error();
     if (*id > INT32_MAX) return Error::bad_input(fmt::format("--pid {} is not a process id", *id));
     const auto pid = static_cast<pid_t>(*id);
@@ -42,7 +40,6 @@ Result<std::vector<pid_t>> parse_pids(const std::string& text) {
                               "attach to a running process: check the pid with ps (state Z is an exited one)");
     // --pid X,X attaches once: a second attach would count the process's events twice.
     if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
-    start = comma + 1;
   }
   return pids;
 }

@@ -145,31 +145,39 @@ Status check_db_room(const std::string& path, int max_mb) {
 
 }  // namespace
 
+Result<tracer::TraceOptions> tracer_options(const TraceFlags& flags) {
+  tracer::TraceOptions o;
+  o.system_wide = flags.system_wide;
+  o.library_paths = flags.libraries;
+  auto detail = tracer::parse_cuda_detail(flags.cuda_detail);
+  if (!detail) return detail.error();
+  o.cuda_detail = *detail;
+  o.call_stream_min_ns = static_cast<uint64_t>(flags.call_stream_min_us * 1e3);
+  o.offcpu_min_ns = static_cast<uint64_t>(flags.offcpu_min_us * 1e3);
+  o.iowait_min_ns = static_cast<uint64_t>(flags.iowait_min_us * 1e3);
+  o.runq_min_ns = static_cast<uint64_t>(flags.runq_min_us * 1e3);
+  o.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
+  o.mem_burst_min_ns = static_cast<uint64_t>(flags.mem_burst_ms * 1e6);
+  o.ringbuf_bytes = static_cast<uint32_t>(flags.ringbuf_mb) << 20;
+  o.gpu_samples = !flags.no_gpu_samples;
+  o.wakers = !flags.no_wakeups;
+  o.program_time = !flags.no_program_time;
+  o.profile_hz = static_cast<unsigned>(flags.profile_hz);
+  o.health_interval_ns = static_cast<uint64_t>(flags.health_interval_ms * 1e6);
+  o.hang_after_ns = static_cast<uint64_t>(flags.hang_after_s * 1e9);
+  o.db_max_bytes = static_cast<uint64_t>(flags.db_max_mb) << 20;
+  o.sampling.hot_share = flags.hot_share_pct / 100;
+  o.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
+  o.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);
+  return o;
+}
+
 Result<TraceSettings> trace_settings(const TraceFlags& flags) {
   TraceSettings s;
   s.enabled = !flags.no_trace;
-  s.options.system_wide = flags.system_wide;
-  s.options.library_paths = flags.libraries;
-  auto detail = tracer::parse_cuda_detail(flags.cuda_detail);
-  if (!detail) return detail.error();
-  s.options.cuda_detail = *detail;
-  s.options.call_stream_min_ns = static_cast<uint64_t>(flags.call_stream_min_us * 1e3);
-  s.options.offcpu_min_ns = static_cast<uint64_t>(flags.offcpu_min_us * 1e3);
-  s.options.iowait_min_ns = static_cast<uint64_t>(flags.iowait_min_us * 1e3);
-  s.options.runq_min_ns = static_cast<uint64_t>(flags.runq_min_us * 1e3);
-  s.options.mem_burst_pages = static_cast<uint64_t>(flags.mem_burst_pages);
-  s.options.mem_burst_min_ns = static_cast<uint64_t>(flags.mem_burst_ms * 1e6);
-  s.options.ringbuf_bytes = static_cast<uint32_t>(flags.ringbuf_mb) << 20;
-  s.options.gpu_samples = !flags.no_gpu_samples;
-  s.options.wakers = !flags.no_wakeups;
-  s.options.program_time = !flags.no_program_time;
-  s.options.profile_hz = static_cast<unsigned>(flags.profile_hz);
-  s.options.health_interval_ns = static_cast<uint64_t>(flags.health_interval_ms * 1e6);
-  s.options.hang_after_ns = static_cast<uint64_t>(flags.hang_after_s * 1e9);
-  s.options.db_max_bytes = static_cast<uint64_t>(flags.db_max_mb) << 20;
-  s.options.sampling.hot_share = flags.hot_share_pct / 100;
-  s.options.sampling.window_ns = static_cast<uint64_t>(flags.sample_window_ms * 1e6);
-  s.options.sampling.period_ns = static_cast<uint64_t>(flags.sample_period_ms * 1e6);
+  auto options = tracer_options(flags);
+  if (!options) return options.error();
+  s.options = std::move(*options);
   for (const std::string& path : flags.libraries)
     if (Status s = tracer::check_call_library("--cudart", path); !s) return s.error();
   if (Status v = tracer::validate(s.options); !v) return v.error();

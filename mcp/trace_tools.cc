@@ -4,20 +4,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "common/trace_contract.h"
-#include "mcp/tool_schemas.h"
 #include "mcp/trace_resources.h"
 #include "reports/documents/trace_reports.h"
 #include "reports/text/compare_text.h"
 #include "reports/text/format.h"
+#include "reports/text/profile_text.h"
 #include "reports/text/recommend_text.h"
+#include "reports/text/summary_text.h"
 #include "reports/text/tracing_cost_text.h"
-#include "reports/text/verdict_text.h"
+#include "reports/render/json_shape.h"
 #include "reports/render/report_json.h"
 
 namespace ingero::mcp {
@@ -26,7 +28,7 @@ namespace {
 using nlohmann::json;
 using reports::TraceFile;
 using Trace = std::shared_ptr<const TraceFile>;
-namespace s = schemas;
+namespace s = json_schema;
 
 constexpr int64_t kChainsDefault = 5;
 constexpr int64_t kChainsMax = 50;
@@ -69,6 +71,12 @@ json or_null(const std::optional<T>& value) {
 
 json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
+std::vector<std::string> severity_names() {
+  using reports::Severity;
+  return {reports::severity_name(Severity::low), reports::severity_name(Severity::medium),
+          reports::severity_name(Severity::high)};
+}
+
 // The explain report of the run args["run"] names, made as `explain --run ID` makes it
 // (suggested changes checked against the DB's runs); a run that is not in the DB is bad
 // input whose hint lists the ids it holds.
@@ -80,18 +88,10 @@ Result<reports::ExplainReport> explain_run(const TraceFile& trace, const json& a
   return reports::make_explain_report(trace, options);
 }
 
-std::string run_name(const reports::RunHeader& run) { return fmt::format("run {} '{}'", run.run_id, run.label); }
-
-std::string verdict_text(const reports::RunMetrics& m) {
-  std::string text = reports::verdict_words(m);
-  if (m.wait_fraction)
-    text += fmt::format(" (waited for data {} of the time, from the {})", reports::format_percent(*m.wait_fraction),
-                        m.wait_fraction_source);
-  return text;
-}
-
+// The text of an answer lists only its first rows; the line saying how many more, if any.
 std::string limited_list_end(size_t shown, size_t total) {
-  return shown < total ? fmt::format("  ... {} more in structuredContent\n", total - shown) : "";
+  const std::string more = reports::more_rows_text(shown, total);
+  return more.empty() ? "" : more + "\n";
 }
 
 // JSON has no NaN or infinity: written out they become null and fail the client's
@@ -122,62 +122,56 @@ ToolSpec make_tool(std::string name, std::string title, std::string description,
 
 // ---- list_runs
 
-json epoch_median(const reports::RunRecord& run) {
+std::optional<double> epoch_median(const reports::RunRecord& run) {
   // As explain reads it: the result record's median, when it measured any epoch.
-  if (reports::measured_epochs(run).empty()) return nullptr;
+  if (reports::measured_epochs(run).empty()) return std::nullopt;
   const auto it = run.result.find("epoch_median_s");
-  return it != run.result.end() && it->is_number() ? *it : json(nullptr);
+  return it != run.result.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
 
-json run_summary(const reports::RunRecord& run) {
-  return {{"run_id", run.run_id},
-          {"label", run.label},
-          {"kind", run.kind},
-          {"mode", reports::summarize_config(run).mode},
-          {"status", run.status},
-          {"error", run.error},
-          {"config", run.config},
-          {"epoch_median_s", epoch_median(run)},
-          {"epochs_measured", reports::measured_epochs(run).size()},
-          {"traced", run.traced},
-          {"started_unix", run.started_unix},
-          {"duration_s", run.end_ns ? json(static_cast<double>(*run.end_ns - run.start_ns) / 1e9) : json(nullptr)},
-          {"sweep_id", or_null(run.sweep_id)},
-          {"sweep_point", or_null(run.sweep_point)},
-          {"sweep_phase", or_null(run.sweep_phase)}};
+// One run as list_runs lists it: what the DB stores of it, with its mode and epoch median as explain reads them.
+struct RunListing {
+  const reports::RunRecord& run;
+  std::string mode;
+  std::optional<double> epoch_median_s;
+  size_t epochs_measured = 0;
+};
+
+RunListing listing(const reports::RunRecord& run) {
+  return {run, reports::summarize_config(run).mode, epoch_median(run), reports::measured_epochs(run).size()};
 }
 
-std::string run_line(const json& run) {
-  std::string line = fmt::format("run {} '{}' ({}{}, {})", run["run_id"].get<int64_t>(),
-                                 run["label"].get<std::string>(), run["kind"].get<std::string>(),
-                                 run["mode"].get<std::string>().empty() ? "" : ", " + run["mode"].get<std::string>(),
-                                 run["status"].get<std::string>());
-  if (run["epoch_median_s"].is_number())
-    line += ": epoch median " + reports::format_seconds(run["epoch_median_s"].get<double>());
-  if (run["sweep_id"].is_number())
-    line += fmt::format(" [sweep {}, {}]", run["sweep_id"].get<int64_t>(), run["sweep_phase"].is_string()
-                                                                               ? run["sweep_phase"].get<std::string>()
-                                                                               : "no phase");
-  return line;
+// One list of fields: the answer's rows and list_runs' outputSchema.
+const reports::JsonShape<RunListing>& run_listing_shape() {
+  using L = RunListing;
+  static const reports::JsonShape<L> shape(
+      "one run of the trace DB",
+      {{"run_id", s::integer(), [](const L& l) { return json(l.run.run_id); }},
+       {"label", s::string(), [](const L& l) { return json(l.run.label); }},
+       {"kind", s::string_enum_of(contract::kind::kAll), [](const L& l) { return json(l.run.kind); }},
+       {"mode", s::string("workload mode (loader, loader-batched, direct, ...); empty when not a workload"),
+        [](const L& l) { return json(l.mode); }},
+       {"status", s::string_enum_of(contract::status::kAll), [](const L& l) { return json(l.run.status); }},
+       {"error", s::string("why it failed or was abandoned; empty otherwise"), [](const L& l) { return json(l.run.error); }},
+       {"config", s::any("the workload configuration as stored (object), or null"),
+        [](const L& l) { return l.run.config; }},
+       {"epoch_median_s", s::nullable(s::number("median of the measured epochs, s; null when none was measured")),
+        [](const L& l) { return or_null(l.epoch_median_s); }},
+       {"epochs_measured", s::integer(), [](const L& l) { return json(l.epochs_measured); }},
+       {"traced", s::boolean("false: timings only (--no-trace)"), [](const L& l) { return json(l.run.traced); }},
+       {"started_unix", s::number(), [](const L& l) { return json(l.run.started_unix); }},
+       {"duration_s", s::nullable(s::number()),
+        [](const L& l) {
+          return l.run.end_ns ? json(static_cast<double>(*l.run.end_ns - l.run.start_ns) / 1e9) : json(nullptr);
+        }},
+       {"sweep_id", s::nullable(s::integer()), [](const L& l) { return or_null(l.run.sweep_id); }},
+       {"sweep_point", s::nullable(s::string()), [](const L& l) { return or_null(l.run.sweep_point); }},
+       {"sweep_phase", s::nullable(s::string_enum_of(contract::sweep_phase::kAll)),
+        [](const L& l) { return or_null(l.run.sweep_phase); }}});
+  return shape;
 }
 
 ToolSpec list_runs_tool(Trace trace) {
-  const json run = s::object(
-      {{"run_id", s::integer()},
-       {"label", s::string()},
-       {"kind", s::string("workload | command | attach | system")},
-       {"mode", s::string("workload mode (loader, loader-batched, direct, ...); empty when not a workload")},
-       {"status", s::string("ok | failed | interrupted | running | abandoned")},
-       {"error", s::string("why it failed or was abandoned; empty otherwise")},
-       {"config", s::any("the workload configuration as stored (object), or null")},
-       {"epoch_median_s", s::nullable(s::number("median of the measured epochs, s; null when none was measured"))},
-       {"epochs_measured", s::integer()},
-       {"traced", s::boolean("false: timings only (--no-trace)")},
-       {"started_unix", s::number()},
-       {"duration_s", s::nullable(s::number())},
-       {"sweep_id", s::nullable(s::integer())},
-       {"sweep_point", s::nullable(s::string())},
-       {"sweep_phase", s::nullable(s::string("measure | verify"))}});
   return make_tool(
       "list_runs", "List the runs",
       "Every run in the trace DB: id, label, kind, workload mode and configuration, status, epoch median, "
@@ -186,15 +180,16 @@ ToolSpec list_runs_tool(Trace trace) {
       s::object({{"db", s::string()},
                  {"schema_version", s::integer()},
                  {"notes", s::array_of(s::string(), "how the file was read")},
-                 {"runs", s::array_of(run)}}),
+                 {"runs", s::array_of(run_listing_shape().schema())}}),
       [trace](const json&) -> Result<ToolAnswer> {
         auto runs = trace->runs();
         if (!runs) return runs.error();
         json rows = json::array();
         std::string text = fmt::format("{} runs in {}:\n", runs->size(), trace->path());
         for (const auto& r : *runs) {
-          rows.push_back(run_summary(r));
-          text += run_line(rows.back()) + "\n";
+          const RunListing l = listing(r);
+          rows.push_back(run_listing_shape().write(l));
+          text += reports::run_list_line(r, l.mode, l.epoch_median_s) + "\n";
         }
         return ToolAnswer{json{{"db", trace->path()},
                                {"schema_version", trace->schema_version()},
@@ -206,39 +201,40 @@ ToolSpec list_runs_tool(Trace trace) {
 
 // ---- get_trace_stats
 
-// The losses the run recorded per source, or that it never recorded them.
+// The losses the run recorded per source (none: it never recorded them), with the events the analysed window lost.
+struct RecordedLosses {
+  std::optional<std::map<std::string, int64_t>> by_source;
+  std::optional<int64_t> events_lost;
+};
+
+// One list of fields: the answer's "losses" and get_trace_stats' outputSchema.
+const reports::JsonShape<RecordedLosses>& losses_shape() {
+  using L = RecordedLosses;
+  static const reports::JsonShape<L> shape(
+      "what the run's tracing dropped",
+      {{"recorded", s::boolean("false: unknown, never recorded"), [](const L& l) { return json(l.by_source.has_value()); }},
+       {"by_source", s::nullable(s::object({}, "dropped records per source (the rings, the writer queue, SQLite)")),
+        [](const L& l) { return l.by_source ? json(*l.by_source) : json(nullptr); }},
+       {"events_lost", s::nullable(s::integer()),
+        [](const L& l) { return l.by_source ? or_null(l.events_lost) : json(nullptr); }},
+       {"meaning", s::string(), [](const L& l) { return json(reports::losses_meaning(l.by_source)); }}});
+  return shape;
+}
+
 Result<json> recorded_losses(const TraceFile& trace, int64_t run_id, std::optional<int64_t> events_lost) {
   auto run = trace.run(run_id);
   if (!run) return run.error();
   auto context = trace.context(*run);
   if (!context) return context.error();
-  if (!context->losses)
-    return json{{"recorded", false}, {"by_source", nullptr}, {"events_lost", nullptr},
-                {"meaning", "unknown: the run never recorded its losses (its harness died before the end)"}};
-  int64_t dropped = 0;
-  for (const auto& [source, count] : *context->losses) dropped += count;
-  return json{{"recorded", true},
-              {"by_source", *context->losses},
-              {"events_lost", or_null(events_lost)},
-              {"meaning", dropped == 0 ? "nothing lost: every ring buffer and the writer queue delivered everything"
-                                       : "some records were dropped; by_source says where"}};
-}
-
-std::string call_line(const reports::CallLatencyRow& row) {
-  return fmt::format("  {}: {} calls{}, p50 {}, p99 {}, total {} ({})\n", row.function,
-                     reports::format_calls(row.calls, row.estimate),
-                     row.estimate ? " (estimated: " + reports::sampled_share_text(row.estimate) + ")" : "",
-                     reports::format_duration_ns(row.stats.p50_ns), reports::format_duration_ns(row.stats.p99_ns),
-                     reports::format_duration_ns(row.stats.total_ns),
-                     row.exact ? "exact percentiles" : "percentiles are log2 bucket upper bounds");
+  return losses_shape().write({context->losses, events_lost});
 }
 
 std::string stats_text(const reports::ExplainReport& report, const json& losses) {
   const auto& m = report.metrics;
-  std::string text = fmt::format("{}: {}", run_name(report.run), verdict_text(m));
+  std::string text = reports::run_verdict_line(report.run, m);
   if (m.epoch_median_s) text += "; epoch median " + reports::format_seconds(*m.epoch_median_s);
   text += fmt::format(".\n{} probed CUDA/NCCL functions, most total time first:\n", report.calls.size());
-  for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += call_line(report.calls[i]);
+  for (size_t i = 0; i < report.calls.size() && i < kTextRows; ++i) text += "  " + reports::call_summary(report.calls[i]) + "\n";
   text += limited_list_end(std::min(report.calls.size(), kTextRows), report.calls.size());
   for (const std::string& line : reports::tracing_cost_lines(report.tracing_cost)) text += line + "\n";
   text += "losses: " + losses["meaning"].get<std::string>() + "\n";
@@ -254,14 +250,11 @@ ToolSpec trace_stats_tool(Trace trace) {
       "or log2 bucket upper bounds). Also what tracing cost each thread (probe hits x the calibrated cost), the "
       "losses per source (unknown when the run never recorded them) and notes on the data.",
       s::arguments({{"run", run_id_schema()}}, {"run"}),
-      s::object({{"run", s::run_header()},
-                 {"metrics", s::metrics()},
-                 {"calls", s::array_of(s::call_row(), "most total time first")},
-                 {"losses", s::object({{"recorded", s::boolean("false: unknown, never recorded")},
-                                       {"by_source", s::nullable(s::object({}, "dropped records per source"))},
-                                       {"events_lost", s::nullable(s::integer())},
-                                       {"meaning", s::string()}})},
-                 {"tracing_cost", s::tracing_cost()},
+      s::object({{"run", reports::run_header_schema()},
+                 {"metrics", reports::metrics_schema()},
+                 {"calls", s::array_of(reports::call_row_schema(), "most total time first")},
+                 {"losses", losses_shape().schema()},
+                 {"tracing_cost", reports::tracing_cost_schema()},
                  {"notes", s::array_of(s::string(), "what to know about the data behind the numbers")}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
@@ -280,10 +273,10 @@ ToolSpec trace_stats_tool(Trace trace) {
 
 // ---- get_causal_chains
 
+// As the terminal's explain lists a chain, without its timeline.
 std::string chain_text(const reports::CausalChain& chain, const reports::ChainWords& words) {
-  std::string text = fmt::format("#{} [{}] {}\n  root cause: {}\n  recommendation: {}\n", chain.rank,
-                                 reports::severity_name(chain.severity), words.summary, words.root_cause,
-                                 words.recommendation);
+  std::string text = fmt::format("#{} {}\n", chain.rank, reports::chain_title(chain, words));
+  for (const auto& line : reports::chain_cause_lines(words)) text += "    " + line + "\n";
   for (const auto& check : chain.checks) text += "    " + reports::change_check_text(check) + "\n";
   return text;
 }
@@ -299,15 +292,15 @@ ToolSpec causal_chains_tool(Trace trace) {
       "/dev/shm, descriptors near RLIMIT_NOFILE, hangs), each tied to a process, with its change.",
       s::arguments({{"run", run_id_schema()},
                     {"top_n", bounded_integer("chains to return, highest ranked first (default 5)", 1, kChainsMax)},
-                    {"min_severity", s::string_enum({"LOW", "MEDIUM", "HIGH"}, "lowest severity to return (default LOW)")}},
+                    {"min_severity", s::string_enum(severity_names(), "lowest severity to return (default LOW)")}},
                    {"run"}),
-      s::object({{"run", s::run_header()},
+      s::object({{"run", reports::run_header_schema()},
                  {"verdict", s::string()},
                  {"wait_fraction", s::nullable(s::number())},
                  {"chains_total", s::integer("chains found at any severity")},
-                 {"chains", s::array_of(s::causal_chain())},
-                 {"slow_intervals", s::array_of(s::slow_interval_summary())},
-                 {"thresholds", s::chain_thresholds()},
+                 {"chains", s::array_of(reports::causal_chain_schema())},
+                 {"slow_intervals", s::array_of(reports::slow_interval_schema())},
+                 {"thresholds", reports::chain_thresholds_schema()},
                  {"worker_health", s::array_of(reports::health_finding_schema())},
                  {"notes", s::array_of(s::string())}}),
       [trace](const json& args) -> Result<ToolAnswer> {
@@ -317,19 +310,17 @@ ToolSpec causal_chains_tool(Trace trace) {
         // The schema's enum admits only the three names, so the lowest is a safe fallback.
         const auto floor = reports::parse_severity(args.value("min_severity", "LOW")).value_or(reports::Severity::low);
         json chains = json::array();
-        std::string text = fmt::format("{}: {}\n", run_name(report->run), verdict_text(report->metrics));
+        std::string text = reports::run_verdict_line(report->run, report->metrics) + "\n";
         const auto& all = report->chains.chains;
         for (size_t i = 0; i < all.size() && chains.size() < top_n; ++i) {
           if (all[i].severity < floor) continue;
           chains.push_back(reports::to_json(all[i], report->chain_words[i]));
           text += chain_text(all[i], report->chain_words[i]);
         }
-        text += fmt::format("{} of {} chains shown (min severity {}, top {})\n", chains.size(), all.size(),
-                            args.value("min_severity", "LOW"), top_n);
+        text += reports::chains_shown_text(chains.size(), all.size(), args.value("min_severity", "LOW"), top_n) + "\n";
         for (size_t i = 0; i < report->health.findings.size(); ++i)
-          text += fmt::format("[{}] {}: {} — change: {}\n", reports::severity_name(report->health.findings[i].severity),
-                              report->health_words[i].title, report->health_words[i].summary,
-                              report->health_words[i].change);
+          text += reports::health_title(report->health.findings[i], report->health_words[i]) + "\n    " +
+                  reports::change_line(report->health_words[i].change) + "\n";
         const reports::RunMetrics& m = report->metrics;
         return ToolAnswer{json{{"run", reports::to_json(report->run)},
                                {"verdict", reports::input_bound_name(m.verdict)},
@@ -349,24 +340,19 @@ ToolSpec causal_chains_tool(Trace trace) {
 constexpr int64_t kProfileTopDefault = 10;
 constexpr int64_t kProfileTopMax = 100;
 
-std::string profile_text(const json& roles) {
+// Each role's heading and split as the terminal's explain words them, then its top functions by self samples.
+std::string profile_text(const reports::ProfileAnalysis& profile, const std::string& role_filter, size_t top) {
   std::string text;
-  for (const auto& role : roles) {
-    text += fmt::format("{}{}: {} samples\n", role["role"].get<std::string>(),
-                        role["rank"].is_null() ? "" : fmt::format(" (rank {})", role["rank"].get<int64_t>()),
-                        reports::format_count(role["samples"].get<int64_t>()));
-    if (!role["split"].is_null())
-      text += fmt::format("  model {}, batch building {}, other {}\n",
-                          reports::format_percent(role["split"]["model_share"].get<double>()),
-                          reports::format_percent(role["split"]["loader_share"].get<double>()),
-                          reports::format_percent(role["split"]["other_share"].get<double>()));
-    size_t shown = 0;
-    for (const auto& f : role["top_self"]) {
-      if (shown++ == kTextRows) break;
-      text += fmt::format("  {} self, {} incl  {}\n", reports::format_percent(f["self_share"].get<double>()),
-                          reports::format_percent(f["inclusive_share"].get<double>()), f["label"].get<std::string>());
+  for (const auto* roles : {&profile.roles, &profile.ranks}) {
+    for (const reports::RoleProfile& role : *roles) {
+      if (!role_filter.empty() && role.role != role_filter) continue;
+      text += reports::role_profile_heading(role) + "\n";
+      if (role.split) text += "  split: " + reports::split_text(*role.split) + "\n";
+      const auto frames = role.top_by_self(top);
+      for (size_t i = 0; i < frames.size() && i < kTextRows; ++i)
+        text += "  " + reports::frame_share_line(frames[i]) + "\n";
+      text += limited_list_end(std::min(frames.size(), kTextRows), frames.size());
     }
-    text += limited_list_end(std::min(shown, role["top_self"].size()), role["top_self"].size());
   }
   return text;
 }
@@ -379,19 +365,19 @@ ToolSpec profile_tool(Trace trace) {
       "samples, and the main thread's split into batch building, the model's compute and the rest. Empty when no "
       "profile was taken (status says so).",
       s::arguments({{"run", run_id_schema()},
-                    {"role", s::string_enum({"main", "worker", "pin", "other"}, "only this role (default: every role)")},
+                    {"role", s::string_enum_of(contract::kRoles, "only this role (default: every role)")},
                     {"top_n", bounded_integer("functions per role, each way (default 10)", 1, kProfileTopMax)}},
                    {"run"}),
-      s::object({{"run", s::run_header()}, {"verdict", s::string()}, {"profile", s::profile()}}),
+      s::object({{"run", reports::run_header_schema()}, {"verdict", s::string()}, {"profile", reports::profile_schema()}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = explain_run(*trace, args, false);
         if (!report) return report.error();
         const auto top = static_cast<size_t>(optional_integer(args, "top_n").value_or(kProfileTopDefault));
         const std::string role = args.value("role", "");
         json profile = reports::to_json(reports::ProfileView{report->profile, report->profile_taken, top, role});
-        std::string text = fmt::format("{}: {}\n{}\n", run_name(report->run), verdict_text(report->metrics),
-                                       profile["status"].get<std::string>());
-        if (report->profile) text += profile_text(profile["roles"]);
+        std::string text = reports::run_verdict_line(report->run, report->metrics) + "\n" +
+                           reports::profile_status_text(report->profile, report->profile_taken) + "\n";
+        if (report->profile) text += profile_text(*report->profile, role, top);
         return ToolAnswer{json{{"run", reports::to_json(report->run)},
                                {"verdict", reports::input_bound_name(report->metrics.verdict)},
                                {"profile", std::move(profile)}},
@@ -400,16 +386,6 @@ ToolSpec profile_tool(Trace trace) {
 }
 
 // ---- get_per_process_breakdown
-
-std::string process_line(const reports::ProcessRow& row) {
-  const auto& c = row.counters;
-  return fmt::format("  {}{}: {} process(es), {} thread(s); on CPU {}, off CPU {}, run-queue wait {} over {} waits, "
-                     "{} page faults, {} allocated\n",
-                     row.name, row.pid ? fmt::format(" (pid {})", row.pid) : "", row.processes, row.threads,
-                     reports::format_duration_ns(c.oncpu_ns), reports::format_duration_ns(c.offcpu_ns),
-                     reports::format_duration_ns(c.runq_ns), reports::format_count(c.runq_count),
-                     reports::format_count(c.page_faults), reports::format_bytes(c.page_alloc_bytes));
-}
 
 ToolSpec process_breakdown_tool(Trace trace) {
   return make_tool(
@@ -420,9 +396,9 @@ ToolSpec process_breakdown_tool(Trace trace) {
       s::arguments({{"run", run_id_schema()},
                     {"by", s::string_enum({"role", "process"}, "group rows by role (default) or by process")}},
                    {"run"}),
-      s::object({{"run", s::run_header()},
+      s::object({{"run", reports::run_header_schema()},
                  {"by", s::string_enum({"role", "process"})},
-                 {"rows", s::array_of(s::process_row())}}),
+                 {"rows", s::array_of(reports::process_row_schema())}}),
       [trace](const json& args) -> Result<ToolAnswer> {
         const std::string by = args.value("by", "role");
         auto report = explain_run(*trace, args, by == "process");
@@ -430,8 +406,8 @@ ToolSpec process_breakdown_tool(Trace trace) {
         const auto& rows = by == "process" ? report->processes : report->roles;
         json rows_json = json::array();
         for (const auto& row : rows) rows_json.push_back(reports::to_json(row));
-        std::string text = fmt::format("{} by {}:\n", run_name(report->run), by);
-        for (size_t i = 0; i < rows.size() && i < kTextRows; ++i) text += process_line(rows[i]);
+        std::string text = fmt::format("{} by {}:\n", reports::run_name(report->run), by);
+        for (size_t i = 0; i < rows.size() && i < kTextRows; ++i) text += "  " + reports::process_summary(rows[i]) + "\n";
         text += limited_list_end(std::min(rows.size(), kTextRows), rows.size());
         return ToolAnswer{json{{"run", reports::to_json(report->run)}, {"by", by}, {"rows", rows_json}}, text};
       });
@@ -446,11 +422,11 @@ ToolSpec compare_tool(Trace trace) {
       "waiting for data (by cause), compute and the rest, as `ingero-bench compare` reports it.",
       s::arguments({{"run_a", run_id_schema("the run compared against")}, {"run_b", run_id_schema("the other run")}},
                    {"run_a", "run_b"}),
-      s::compare_report(),
+      reports::compare_report_schema(),
       [trace](const json& args) -> Result<ToolAnswer> {
         auto report = reports::make_compare_report(*trace, args["run_a"].get<int64_t>(), args["run_b"].get<int64_t>());
         if (!report) return report.error();
-        std::string text = fmt::format("{} vs {}:\n", run_name(report->a), run_name(report->b));
+        std::string text = fmt::format("{} vs {}:\n", reports::run_name(report->a), reports::run_name(report->b));
         for (const auto& line : reports::explanation_lines(*report)) text += line + "\n";
         return ToolAnswer{reports::to_json(*report), text};
       });
@@ -467,7 +443,7 @@ ToolSpec recommendation_tool(Trace trace) {
       s::arguments({{"sweep", id_schema("sweep id (default: the last sweep; every run when the DB has none)")},
                     {"baseline_run", run_id_schema("the run whose configuration is the baseline (default: the "
                                                    "sweep's, else the first loader run)")}}),
-      s::recommend_report(),
+      reports::recommend_report_schema(),
       [trace](const json& args) -> Result<ToolAnswer> {
         reports::RecommendOptions options;
         options.db = trace->path();
@@ -500,14 +476,6 @@ Result<std::optional<int64_t>> time_bound(const json& args, const char* seconds_
   return ns;
 }
 
-// " from 10 s to 11 s after the run's start", or nothing for the whole run.
-std::string window_text(std::optional<int64_t> from_ns, std::optional<int64_t> until_ns, int64_t run_start_ns) {
-  auto seconds = [&](int64_t ns) { return fmt::format("{:g} s", static_cast<double>(ns - run_start_ns) / 1e9); };
-  if (!from_ns && !until_ns) return "";
-  return fmt::format("{}{} after the run's start", from_ns ? " from " + seconds(*from_ns) : "",
-                     until_ns ? " until " + seconds(*until_ns) : "");
-}
-
 json event_json(const reports::EventRow& e, int64_t run_start_ns) {
   return {{"op", e.op},           {"category", e.category},
           {"t_s", static_cast<double>(e.ts_ns - run_start_ns) / 1e9},
@@ -515,13 +483,6 @@ json event_json(const reports::EventRow& e, int64_t run_start_ns) {
           {"pid", e.pid},         {"tid", e.tid},
           {"ret", or_null(e.ret)}, {"bytes", or_null(e.bytes)},
           {"arg", or_null(e.arg)}, {"stream", or_null(e.stream)}};
-}
-
-std::vector<std::string> event_categories() {
-  namespace c = contract::category;
-  return {std::string(c::kCudaRuntime), std::string(c::kCudaDriver), std::string(c::kNccl),
-          std::string(c::kSched),       std::string(c::kMemory),      std::string(c::kIo),
-          std::string(c::kProcess),     std::string(c::kWorkload)};
 }
 
 std::string event_line(const json& e) {
@@ -556,7 +517,7 @@ ToolSpec timeline_tool(Trace trace) {
            {"until_s", s::number("window end, seconds from the run's start")},
            {"from_ns", s::integer("window start, trace timestamp in ns (instead of from_s)")},
            {"until_ns", s::integer("window end, trace timestamp in ns (instead of until_s)")},
-           {"categories", s::array_of(s::string_enum(event_categories()), "only these categories (default: all)")},
+           {"categories", s::array_of(s::string_enum_of(contract::category::kAll), "only these categories (default: all)")},
            {"limit", bounded_integer("most events to return (default 500)", 1, kTimelineMaxLimit)}},
           {"run"}),
       s::object({{"run_id", s::integer()},
@@ -585,12 +546,10 @@ ToolSpec timeline_tool(Trace trace) {
         if (!timeline) return timeline.error();
         json events = json::array();
         for (const auto& e : timeline->events) events.push_back(event_json(e, run->start_ns));
-        std::string text = fmt::format("{} events of run {}{}{}\n", events.size(), run->run_id,
-                                       window_text(query.from_ns, query.until_ns, run->start_ns),
-                                       timeline->truncated ? fmt::format(" (truncated at limit {}: narrow the window "
-                                                                         "or filters, or raise limit up to {})",
-                                                                         query.limit, kTimelineMaxLimit)
-                                                           : "");
+        std::string text =
+            reports::timeline_summary_text({events.size(), run->run_id, run->start_ns, query.from_ns, query.until_ns,
+                                            timeline->truncated, query.limit, kTimelineMaxLimit}) +
+            "\n";
         for (size_t i = 0; i < events.size() && i < kTextRows; ++i) text += event_line(events[i]);
         text += limited_list_end(std::min(events.size(), kTextRows), events.size());
         return ToolAnswer{json{{"run_id", run->run_id},
@@ -614,11 +573,9 @@ std::string cell_text(const json& cell) {
 
 // Tab-separated, as a client without structuredContent shows it to its model.
 std::string sql_text(const SqlAnswer& answer, int64_t max_rows) {
-  std::string text = fmt::format("{} rows", answer.rows.size());
-  if (answer.truncated)
-    text += answer.truncated_by == "max_rows" ? fmt::format(" (truncated at max_rows {})", max_rows)
-                                              : " (truncated: the answer reached its size limit)";
-  text += fmt::format(" in {:.1f} ms\n", answer.elapsed_ms);
+  std::string text = reports::rows_summary_text(answer.rows.size(), answer.truncated,
+                                                answer.truncated_by == "max_rows", max_rows, answer.elapsed_ms) +
+                     "\n";
   std::string header;
   for (const auto& column : answer.columns) header += (header.empty() ? "" : "\t") + column;
   text += header + "\n";
@@ -652,7 +609,7 @@ ToolSpec sql_tool(std::shared_ptr<const ReadOnlySql> sql) {
                                       "one array of cells per row, in column order; blobs as '<blob of N bytes>'")},
                  {"row_count", s::integer()},
                  {"truncated", s::boolean("more rows matched than returned")},
-                 {"truncated_by", s::nullable(s::string("max_rows | answer size"))},
+                 {"truncated_by", s::nullable(s::string_enum({"max_rows", "answer size"}))},
                  {"max_rows", s::integer()},
                  {"elapsed_ms", s::number()}}),
       [sql](const json& args) -> Result<ToolAnswer> {

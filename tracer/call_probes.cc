@@ -61,6 +61,7 @@ CallProbes::CallProbes(CallProbePrograms programs, CudaDetail detail, SamplingPo
                        bool every_process)
     : programs_(programs), detail_(detail), policy_(policy), cost_(cost), every_process_(every_process) {}
 
+// The stop whose result counts is the tracer's own, before this; here only what is left is detached.
 CallProbes::~CallProbes() { (void)stop(now_ns()); }
 
 Status CallProbes::attach(const Target& target, pid_t pid, bool scoped, Links& into) const {
@@ -120,7 +121,7 @@ Result<ProbedLibrary> CallProbes::probe_library(const std::string& path, bool re
       function.targets.push_back(target);
       for (auto& [pid, links] : function.processes)
         if (!sampling(pid, probe.spec->op) && process_libraries_[pid].count(match_path))
-          (void)attach(target, pid, true, links);
+          (void)attach(target, pid, true, links);  // a process that exited meanwhile has nothing to probe
       library.attached.push_back(symbol);
       continue;
     }

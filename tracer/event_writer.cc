@@ -41,6 +41,7 @@ EventWriter::EventWriter(EventTable table, size_t capacity, uint64_t db_max_byte
   pending_.reserve(std::min<size_t>(capacity_, 1u << 16));
 }
 
+// The finish whose result counts is the tracer's stop(); here only a writer that was never finished is.
 EventWriter::~EventWriter() { (void)finish(); }
 
 bool EventWriter::push(const ib_event& event) {

@@ -750,6 +750,8 @@ void BpfTracer::track_traced_processes() {
     if (python_) python_->look_at(static_cast<pid_t>(pid));
     auto paths = mapped_call_libraries(static_cast<pid_t>(pid));
     if (opts_.library_paths.empty())
+      // Not asked for by --cudart: a library that cannot be probed leaves its calls uncounted, as on a machine
+      // without it, and is no reason to stop tracing the rest.
       for (const std::string& path : paths) (void)probe_library(path, false);
     if (!paths.empty()) mapped[static_cast<pid_t>(pid)] = std::move(paths);
   }
@@ -871,6 +873,7 @@ void BpfTracer::consume() {
 
 void BpfTracer::detach_all() {
   profile_clock_.reset();
+  // Detaching cannot fail in a way that changes what is recorded: the links close with their owner.
   if (call_probes_) (void)call_probes_->stop(static_cast<uint64_t>(monotonic_ns()));
   if (skel_) ingero_bpf::detach(skel_.get());
 }
@@ -885,7 +888,7 @@ void BpfTracer::shutdown() {
   health_sampler_.reset();  // it reads the filter map, closed below
   detach_all();
   stop_consumer();
-  if (writer_) (void)writer_->finish();
+  if (writer_) (void)writer_->finish();  // stop() finished it and kept the result; this is the error path's
   rings_.reset();
   skel_.reset();
   stats_.reset();

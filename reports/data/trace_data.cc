@@ -104,9 +104,16 @@ constexpr TypedField kTypedConfigFields[] = {
     {"max_batches", Shape::number}, {"ranks", Shape::number},      {"samples", Shape::number},
     {"batch_size", Shape::number},  {"drop_last", Shape::boolean}, {"knobs", Shape::string_map},
     {"command", Shape::strings},
+    // A sweep point's (sweep_command: the worker budget, the baseline's epoch cut; job_sweep).
+    {"num_workers", Shape::number}, {"as_written", Shape::boolean},
 };
 constexpr TypedField kTypedResultFields[] = {
-    {"status", Shape::string}, {"batches_truncated", Shape::boolean}, {"batches", Shape::batches}};
+    {"status", Shape::string}, {"batches_truncated", Shape::boolean}, {"batches", Shape::batches},
+    // The sweep's resume (a stopped run's reason) and the results table (a job's timing).
+    {"error", Shape::string}, {"measured_steps", Shape::number}, {"steps_per_s", Shape::number}};
+// What `runs --format benchmark` and worker health read of the machine.
+constexpr TypedField kTypedMachineFields[] = {
+    {"cpu_count", Shape::number}, {"memory_bytes", Shape::number}, {"hostname", Shape::string}};
 
 bool has_shape(const nlohmann::json& v, Shape shape) {
   auto all = [&](auto&& ok) { return std::all_of(v.begin(), v.end(), ok); };
@@ -159,6 +166,7 @@ Status check_typed_fields(const std::string& path, const RunRecord& run) {
   const std::string row = fmt::format("run {}", run.run_id);
   if (auto bad = mistyped_field(run.config, kTypedConfigFields)) return damaged_value(path, row, "config_json", *bad);
   if (auto bad = mistyped_field(run.result, kTypedResultFields)) return damaged_value(path, row, "result_json", *bad);
+  if (auto bad = mistyped_field(run.machine, kTypedMachineFields)) return damaged_value(path, row, "machine_json", *bad);
   return {};
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One list of fields for a report object's JSON: each field's name, its schema and how it is read
-// from the value. The writer and the schema MCP publishes (mcp/tool_schemas) both come from that
+// from the value. The writer and the schema MCP publishes (mcp/trace_tools) both come from that
 // list, so what is sent cannot drift from what is described.
 #pragma once
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // recommend --json (version 2, a stable contract) and the get_recommendation answer, written and
 // described from one list of fields each.
+#include "common/trace_contract.h"
 #include "reports/render/json_shape.h"
 #include "reports/render/json_values.h"
 #include "reports/text/recommend_text.h"
@@ -16,7 +17,7 @@ const JsonShape<ConfigResult>& config_result_shape() {
   using C = ConfigResult;
   static const JsonShape<C> shape(
       "", {{"label", string("the sweep point, or the run label"), member(&C::label)},
-           {"state", string("measured | pruned | failed | skipped | pending"), member(&C::state)},
+           {"state", string_enum_of(contract::point_state::kAll), member(&C::state)},
            {"reason", string(), member(&C::reason)},
            {"run_ids", array_of(integer()), member(&C::run_ids)},
            {"config", any("the workload configuration as stored"), member(&C::config_json)},

@@ -23,9 +23,8 @@ const JsonShape<RunHeader>& run_header_shape() {
       "the run analysed",
       {{"run_id", integer(), member(&RunHeader::run_id)},
        {"label", string(), member(&RunHeader::label)},
-       {"kind", string("workload | command | attach | system"), member(&RunHeader::kind)},
-       {"status", string("ok | failed | interrupted | running | abandoned"),
-        member(&RunHeader::status)},
+       {"kind", string_enum_of(contract::kind::kAll), member(&RunHeader::kind)},
+       {"status", string_enum_of(contract::status::kAll), member(&RunHeader::status)},
        {"mode", string("workload mode (loader, direct, ...); empty for traced commands"),
         member(&RunHeader::mode)},
        {"machine", string(), [](const RunHeader& h) { return json(machine_text(h.machine)); }},
@@ -181,7 +180,7 @@ const JsonShape<ProcessRow>& process_row_shape() {
   using C = ThreadCounters;
   static const JsonShape<R> shape(
       "one process or role: exact scheduler, memory and I/O counters",
-      {{"role", string("main | worker | pin | other"), member(&R::role)},
+      {{"role", string_enum_of(contract::kRoles), member(&R::role)},
        {"name", string(), member(&R::name)},
        {"pid", integer("0 in role totals"), member(&R::pid)},
        {"rank", nullable(integer()), optional_member(&R::rank)},
@@ -259,7 +258,7 @@ const JsonShape<CallLatencyRow>& call_row_shape() {
   static const JsonShape<R> shape(
       "one probed CUDA runtime / driver or NCCL function",
       {{"function", string(), member(&CallLatencyRow::function)},
-       {"category", string("cuda_runtime | cuda_driver | nccl"), member(&CallLatencyRow::category)},
+       {"category", string_enum_of(contract::category::kLibraryCalls), member(&CallLatencyRow::category)},
        {"count", integer("timed calls or events"), [](const R& r) { return json(r.stats.count); }},
        {"p50_ns", integer(), [](const R& r) { return json(r.stats.p50_ns); }},
        {"p90_ns", integer(), [](const R& r) { return json(r.stats.p90_ns); }},

@@ -13,6 +13,7 @@
 #include "reports/text/profile_text.h"
 #include "reports/text/recommend_text.h"
 #include "reports/text/run_text.h"
+#include "reports/text/summary_text.h"
 #include "reports/text/tracing_cost_text.h"
 #include "reports/text/verdict_text.h"
 #include "reports/text/rank_text.h"
@@ -83,10 +84,11 @@ void render_metrics(const RunMetrics& m, const std::string& gpu_sampler, std::os
   for (const std::string& line : evidence_lines(m, gpu_sampler)) fmt::print(out, "{}\n", line);
   fmt::print(out, "events             {} in the window, {} lost\n", format_count(m.events_in_window),
              m.events_lost ? format_count(*m.events_lost) : "unknown (never recorded)");
+  // The verdict as the main job's diagnosis and every MCP answer say it, then what the levels mean.
   if (m.verdict == InputBound::run_failed || m.verdict == InputBound::nothing_measured)
-    fmt::print(out, "VERDICT: {}\n", verdict_words(m));
+    fmt::print(out, "VERDICT: {}\n", verdict_summary(m));
   else
-    fmt::print(out, "VERDICT: {} (HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %)\n", input_bound_name(m.verdict),
+    fmt::print(out, "VERDICT: {}; HIGHLY ≥ {:g} % waiting, MODERATELY ≥ {:g} %\n", verdict_summary(m),
                kHighlyInputBoundShare * 100, kModeratelyInputBoundShare * 100);
 }
 
@@ -186,7 +188,7 @@ void render_ranks(const RankAnalysis& r, std::ostream& out) {
   for (const RankRow& row : r.ranks) {
     const auto words = rank_chain_words(row);
     if (!words) continue;
-    fmt::print(out, "{} top cause: {}\n    change: {}\n", rank_name(r, row), top_cause_text(row), words->recommendation);
+    fmt::print(out, "{} top cause: {}\n    {}\n", rank_name(r, row), top_cause_text(row), change_line(words->recommendation));
     for (const auto& check : row.top_chain->checks) render_check(check, out);
   }
   for (const NodeCores& node : r.nodes) render_node_cores(r, node, out);
@@ -208,9 +210,9 @@ void render_chains(const ChainAnalysis& a, const std::vector<ChainWords>& words,
   for (size_t i = 0; i < a.chains.size(); ++i) {
     const CausalChain& c = a.chains[i];
     const ChainWords& w = words[i];
-    fmt::print(out, "#{} [{}] {}\n", c.rank, severity_name(c.severity), w.summary);
+    fmt::print(out, "#{} {}\n", c.rank, chain_title(c, w));
     for (const auto& line : w.timeline) fmt::print(out, "    {}\n", line);
-    fmt::print(out, "    root cause: {}\n    change: {}\n", w.root_cause, w.recommendation);
+    for (const auto& line : chain_cause_lines(w)) fmt::print(out, "    {}\n", line);
     for (const auto& check : c.checks) render_check(check, out);
   }
   const auto& t = a.thresholds;
@@ -228,9 +230,9 @@ void render_health(const HealthAnalysis& a, const std::vector<HealthWords>& word
   if (a.findings.empty()) fmt::print(out, "no OOM kill, memory growth, /dev/shm or descriptor shortage, or hang\n");
   for (size_t i = 0; i < a.findings.size(); ++i) {
     const HealthWords& w = words[i];
-    fmt::print(out, "[{}] {}: {}\n", severity_name(a.findings[i].severity), w.title, w.summary);
+    fmt::print(out, "{}\n", health_title(a.findings[i], w));
     for (const auto& line : w.evidence) fmt::print(out, "    {}\n", line);
-    fmt::print(out, "    change: {}\n", w.change);
+    fmt::print(out, "    {}\n", change_line(w.change));
   }
 }
 
@@ -257,8 +259,7 @@ void render_compare_rows(const std::vector<CompareRow>& rows, const std::string&
 
 // Functions of a role: the top by self samples, then by inclusive ones.
 void render_role_profile(const RoleProfile& role, size_t top, std::ostream& out) {
-  fmt::print(out, "{}: {} samples on {} thread{}\n", role_profile_name(role), format_count(role.samples), role.threads,
-             role.threads == 1 ? "" : "s");
+  fmt::print(out, "{}\n", role_profile_heading(role));
   if (role.split) fmt::print(out, "  split: {}\n", split_text(*role.split));
   fmt::print(out, "  {:>7} {:>7}  {}\n", "self", "incl", "function (by self)");
   for (const FrameShare& f : role.top_by_self(top))

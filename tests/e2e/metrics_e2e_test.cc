@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/common/http_get.h"
 #include "tests/e2e/command.h"
 
 namespace {
@@ -52,22 +53,7 @@ int free_port() {
 
 // GET path on 127.0.0.1:port: the body when the answer is 200, else "" (nothing listening included).
 std::string http_get(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    (void)!write(fd, request.data(), request.size());
-    char buf[8192];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  const size_t body = reply.find("\r\n\r\n");
-  if (reply.find(" 200 ") == std::string::npos || body == std::string::npos) return "";
-  return reply.substr(body + 4);
+  return ingero::testing::ok_body(ingero::testing::http_reply(port, path));
 }
 
 std::string url_encode(const std::string& text) {

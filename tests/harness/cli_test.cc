@@ -33,6 +33,41 @@ Result<ParsedCommand> parse(const std::string& line) {
   return parse_command_line(args);
 }
 
+// The flags' defaults are the tracer's own: a command line that sets none of them hands the tracer
+// its defaults unchanged (cli.h takes them from tracer::TraceOptions; tracer_options converts back).
+TEST(Cli, TraceFlagDefaultsAreTheTracersOwn) {
+  auto parsed = parse("trace --duration 1s");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto options = tracer_options(parsed->trace.trace);
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  const tracer::TraceOptions d;
+  const tracer::TraceOptions& o = *options;
+  EXPECT_EQ(o.system_wide, d.system_wide);
+  EXPECT_EQ(o.cuda_detail, d.cuda_detail);
+  EXPECT_EQ(o.call_stream_min_ns, d.call_stream_min_ns);
+  EXPECT_EQ(o.offcpu_min_ns, d.offcpu_min_ns);
+  EXPECT_EQ(o.iowait_min_ns, d.iowait_min_ns);
+  EXPECT_EQ(o.runq_min_ns, d.runq_min_ns);
+  EXPECT_EQ(o.mem_burst_pages, d.mem_burst_pages);
+  EXPECT_EQ(o.mem_burst_min_ns, d.mem_burst_min_ns);
+  EXPECT_EQ(o.ringbuf_bytes, d.ringbuf_bytes);
+  EXPECT_EQ(o.gpu_samples, d.gpu_samples);
+  EXPECT_EQ(o.wakers, d.wakers);
+  EXPECT_EQ(o.program_time, d.program_time);
+  EXPECT_EQ(o.profile_hz, d.profile_hz);
+  EXPECT_EQ(o.health_interval_ns, d.health_interval_ns);
+  EXPECT_EQ(o.hang_after_ns, d.hang_after_ns);
+  EXPECT_EQ(o.db_max_bytes, d.db_max_bytes);
+  EXPECT_DOUBLE_EQ(o.sampling.hot_share, d.sampling.hot_share);
+  EXPECT_EQ(o.sampling.window_ns, d.sampling.window_ns);
+  EXPECT_EQ(o.sampling.period_ns, d.sampling.period_ns);
+  // The main job's and the sweep's flags start from the same defaults.
+  auto job = parse("--workload dataloader --no-trace");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->workload.trace.offcpu_min_us, parsed->trace.trace.offcpu_min_us);
+  EXPECT_EQ(job->workload.trace.profile_hz, parsed->trace.trace.profile_hz);
+}
+
 TEST(Cli, BadValuesAreBadInputNamingTheFlag) {
   struct Case {
     const char* line;

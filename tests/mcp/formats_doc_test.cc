@@ -13,7 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mcp/tool_schemas.h"
+#include "common/json_schema.h"
+#include "reports/render/report_json.h"
 
 namespace ingero::mcp {
 namespace {
@@ -53,17 +54,18 @@ std::vector<std::string> undocumented(const json& schema, const std::string& roo
 }
 
 std::vector<std::pair<std::string, json>> published_schemas() {
-  return {{"run", schemas::run_header()},
-          {"metrics", schemas::metrics()},
-          {"call_latency[]", schemas::call_row()},
-          {"tracing_cost", schemas::tracing_cost()},
-          {"processes[]", schemas::process_row()},
-          {"causal_chains[]", schemas::causal_chain()},
-          {"profile", schemas::profile()},
-          {"slow_intervals[]", schemas::slow_interval_summary()},
-          {"chain_thresholds", schemas::chain_thresholds()},
-          {"compare", schemas::compare_report()},
-          {"recommend", schemas::recommend_report()}};
+  using namespace reports;
+  return {{"run", run_header_schema()},
+          {"metrics", metrics_schema()},
+          {"call_latency[]", call_row_schema()},
+          {"tracing_cost", tracing_cost_schema()},
+          {"processes[]", process_row_schema()},
+          {"causal_chains[]", causal_chain_schema()},
+          {"profile", profile_schema()},
+          {"slow_intervals[]", slow_interval_schema()},
+          {"chain_thresholds", chain_thresholds_schema()},
+          {"compare", compare_report_schema()},
+          {"recommend", recommend_report_schema()}};
 }
 
 TEST(FormatsDoc, NamesEveryFieldOfEveryPublishedSchema) {

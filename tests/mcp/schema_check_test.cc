@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include "common/json_schema.h"
+#include "common/trace_contract.h"
 #include "mcp/schema_check.h"
 
 namespace ingero::mcp {
@@ -39,6 +41,18 @@ TEST(McpSchema, ConformingValuesPass) {
   EXPECT_EQ(violation(json{{"run", 2.0}}), "") << "2.0 is an integer in JSON Schema";
   EXPECT_EQ(violation(json{{"run", 1}, {"maybe", "text"}}), "");
   EXPECT_EQ(violation(json{{"run", 1}, {"ratio", 3}}), "") << "an integer is a number";
+}
+
+// An enumeration from the contract takes every name it lists, and null only where it is nullable.
+TEST(McpSchema, ContractEnumerationsAndTheirNull) {
+  const json phase = json_schema::string_enum_of(contract::sweep_phase::kAll);
+  for (const auto name : contract::sweep_phase::kAll) EXPECT_EQ(violation(json(name), phase), "") << name;
+  EXPECT_NE(violation(json("warmup"), phase), "");
+  EXPECT_NE(violation(json(nullptr), phase), "");
+  const json maybe_phase = json_schema::nullable(phase);
+  EXPECT_EQ(violation(json(nullptr), maybe_phase), "");
+  EXPECT_EQ(violation(json("probe"), maybe_phase), "");
+  EXPECT_NE(violation(json("warmup"), maybe_phase), "");
 }
 
 TEST(McpSchema, TypeViolationsNameThePath) {

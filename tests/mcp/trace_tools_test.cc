@@ -20,6 +20,7 @@
 #include "reports/render/commands.h"
 #include "reports/render/report_json.h"
 #include "reports/render/report_text.h"
+#include "reports/text/summary_text.h"
 #include "tests/reports/profile_scenario.h"
 #include "tests/reports/scenario.h"
 
@@ -282,6 +283,40 @@ TEST_F(McpTraceToolsTest, ProfileIsExplainsProfilePerRoleWithSharesBothWays) {
   EXPECT_NE(none["profile"]["status"].get<std::string>().find("none taken"), std::string::npos);
   const json bad = request("tools/call", {{"name", "get_profile"}, {"arguments", {{"run", 2}, {"role", "gpu"}}}});
   EXPECT_EQ(bad["error"]["code"], rpc_code::kInvalidParams);
+}
+
+// One voice: an answer's text carries the sentences the terminal's explain prints, in the same words.
+TEST_F(McpTraceToolsTest, AnswersSayWhatTheTerminalSays) {
+  auto report = reports::make_explain_report(*trace_, {path_, 1, false, std::nullopt, false});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->chains.chains.empty());
+  std::ostringstream terminal;
+  reports::render_text(*report, terminal);
+  const std::string verdict = reports::verdict_summary(report->metrics);
+  EXPECT_NE(terminal.str().find("VERDICT: " + verdict), std::string::npos) << terminal.str();
+  const std::string headline = reports::run_name(report->run) + ": " + verdict;
+  const std::string chains = call("get_causal_chains", {{"run", 1}})["content"][0]["text"];
+  EXPECT_NE(chains.find(headline), std::string::npos) << chains;
+  const std::string stats = call("get_trace_stats", {{"run", 1}})["content"][0]["text"];
+  EXPECT_NE(stats.find(headline), std::string::npos) << stats;
+
+  std::vector<std::string> lines = {"#1 " + reports::chain_title(report->chains.chains[0], report->chain_words[0])};
+  for (const auto& line : reports::chain_cause_lines(report->chain_words[0])) lines.push_back("    " + line);
+  for (const auto& line : lines) {
+    EXPECT_NE(terminal.str().find(line + "\n"), std::string::npos) << line << "\n" << terminal.str();
+    EXPECT_NE(chains.find(line + "\n"), std::string::npos) << line << "\n" << chains;
+  }
+
+  auto profiled = reports::make_explain_report(*trace_, {path_, 2, false, std::nullopt, false});
+  ASSERT_TRUE(profiled.ok() && profiled->profile && !profiled->profile->roles.empty());
+  std::ostringstream profiled_terminal;
+  reports::render_text(*profiled, profiled_terminal);
+  const std::string profile = call("get_profile", {{"run", 2}})["content"][0]["text"];
+  for (const auto& role : profiled->profile->roles) {
+    const std::string heading = reports::role_profile_heading(role) + "\n";
+    EXPECT_NE(profiled_terminal.str().find(heading), std::string::npos) << heading << profiled_terminal.str();
+    EXPECT_NE(profile.find(heading), std::string::npos) << heading << profile;
+  }
 }
 
 TEST_F(McpTraceToolsTest, ProcessBreakdownByRoleAndByProcess) {

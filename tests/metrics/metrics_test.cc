@@ -17,6 +17,7 @@
 
 #include "metrics/live_metrics.h"
 #include "metrics/metrics_service.h"
+#include "tests/common/http_get.h"
 
 namespace ingero::metrics {
 namespace {
@@ -237,22 +238,7 @@ struct Listener {
   ~Listener() { close(fd); }
 };
 
-std::string http_get(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    (void)!write(fd, request.data(), request.size());
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return reply;
-}
+std::string http_get(int port, const std::string& path) { return ingero::testing::http_reply(port, path); }
 
 TEST(MetricsService, APortInUseIsBadInputNamingTheFix) {
   Listener taken;

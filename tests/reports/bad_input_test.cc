@@ -166,6 +166,7 @@ TEST(BadInput, DeeplyNestedStoredJsonIsReadAsAbsent) {
 TEST(BadInput, AStoredValueOfAnotherTypeIsBadInputNamingTheRunAndColumn) {
   struct Damage {
     std::string config, result, words;
+    std::string machine = RunSpec().machine_json;
   };
   const std::string ok_result = R"({"status": "ok", "epoch_seconds": [1.0, 1.0]})";
   const std::string ok_config = R"({"mode": "loader", "samples": 1024, "batch_size": 64})";
@@ -177,14 +178,23 @@ TEST(BadInput, AStoredValueOfAnotherTypeIsBadInputNamingTheRunAndColumn) {
         Damage{ok_config, R"({"status": "ok", "epoch_seconds": [1.0], "batches": [1, 2]})",
                "run 2's result_json is damaged: 'batches' is array"},
         Damage{R"({"mode": "job", "knobs": {"num_workers": 4}})", ok_result,
-               "run 2's config_json is damaged: 'knobs' is object, not an object of strings"}}) {
+               "run 2's config_json is damaged: 'knobs' is object, not an object of strings"},
+        Damage{R"({"mode": "loader", "num_workers": "four"})", ok_result,
+               "run 2's config_json is damaged: 'num_workers' is string, not a number"},
+        Damage{ok_config, R"({"status": "stopped", "epoch_seconds": [1.0], "error": 7})",
+               "run 2's result_json is damaged: 'error' is number, not a string"},
+        Damage{ok_config, R"({"status": "ok", "epoch_seconds": [1.0], "steps_per_s": "fast"})",
+               "run 2's result_json is damaged: 'steps_per_s' is string, not a number"},
+        Damage{ok_config, ok_result, "run 2's machine_json is damaged: 'cpu_count' is string, not a number",
+               R"({"cpu_count": "four"})"}}) {
     const std::string path = temp_db_path("damaged-value");
     {
       auto db = TraceFixture::create(path);
-      for (const auto& [config, result] : {std::pair{ok_config, ok_result}, std::pair{d.config, d.result}}) {
+      for (const Damage& stored : {Damage{ok_config, ok_result, ""}, d}) {
         RunSpec run;  // run 1 is whole, run 2 damaged
-        run.config_json = config;
-        run.result_json = result;
+        run.config_json = stored.config;
+        run.result_json = stored.result;
+        run.machine_json = stored.machine;
         run.end_ns = 1000;
         db->add_run(run);
       }

@@ -25,8 +25,6 @@ namespace {
     GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"; \
   if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "a GPU is present: cuda_calls is meant for machines without one"
 
-#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
-
 // cudaEventRecord `records` times, one every `every_us` of CPU work.
 Result<TracedRun> trace_records(const TempDir& dir, const TraceOptions& opts, long records, int every_us) {
   const std::string n = std::to_string(records), us = std::to_string(every_us);

@@ -24,11 +24,6 @@
 namespace ingero::tracer::testing {
 namespace {
 
-#define REQUIRE_ROOT()                                                                              \
-  if (geteuid() != 0) GTEST_SKIP() << "needs root for eBPF: run the tracer tests as root (sudo ctest)"
-
-#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
-
 int exec_burn(const char* what, const char* seconds) {
   execl(INGERO_PROFILE_BURN, INGERO_PROFILE_BURN, what, seconds, static_cast<char*>(nullptr));
   return 127;
@@ -198,8 +193,8 @@ TEST(CpuProfile, BurningFunctionIsTheLeafOfItsSamplesWithItsCaller) {
   const int64_t delivered = delivered_samples(run->totals);
   EXPECT_GT(delivered, 0);
   EXPECT_EQ(run->query_int("SELECT sum(samples) FROM profile_samples WHERE" + run->where()), delivered);
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'profile_hz'"), 99);
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'profile_bucket_ns'"),
+  EXPECT_EQ(run->setting_int("profile_hz"), 99);
+  EXPECT_EQ(run->setting_int("profile_bucket_ns"),
             100'000'000);
   // Buckets are starts of 100 ms buckets: 1.5 s spans at least 15 of them.
   EXPECT_GE(run->query_int("SELECT count(DISTINCT bucket_ns) FROM profile_samples WHERE" + run->where()), 14);
@@ -251,7 +246,7 @@ TEST(CpuProfile, ProfileOffWritesNoProfile) {
   ASSERT_RUN(run);
   for (const char* table : {"profile_frames", "profile_stacks", "profile_samples"})
     EXPECT_EQ(run->query_int(std::string("SELECT count(*) FROM ") + table), 0) << table;
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'profile_hz'"), 0);
+  EXPECT_EQ(run->setting_int("profile_hz"), 0);
   EXPECT_EQ(delivered_samples(run->totals), 0);
 }
 

@@ -20,6 +20,10 @@ int64_t TracedRun::query_int(const std::string& sql) const {
   return row.ok() && *row ? stmt->column_int(0) : -1;
 }
 
+int64_t TracedRun::setting_int(const std::string& key) const {
+  return query_int("SELECT value FROM run_settings WHERE" + where() + "AND key = '" + key + "'");
+}
+
 Result<TracedRun> run_traced(const std::string& path, const TraceOptions& opts, const std::function<int()>& child) {
   auto db = TraceDb::open(path);
   if (!db) return db.error();

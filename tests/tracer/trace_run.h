@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <functional>
 #include <string>
@@ -12,6 +13,14 @@
 #include "common/sqlite.h"
 #include "tests/common/temp_dir.h"
 #include "tracer/tracer.h"
+
+// The tracer's tests need root for eBPF; each says so and skips without it (gtest's macros, for the
+// tests that include this).
+#define REQUIRE_ROOT()                                                                              \
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for eBPF: run the tracer tests as root (sudo ctest)"
+
+// A traced run (or a tracer) that must have started, with the error and its hint when it did not.
+#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
 
 namespace ingero::tracer::testing {
 
@@ -25,6 +34,7 @@ struct TracedRun {
   sql::Connection db;
 
   int64_t query_int(const std::string& sql) const;  // first column of the first row; -1 if no row
+  int64_t setting_int(const std::string& key) const;  // the run's run_settings value of key; -1 if none
   std::string where() const { return " run_id = " + std::to_string(run_id) + " "; }
 };
 

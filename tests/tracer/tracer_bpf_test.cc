@@ -25,16 +25,11 @@
 namespace ingero::tracer::testing {
 namespace {
 
-#define REQUIRE_ROOT()                                                                              \
-  if (geteuid() != 0) GTEST_SKIP() << "needs root for eBPF: run the tracer tests as root (sudo ctest)"
-
 #define REQUIRE_CUDART()                                                                             \
   if (access(INGERO_CUDART, R_OK) != 0 || access(INGERO_CUDA_CALLS, X_OK) != 0)                      \
     GTEST_SKIP() << INGERO_CUDART << " (or the test program calling it) is absent; CUDA probes not tested"; \
   if (access("/dev/nvidiactl", F_OK) == 0)                                                           \
     GTEST_SKIP() << "a GPU is present: cuda_calls passes made-up stream handles, meant for machines without one"
-
-#define ASSERT_RUN(result) ASSERT_TRUE((result).ok()) << (result).error().message << " " << (result).error().hint
 
 using Clock = std::chrono::steady_clock;
 
@@ -393,7 +388,7 @@ TEST(TracerBpf, SystemWideTracesProcessesOutsideTheTree) {
   EXPECT_GT(run->query_int("SELECT voluntary_switches FROM thread_stats WHERE" + run->where() + "AND pid = " +
                            std::to_string(outsider)),
             0);
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'system_wide'"), 1);
+  EXPECT_EQ(run->setting_int("system_wide"), 1);
 }
 
 TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
@@ -432,7 +427,7 @@ TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
   EXPECT_LE(run->query_int("SELECT count(*) " + bursts + op_is("page_faults") +
                            " AND arg < " + std::to_string(defaults.mem_burst_pages)),
             1);
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'mem_burst_min_ns'"),
+  EXPECT_EQ(run->setting_int("mem_burst_min_ns"),
             int64_t(defaults.mem_burst_min_ns));
 }
 
@@ -571,7 +566,7 @@ TEST_F(ColdFileRead, ReadingAnEvictedFileWaitsForIoAndFillsThePageCache) {
   // Reads from a disk sleep tens of µs: the stored threshold for them (10 µs) keeps most of that time.
   EXPECT_LE(run->query_int("SELECT coalesce(sum(dur_ns), 0) " + io_waits), iowait);
   EXPECT_GE(run->query_int("SELECT coalesce(sum(dur_ns), 0) " + io_waits), iowait / 2);
-  EXPECT_EQ(run->query_int("SELECT value FROM run_settings WHERE" + run->where() + "AND key = 'iowait_min_ns'"),
+  EXPECT_EQ(run->setting_int("iowait_min_ns"),
             10'000);
   EXPECT_EQ(run->totals.events_lost(), 0u);
 }
