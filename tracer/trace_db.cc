@@ -353,18 +353,6 @@ Status insert_profile(const sql::Connection& db, int64_t run_id, const CpuProfil
     if (Status s = stack->bind(1, run_id).bind(2, static_cast<int64_t>(i + 1)).bind(3, st.parent_id).bind(4, st.frame_id).run(); !s)
       return s;
   }
-  auto event_stack =
-      db.prepare("INSERT OR REPLACE INTO event_stacks(run_id, tid, ts_ns, op, stack_id) VALUES(?, ?, ?, ?, ?)");
-  if (!event_stack) return event_stack.error();
-  for (const EventStack& e : profile.event_stacks) {
-    Status s = event_stack->bind(1, run_id)
-                   .bind(2, int64_t{e.tid})
-                   .bind(3, static_cast<int64_t>(e.ts_ns))
-                   .bind(4, int64_t{e.op})
-                   .bind(5, e.stack_id)
-                   .run();
-    if (!s) return s;
-  }
   auto sample =
       db.prepare("INSERT INTO profile_samples(run_id, tid, stack_id, bucket_ns, samples) VALUES(?, ?, ?, ?, ?)");
   if (!sample) return sample.error();

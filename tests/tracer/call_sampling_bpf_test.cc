@@ -92,8 +92,10 @@ TEST(CallSampling, ACallAtALowRateIsCountedExactlyAtTheDefault) {
   EXPECT_EQ(report.tracing_cost.main->hits, 301);  // and the sync
   EXPECT_LT(report.tracing_cost.main->share, 0.01);
   const auto lines = reports::tracing_cost_lines(report.tracing_cost);
-  // The probes', the other kernel programs' (timed by default), the CPU profile's (on by default).
-  ASSERT_EQ(lines.size(), 3u);
+  // The probes', the other kernel programs' (timed by default), the CPU profile's and the worker-health
+  // sampler's (both on by default).
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[3].rfind("the worker-health sampler read /proc for ", 0), 0u) << lines[3];
   EXPECT_NE(lines[0].find("exact counts for all functions"), std::string::npos) << lines[0];
   ASSERT_TRUE(report.tracing_cost.programs) << report.tracing_cost.programs_unknown_because;
   EXPECT_GT(report.tracing_cost.programs->runs, 0);
@@ -167,7 +169,8 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_EQ(records->count(), estimate);
   ASSERT_EQ(report.tracing_cost.sampled.size(), 1u);
   const auto lines = reports::tracing_cost_lines(report.tracing_cost);
-  ASSERT_EQ(lines.size(), 4u);  // the probes', the sampled function's, the other programs', the CPU profile's
+  // The probes', the sampled function's, the other programs', the CPU profile's, the health sampler's.
+  ASSERT_EQ(lines.size(), 5u);
   EXPECT_NE(lines[3].find("the CPU profile's sampling program ran"), std::string::npos) << lines[3];
   EXPECT_NE(lines[1].find("cudaEventRecord sampled"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("count ≈"), std::string::npos) << lines[1];

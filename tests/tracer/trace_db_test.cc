@@ -653,8 +653,9 @@ TEST(EventWriter, CapKeepsTheFileUnderItAndTheNewestEvents) {
     ib_event e = fixture_event(i);
     e.ts_ns = 1'000'000'000 + i * kStepNs;
     ASSERT_TRUE((*writer)->push(e));
-    if (i % 4000 == 3999) {  // the writer takes batches as a live trace gives them
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (i % 4000 == 3999) {  // the writer takes batches as a live trace gives them: each before the next
+      for (int waited = 0; (*writer)->written() + (*writer)->dropped() < i + 1 && waited < 10'000; waited += 5)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
       std::error_code ec;
       largest = std::max<uint64_t>(largest, std::filesystem::file_size(path, ec));
     }
