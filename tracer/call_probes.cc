@@ -356,7 +356,11 @@ void CallProbes::count_window(Sampling& s) {
       if (s.callers.has(tid)) calls += d.calls;
     return calls;
   };
-  CallerTime time{s.gap_oncpu_ns, s.callers.advance(closed.oncpu), 0, 0, 0};
+  // Time a thread's close reading holds beyond the window's span ran before it (its open reading
+  // was low): it belongs to the gap before, or the window's rate would read low.
+  uint64_t before_window = 0;
+  CallerTime time{0, s.callers.advance_within(closed.oncpu, end - s.window_start, before_window), 0, 0, 0};
+  time.gap_before_ns = s.gap_oncpu_ns + before_window;
   for (const auto& [tid, d] : deltas(s.at_open, closed.counters)) {
     if (!s.callers.has(tid)) continue;
     time.calls += d.calls;

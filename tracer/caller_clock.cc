@@ -3,6 +3,9 @@
 
 #include <bpf/bpf.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "bpf/events.h"
 #include "common/clock.h"
 
@@ -55,14 +58,23 @@ void CallerMarks::mark(const std::vector<uint32_t>& tids, const std::map<uint32_
 }
 
 uint64_t CallerMarks::advance(const std::map<uint32_t, uint64_t>& times) {
+  uint64_t unused = 0;
+  return advance_within(times, UINT64_MAX, unused);
+}
+
+uint64_t CallerMarks::advance_within(const std::map<uint32_t, uint64_t>& times, uint64_t span_ns,
+                                     uint64_t& before_span) {
   uint64_t ran = 0;
+  before_span = 0;
   for (auto& [tid, at] : at_) {
     auto it = times.find(tid);
     if (it == times.end()) {
       known_ = false;
       continue;
     }
-    ran += it->second > at ? it->second - at : 0;
+    const uint64_t thread_ran = it->second > at ? it->second - at : 0;
+    ran += std::min(thread_ran, span_ns);
+    before_span += thread_ran - std::min(thread_ran, span_ns);
     at = it->second;
   }
   return ran;

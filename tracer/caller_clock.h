@@ -44,6 +44,12 @@ class CallerMarks {
   void mark(const std::vector<uint32_t>& tids, const std::map<uint32_t, uint64_t>& times);
   // The callers' on-CPU time from their marks to `times`, which become their marks.
   uint64_t advance(const std::map<uint32_t, uint64_t>& times);
+  // As advance, with no thread counted longer than `span_ns`, the wall time its two readings were at
+  // most apart: a thread cannot run longer. A reading can come out low, though (a running thread whose
+  // switch in the scheduler programs did not see reads as off the CPU until a probe or its switch out
+  // says otherwise), and the next one then holds time that ran before the span: that excess, summed
+  // over the callers, is `before_span`.
+  uint64_t advance_within(const std::map<uint32_t, uint64_t>& times, uint64_t span_ns, uint64_t& before_span);
   // Every caller's time was read at every edge.
   bool known() const { return known_; }
 

@@ -104,13 +104,14 @@ TEST(CallSampling, ACallAtALowRateIsCountedExactlyAtTheDefault) {
   for (const auto& row : report.calls) EXPECT_FALSE(row.estimate) << row.function;
 }
 
-// 50,000 calls a second: the function is duty-cycled in that process, its count estimated, and the
-// readers say so.
+// 25,000 calls a second: the function is duty-cycled in that process, its count estimated, and the
+// readers say so. (At 50,000 a second the traps took ~30 % of the windows, and a busy machine that
+// doubled their cost left only a lower bound, rightly.)
 TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   REQUIRE_ROOT_AND_CUDART();
   TempDir dir;
-  constexpr long kRecords = 60'000;
-  auto run = trace_records(dir, explicit_library(), kRecords, 20);
+  constexpr long kRecords = 45'000;
+  auto run = trace_records(dir, explicit_library(), kRecords, 40);
   ASSERT_RUN(run);
   EXPECT_EQ(run->wait_status, 0);
   ASSERT_EQ(sampled_rows(*run), 1);
@@ -140,7 +141,7 @@ TEST(CallSampling, ACallAtAHighRateIsDutyCycledAndEstimatedWithinItsInterval) {
   EXPECT_EQ(run->query_int("SELECT rate_clock = 'on_cpu'" + row), 1) << "the DB says which clock the rates were on";
   for (const auto& w : sampled.calls.windows) {
     ASSERT_TRUE(w.callers.has_value());
-    EXPECT_LE(w.callers->window_ns, w.end_ns - w.start_ns + 1'000'000);  // it ran at most the window
+    EXPECT_LE(w.callers->window_ns, w.end_ns - w.start_ns);  // it ran at most the window
     // Its calls while it was timed, and those the probes caught just outside that span, are all
     // the window counted (it is the only caller).
     EXPECT_EQ(w.callers->calls + w.callers->counted_in_gaps, w.calls);
