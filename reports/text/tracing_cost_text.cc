@@ -72,7 +72,7 @@ HelperWords helper_words(std::string_view name) {
   return {"", "of CPU", ""};
 }
 
-// "gathering and publishing each second 9.0 ms", "serving 30 scrapes 4.1 ms"
+// "gathering and publishing each second 9 ms", "serving 30 scrapes 5 ms"
 std::string helper_part_words(const HelperCpuPart& p) {
   const std::string ns = format_duration_ns(static_cast<double>(p.cpu_ns));
   if (p.part == kPublishPart) return "gathering and publishing each second " + ns;
