@@ -114,4 +114,18 @@ std::vector<pid_t> all_pids() { return numeric_entries("/proc"); }
 
 std::vector<pid_t> thread_ids(pid_t pid) { return numeric_entries("/proc/" + std::to_string(pid) + "/task"); }
 
+std::optional<std::string> thread_name(pid_t pid, pid_t tid) {
+  return read_first_line("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+}
+
+std::optional<uint64_t> thread_cpu_ns(pid_t pid, pid_t tid) {
+  const auto text = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long ns = std::strtoull(text->c_str(), &end, 10);
+  if (end == text->c_str() || errno != 0) return std::nullopt;
+  return static_cast<uint64_t>(ns);
+}
+
 }  // namespace ingero::proc

@@ -39,4 +39,10 @@ std::optional<std::string> environment_value(pid_t pid, const std::string& name)
 std::vector<pid_t> all_pids();             // every numeric entry of /proc
 std::vector<pid_t> thread_ids(pid_t pid);  // /proc/PID/task
 
+// A thread's name (/proc/PID/task/TID/comm, without its newline).
+std::optional<std::string> thread_name(pid_t pid, pid_t tid);
+// The CPU time a thread has run, in ns: the first field of /proc/PID/task/TID/schedstat (the
+// scheduler's own sum, kept whether or not schedstats are on), for threads not our own to clock.
+std::optional<uint64_t> thread_cpu_ns(pid_t pid, pid_t tid);
+
 }  // namespace ingero::proc

@@ -218,6 +218,13 @@ inline constexpr std::string_view kGpuSamplerNvml = "nvml";
 // time the sampling thread spent (ns), the cost of it.
 inline constexpr std::string_view kHealthIntervalNsSetting = "health_interval_ns";
 inline constexpr std::string_view kHealthSamplerCpuNsSetting = "health_sampler_cpu_ns";
+// The live metrics (--metrics-addr, --metrics-push), only when on: what they cost the tracer's
+// process in the run (ns, decimal). Gathering the totals and publishing them to the registry each
+// second, by the publishing thread's CPU clock; serving /metrics, by the exposer's threads' CPU time
+// over the run, and the scrapes served then (both only when serving).
+inline constexpr std::string_view kMetricsPublishCpuNsSetting = "metrics_publish_cpu_ns";
+inline constexpr std::string_view kMetricsServeCpuNsSetting = "metrics_serve_cpu_ns";
+inline constexpr std::string_view kMetricsScrapesSetting = "metrics_scrapes";
 // A hang: every traced thread of the job off the CPU with no batch delivered for this long (ns,
 // decimal; --hang-after-s).
 inline constexpr std::string_view kHangAfterNsSetting = "hang_after_ns";

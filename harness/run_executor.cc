@@ -576,6 +576,17 @@ tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const 
   return end;
 }
 
+// What serving /metrics cost during the run: the service's cost since it began less what it was at the
+// run's start (a sweep's runs share one service). Nothing when not serving.
+void add_serving_cost(const TraceSettings& trace, const std::optional<metrics::ServingCost>& before,
+                      tracer::RunEnd& end) {
+  const auto now = trace.metrics && before ? trace.metrics->serving_cost() : std::nullopt;
+  if (!now) return;
+  const uint64_t cpu_ns = now->cpu_ns > before->cpu_ns ? now->cpu_ns - before->cpu_ns : 0;  // a thread that exited
+  end.settings.emplace_back(std::string(contract::kMetricsServeCpuNsSetting), std::to_string(cpu_ns));
+  end.settings.emplace_back(std::string(contract::kMetricsScrapesSetting), std::to_string(now->scrapes - before->scrapes));
+}
+
 }  // namespace
 
 Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, const TraceSettings& trace,
@@ -590,6 +601,7 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
   if (!guard) return guard.error();
   RunOutcome outcome;
   outcome.run_id = guard->id();
+  const auto serving_before = trace.metrics ? trace.metrics->serving_cost() : std::nullopt;
 
   std::unique_ptr<tracer::Tracer> tracer;
   if (trace.enabled) {
@@ -627,7 +639,8 @@ Result<RunOutcome> execute_run(const RunRequest& request, tracer::TraceDb& db, c
 
   const bool record_missing = keep_record(request, db, guard->id(), totals ? &*totals : nullptr, outcome);
   publish_record_waits(request, trace, guard->id(), outcome);
-  const tracer::RunEnd end = decide_end(request, record_missing, outcomes, !targets->empty(), outcome);
+  tracer::RunEnd end = decide_end(request, record_missing, outcomes, !targets->empty(), outcome);
+  add_serving_cost(trace, serving_before, end);
   if (Status s = guard->commit(end); !s) {
     guard->fail_with("could not store the end of the run: " + s.error().message);
     if (outcome.stored) {

@@ -6,15 +6,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gateway.h>
+#include <prometheus/metric_family.h>
 
+#include "common/proc_files.h"
 #include "common/unique_fd.h"
 
 namespace ingero::metrics {
@@ -68,6 +74,9 @@ Status check_can_listen(const ListenAddress& a) {
                           kAddressFix);
 }
 
+// civetweb names its threads civetweb-master, civetweb-worker (and civetweb-timer where built with timers).
+constexpr std::string_view kServerThreadPrefix = "civetweb-";
+
 std::string hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";
@@ -75,6 +84,21 @@ std::string hostname() {
 }
 
 }  // namespace
+
+// The registry as the exposer collects it: one Collect() per GET /metrics, counted.
+class MetricsService::CountedScrapes final : public prometheus::Collectable {
+ public:
+  explicit CountedScrapes(std::shared_ptr<prometheus::Registry> registry) : registry_(std::move(registry)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    scrapes_.fetch_add(1, std::memory_order_relaxed);
+    return registry_->Collect();
+  }
+  uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  mutable std::atomic<uint64_t> scrapes_{0};
+};
 
 std::string ListenAddress::text() const {
   return ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
@@ -155,7 +179,8 @@ Result<std::shared_ptr<MetricsService>> MetricsService::start(const std::string&
     return Error::bad_input(fmt::format("--metrics-addr {}: cannot serve there: {}", address->text(), e.what()),
                             kAddressFix);
   }
-  service->exposer_->RegisterCollectable(service->metrics_->registry());
+  service->served_ = std::make_shared<CountedScrapes>(service->metrics_->registry());
+  service->exposer_->RegisterCollectable(service->served_);
   const auto ports = service->exposer_->GetListeningPorts();
   service->port_ = ports.empty() ? address->port : ports.front();
   ListenAddress served = *address;
@@ -180,6 +205,17 @@ Status MetricsService::push() {
   } catch (const std::exception& e) {
     return Error::failure(fmt::format("pushing the metrics to {} failed: {}", push_url_, e.what()));
   }
+}
+
+std::optional<ServingCost> MetricsService::serving_cost() const {
+  if (!exposer_) return std::nullopt;
+  ServingCost cost;
+  cost.scrapes = served_->scrapes();
+  const pid_t self = getpid();
+  for (pid_t tid : proc::thread_ids(self))
+    if (proc::thread_name(self, tid).value_or("").rfind(kServerThreadPrefix, 0) == 0)
+      cost.cpu_ns += proc::thread_cpu_ns(self, tid).value_or(0);
+  return cost;
 }
 
 MetricsService::~MetricsService() {

@@ -29,6 +29,13 @@ struct ListenAddress {
 // PORT, :PORT, HOST:PORT or [IPV6]:PORT; only a port binds 127.0.0.1. HOST is an address or localhost.
 Result<ListenAddress> parse_listen_address(const std::string& text);
 
+// What serving /metrics has cost this process since it began: the exposer's threads (civetweb's
+// master and workers) by their CPU time, and the scrapes they answered.
+struct ServingCost {
+  uint64_t cpu_ns = 0;
+  uint64_t scrapes = 0;
+};
+
 struct PushTarget {
   std::string host;  // scheme and host, as prometheus::Gateway takes it: http://gateway
   std::string port;
@@ -52,10 +59,15 @@ class MetricsService {
   std::optional<int> port() const { return port_; }
   // Pushes the values now (replacing what this instance pushed before).
   Status push();
+  // None when not serving (only pushing). A run's cost is the difference over it: one service
+  // serves every run of a sweep.
+  std::optional<ServingCost> serving_cost() const;
 
  private:
+  class CountedScrapes;
   MetricsService() = default;
   std::shared_ptr<LiveMetrics> metrics_;
+  std::shared_ptr<CountedScrapes> served_;  // what the exposer collects: the registry, each scrape counted
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::optional<int> port_;
   std::optional<PushTarget> push_;

@@ -306,6 +306,7 @@ class BpfTracer final : public Tracer {
   // The live view (opts_.live): the observer's records as they grow, and when it was last handed over.
   std::unique_ptr<ObserverTail> live_tail_;
   std::chrono::steady_clock::time_point live_at_{};
+  int64_t live_cpu_ns_ = 0;  // what publishing the live view cost, by the publishing thread's CPU clock
 };
 
 Status BpfTracer::init(const std::string& db_path) {
@@ -1037,6 +1038,7 @@ Result<TraceTotals> BpfTracer::stop() {
   totals.settings = settings();
   for (auto& row : tracing_cost_settings(tracing_cost_)) totals.settings.push_back(std::move(row));
   totals.settings.push_back(program_time_setting());
+  if (opts_.live) totals.settings.emplace_back(contract::kMetricsPublishCpuNsSetting, std::to_string(live_cpu_ns_));
   add_profile(totals);
   totals.libraries = libraries_;
   totals.cuda_detail = std::string(cuda_detail_name(opts_.cuda_detail));
@@ -1200,13 +1202,16 @@ LiveTotals BpfTracer::live_totals() {
   return live;
 }
 
-// At most once a second (now: at once, as the tracer stops).
+// At most once a second (now: at once, as the tracer stops). What it costs, by the calling thread's
+// CPU clock, is summed for the run's settings.
 void BpfTracer::publish_live(bool now) {
   if (!opts_.live || !skel_) return;
   const auto at = std::chrono::steady_clock::now();
   if (!now && at - live_at_ < std::chrono::seconds(1)) return;
   live_at_ = at;
+  const int64_t cpu_before = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   opts_.live->publish(live_totals());
+  live_cpu_ns_ += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_before;
 }
 
 }  // namespace

@@ -68,6 +68,36 @@ Result<ProgramsCost> programs_cost(const RunContext& context) {
   return cost;
 }
 
+// A setting that holds a CPU time or a count, as an integer.
+std::optional<int64_t> setting_count(const RunContext& context, std::string_view key) {
+  const auto v = setting_number(context, key);
+  if (!v || *v >= 9.2e18) return std::nullopt;  // a DB from elsewhere: past int64_t is no reading
+  return static_cast<int64_t>(*v);
+}
+
+// A helper's cost, with its share of the job's CPU.
+HelperCpu helper_cpu(std::string_view name, int64_t cpu_ns, std::vector<HelperCpuPart> parts,
+                     const std::optional<JobCpu>& job) {
+  HelperCpu h{std::string(name), cpu_ns, std::move(parts), std::nullopt};
+  if (job && job->user_ns + job->system_ns > 0)
+    h.job_share = static_cast<double>(cpu_ns) / static_cast<double>(job->user_ns + job->system_ns);
+  return h;
+}
+
+// The live metrics' cost as recorded: publishing (the tracer's), serving (the exposer's, with its
+// scrapes); none when neither was (metrics off).
+std::optional<HelperCpu> live_metrics_cost(const RunContext& context, const std::optional<JobCpu>& job) {
+  std::vector<HelperCpuPart> parts;
+  if (const auto ns = setting_count(context, contract::kMetricsPublishCpuNsSetting))
+    parts.push_back({std::string(kPublishPart), *ns, std::nullopt});
+  if (const auto ns = setting_count(context, contract::kMetricsServeCpuNsSetting))
+    parts.push_back({std::string(kServePart), *ns, setting_count(context, contract::kMetricsScrapesSetting)});
+  if (parts.empty()) return std::nullopt;
+  int64_t total = 0;
+  for (const HelperCpuPart& p : parts) total += p.cpu_ns;
+  return helper_cpu(kLiveMetricsHelper, total, std::move(parts), job);
+}
+
 }  // namespace
 
 TracingCost tracing_cost(const RunContext& context) {
@@ -131,12 +161,9 @@ TracingCost tracing_cost(const RunContext& context) {
   const auto user = setting_number(context, contract::kJobUserNsSetting);
   const auto system = setting_number(context, contract::kJobSystemNsSetting);
   if (user && system) cost.job_cpu = JobCpu{static_cast<int64_t>(*user), static_cast<int64_t>(*system)};
-  if (const auto sampler = setting_number(context, contract::kHealthSamplerCpuNsSetting)) {
-    HealthSamplerCost h{static_cast<int64_t>(*sampler), std::nullopt};
-    if (cost.job_cpu && cost.job_cpu->user_ns + cost.job_cpu->system_ns > 0)
-      h.job_share = *sampler / static_cast<double>(cost.job_cpu->user_ns + cost.job_cpu->system_ns);
-    cost.health_sampler = h;
-  }
+  if (const auto sampler = setting_count(context, contract::kHealthSamplerCpuNsSetting))
+    cost.health_sampler = helper_cpu(kHealthSamplerHelper, *sampler, {}, cost.job_cpu);
+  cost.live_metrics = live_metrics_cost(context, cost.job_cpu);
   if (auto programs = programs_cost(context)) cost.programs = std::move(programs).value();
   else cost.programs_unknown_because = programs.error().message;
   return cost;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reports/data/count_estimate.h"
@@ -68,11 +69,27 @@ struct JobCpu {
   int64_t system_ns = 0;
 };
 
-// The worker-health sampler's thread (reading /proc, its page-table walks for smaps_rollup included),
-// measured by its own CPU clock.
-struct HealthSamplerCost {
+// What the tracer's process spent beside the job on one of its helpers, by the helpers' own CPU clocks:
+// the worker-health sampler's thread (reading /proc, its page-table walks for smaps_rollup included),
+// or the live metrics (gathering and publishing each second, serving scrapes). Not part of the job's
+// CPU time: what the helper adds to the run.
+inline constexpr std::string_view kHealthSamplerHelper = "health_sampler";
+inline constexpr std::string_view kLiveMetricsHelper = "live_metrics";
+// The live metrics' parts.
+inline constexpr std::string_view kPublishPart = "publish";  // gathering the totals and publishing them
+inline constexpr std::string_view kServePart = "serve";      // serving scrapes of /metrics (count: scrapes)
+
+struct HelperCpuPart {
+  std::string part;
   int64_t cpu_ns = 0;
-  std::optional<double> job_share;  // of the job's CPU time (launched jobs)
+  std::optional<int64_t> count;  // how many times it was done, where known
+};
+
+struct HelperCpu {
+  std::string name;  // kHealthSamplerHelper, kLiveMetricsHelper
+  int64_t cpu_ns = 0;
+  std::vector<HelperCpuPart> parts;  // what cpu_ns was spent on, where measured apart
+  std::optional<double> job_share;   // of the job's CPU time (launched jobs)
 };
 
 struct TracingCost {
@@ -89,7 +106,8 @@ struct TracingCost {
   std::optional<ProgramsCost> programs;
   std::string programs_unknown_because;  // when not timed
   std::optional<JobCpu> job_cpu;         // launched jobs: their CPU time (none attached, or before it was stored)
-  std::optional<HealthSamplerCost> health_sampler;  // with the sampler on
+  std::optional<HelperCpu> health_sampler;  // with the sampler on
+  std::optional<HelperCpu> live_metrics;    // with --metrics-addr or --metrics-push
   bool known() const { return entry_ns && call_ns; }
 };
 

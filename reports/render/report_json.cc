@@ -719,13 +719,32 @@ const JsonShape<JobCpu>& job_cpu_shape() {
   return shape;
 }
 
-const JsonShape<HealthSamplerCost>& health_sampler_cost_shape() {
+const JsonShape<HelperCpuPart>& helper_cpu_part_shape() {
   using namespace json_schema;
-  static const JsonShape<HealthSamplerCost> shape(
-      "the worker-health sampler's thread, by its own CPU clock (reading /proc, the page-table walks of "
-      "smaps_rollup included)",
-      {{"cpu_ns", integer(), member(&HealthSamplerCost::cpu_ns)},
-       {"job_share", nullable(number("cpu_ns / the job's CPU time")), optional_member(&HealthSamplerCost::job_share)}});
+  using P = HelperCpuPart;
+  static const JsonShape<P> shape(
+      "", {{"part", string_enum({std::string(kPublishPart), std::string(kServePart)},
+                                "publish: gathering the totals and publishing them each second; serve: serving "
+                                "scrapes of /metrics"),
+            member(&P::part)},
+           {"cpu_ns", integer(), member(&P::cpu_ns)},
+           {"count", nullable(integer("how many times (serve: scrapes); null: not counted")),
+            optional_member(&P::count)}});
+  return shape;
+}
+
+// One shape for each of the tracer's helpers beside the job.
+const JsonShape<HelperCpu>& helper_cpu_shape() {
+  using namespace json_schema;
+  using H = HelperCpu;
+  static const JsonShape<H> shape(
+      "what the tracer's process spent on a helper beside the job, by the helper's own CPU clock (not part of "
+      "the job's CPU time: what it adds to the run)",
+      {{"name", string_enum({std::string(kHealthSamplerHelper), std::string(kLiveMetricsHelper)}), member(&H::name)},
+       {"cpu_ns", integer(), member(&H::cpu_ns)},
+       {"job_share", nullable(number("cpu_ns / the job's CPU time")), optional_member(&H::job_share)},
+       {"parts", array_of(helper_cpu_part_shape().schema(), "what cpu_ns was spent on, where measured apart"),
+        [](const H& h) { return helper_cpu_part_shape().write_all(h.parts); }}});
   return shape;
 }
 
@@ -758,8 +777,10 @@ const JsonShape<TracingCost>& tracing_cost_shape() {
         [](const C& c) { return c.programs ? json(nullptr) : json(c.programs_unknown_because); }},
        {"job_cpu", nullable(job_cpu_shape().schema()),
         [](const C& c) { return c.job_cpu ? job_cpu_shape().write(*c.job_cpu) : json(nullptr); }},
-       {"health_sampler", nullable(health_sampler_cost_shape().schema()),
-        [](const C& c) { return c.health_sampler ? health_sampler_cost_shape().write(*c.health_sampler) : json(nullptr); }},
+       {"health_sampler", nullable(helper_cpu_shape().schema()),
+        [](const C& c) { return c.health_sampler ? helper_cpu_shape().write(*c.health_sampler) : json(nullptr); }},
+       {"live_metrics", nullable(helper_cpu_shape().schema()),
+        [](const C& c) { return c.live_metrics ? helper_cpu_shape().write(*c.live_metrics) : json(nullptr); }},
        {"lines", array_of(string(), "the same in words"), [](const C& c) { return json(tracing_cost_lines(c)); }}});
   return shape;
 }

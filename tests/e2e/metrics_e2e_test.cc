@@ -241,6 +241,30 @@ TEST_F(Metrics, TheScrapedWaitCounterAgreesWithTheDbAndTheExpositionIsClean) {
   EXPECT_GE(value(scrapes[0]), 2);
   // Host metrics of the same job: the worker's CPU time.
   EXPECT_FALSE(query(R"(max_over_time(ingero_cpu_seconds_total{job="loader",role="worker"}[5m]) > 0)").empty());
+
+  // What the metrics cost the tracer's process, measured in the run: publishing each second and serving
+  // the scrapes (prometheus's and this test's), and explain says it as a share of the job's CPU.
+  const auto setting = [&](const char* key) {
+    return query_double(db, std::string("SELECT value FROM run_settings WHERE key = '") + key + "'");
+  };
+  const double publish_ns = setting("metrics_publish_cpu_ns"), serve_ns = setting("metrics_serve_cpu_ns");
+  EXPECT_GT(publish_ns, 0);
+  EXPECT_GT(serve_ns, 0);
+  EXPECT_GE(setting("metrics_scrapes"), 2);
+  const auto explain = capture(kBinary + " explain --db " + db + " --json");
+  ASSERT_EQ(explain.exit_code, 0) << explain.text;
+  const json cost = json::parse(explain.text, nullptr, false)["tracing_cost"];
+  ASSERT_TRUE(cost.is_object() && cost["live_metrics"].is_object()) << cost.dump(1);
+  EXPECT_EQ(cost["live_metrics"]["cpu_ns"].get<double>(), publish_ns + serve_ns);
+  EXPECT_GT(cost["live_metrics"]["job_share"].get<double>(), 0);
+  ASSERT_EQ(cost["live_metrics"]["parts"].size(), 2u) << cost["live_metrics"].dump();
+  EXPECT_EQ(cost["live_metrics"]["parts"][1]["part"], "serve");
+  EXPECT_GE(cost["live_metrics"]["parts"][1]["count"].get<int>(), 2);
+  bool said = false;
+  for (const json& line : cost["lines"])
+    said |= line.get<std::string>().rfind("the live metrics took ", 0) == 0 &&
+            line.get<std::string>().find("of the job's CPU") != std::string::npos;
+  EXPECT_TRUE(said) << cost["lines"].dump(1);
 }
 
 TEST_F(Metrics, TheRulesStragglerQueryNamesTheSlowRank) {
@@ -406,6 +430,11 @@ TEST_F(Metrics, ACappedDbStaysUnderItsCapAndSaysWhatWasDropped) {
   for (const json& note : notes) said |= note.get<std::string>().find("were dropped to keep the DB under 2 MiB") !=
                                          std::string::npos;
   EXPECT_TRUE(said) << notes.dump(1);
+  // Unmetered: no metrics cost recorded, and none said.
+  EXPECT_EQ(query_double(db, "SELECT count(*) FROM run_settings WHERE key LIKE 'metrics_%'"), 0);
+  const json cost = json::parse(explain.text, nullptr, false)["tracing_cost"];
+  EXPECT_TRUE(cost["live_metrics"].is_null()) << cost.dump(1);
+  for (const json& line : cost["lines"]) EXPECT_EQ(line.get<std::string>().find("live metrics"), std::string::npos);
 
   for (const std::string cap : {"0", "-1", "two"}) {
     const auto run = capture(kBinary + " trace --db " + *dir_ + "/zero.db --db-max-mb " + cap + " -- /bin/true");

@@ -273,6 +273,27 @@ TEST(MetricsService, ServesTheRegistryAtMetricsAndStopsWhenDestroyed) {
   EXPECT_EQ(http_get(port, "/metrics"), "");  // nothing listens any more
 }
 
+// A run's serving cost: the exposer's threads' CPU time and the scrapes they answered, as differences
+// (a sweep's runs share one service). Only pushing, nothing is served.
+TEST(MetricsService, SaysWhatServingScrapesCostItsThreads) {
+  auto service = MetricsService::start("127.0.0.1:0", "");
+  ASSERT_TRUE(service && *service) << (service ? "" : service.error().message);
+  (*service)->sink()->publish(totals(1, 250'000'000, 3, 1'000'000'000));
+  const auto before = (*service)->serving_cost();
+  ASSERT_TRUE(before);
+  for (int i = 0; i < 20; ++i) ASSERT_NE(http_get(*(*service)->port(), "/metrics").find("200 OK"), std::string::npos);
+  const auto after = (*service)->serving_cost();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->scrapes - before->scrapes, 20u);
+  EXPECT_GT(after->cpu_ns, before->cpu_ns) << "the civetweb threads' CPU time was not found";
+  http_get(*(*service)->port(), "/");  // not a scrape
+  EXPECT_EQ((*service)->serving_cost()->scrapes, after->scrapes);
+
+  auto pushing = MetricsService::start("", "http://127.0.0.1:9");
+  ASSERT_TRUE(pushing && *pushing);
+  EXPECT_FALSE((*pushing)->serving_cost());
+}
+
 TEST(MetricsService, NeitherFlagStartsNothing) {
   auto service = MetricsService::start("", "");
   ASSERT_TRUE(service);

@@ -306,6 +306,55 @@ TEST(TracingCost, TheHealthSamplersOwnCpuIsAShareOfTheJobs) {
   EXPECT_TRUE(to_json(tracing_cost_with("health-sampler-off", std::nullopt))["health_sampler"].is_null());
 }
 
+// The live metrics' cost, said as the health sampler's is (one helper record, one sentence): publishing
+// and serving apart, their sum a share of the job's CPU; a run without metrics has no such line.
+TEST(TracingCost, TheLiveMetricsOwnCpuIsAShareOfTheJobsWithItsParts) {
+  const TracingCost cost = tracing_cost_with("live-metrics", std::nullopt,
+                                             {{contract::kJobUserNsSetting, "3000000000"},
+                                              {contract::kJobSystemNsSetting, "1000000000"},
+                                              {contract::kHealthSamplerCpuNsSetting, "12000000"},
+                                              {contract::kMetricsPublishCpuNsSetting, "9000000"},
+                                              {contract::kMetricsServeCpuNsSetting, "5000000"},
+                                              {contract::kMetricsScrapesSetting, "30"}});
+  ASSERT_TRUE(cost.live_metrics);
+  EXPECT_EQ(cost.live_metrics->name, kLiveMetricsHelper);
+  EXPECT_EQ(cost.live_metrics->cpu_ns, 14'000'000);
+  ASSERT_TRUE(cost.live_metrics->job_share);
+  EXPECT_NEAR(*cost.live_metrics->job_share, 0.0035, 1e-12);
+  ASSERT_EQ(cost.live_metrics->parts.size(), 2u);
+  EXPECT_EQ(cost.live_metrics->parts[1].count, 30);
+  const auto lines = tracing_cost_lines(cost);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines.back(), "the live metrics took 14 ms of CPU (gathering and publishing each second 9 ms, serving "
+                          "30 scrapes 5 ms): 0.4 % of the job's CPU");
+  EXPECT_EQ(lines[lines.size() - 2].rfind("the worker-health sampler read /proc for 12 ms of its own CPU (", 0), 0u)
+      << lines[lines.size() - 2];
+  const auto json = to_json(cost);
+  EXPECT_EQ(json["live_metrics"]["name"], "live_metrics");
+  EXPECT_EQ(json["live_metrics"]["cpu_ns"], 14'000'000);
+  EXPECT_EQ(json["live_metrics"]["parts"][0]["part"], "publish");
+  EXPECT_TRUE(json["live_metrics"]["parts"][0]["count"].is_null());
+  EXPECT_EQ(json["live_metrics"]["parts"][1]["part"], "serve");
+  EXPECT_EQ(json["live_metrics"]["parts"][1]["count"], 30);
+  EXPECT_EQ(json["health_sampler"]["name"], "health_sampler");
+  EXPECT_TRUE(json["health_sampler"]["parts"].empty());
+
+  // Only pushing (no scrapes served): the publishing part alone; attached (no job CPU): no share.
+  const TracingCost pushed = tracing_cost_with("live-metrics-push", std::nullopt,
+                                               {{contract::kMetricsPublishCpuNsSetting, "2000000"}});
+  ASSERT_TRUE(pushed.live_metrics);
+  EXPECT_FALSE(pushed.live_metrics->job_share);
+  EXPECT_EQ(tracing_cost_lines(pushed).back(), "the live metrics took 2 ms of CPU (gathering and publishing each "
+                                               "second 2 ms)");
+
+  const TracingCost off = tracing_cost_with("live-metrics-off", std::nullopt,
+                                            {{contract::kJobUserNsSetting, "3000000000"},
+                                             {contract::kJobSystemNsSetting, "1000000000"}});
+  EXPECT_FALSE(off.live_metrics);
+  for (const std::string& line : tracing_cost_lines(off)) EXPECT_EQ(line.find("live metrics"), std::string::npos) << line;
+  EXPECT_TRUE(to_json(off)["live_metrics"].is_null());
+}
+
 TEST(TracingCost, ARunWithoutReadableProgramTimesSaysWhy) {
   const TracingCost before = tracing_cost_with("program-time-none", std::nullopt);
   EXPECT_FALSE(before.programs);
