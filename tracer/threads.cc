@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "common/list_text.h"
 #include "common/proc_files.h"
 #include "common/trace_contract.h"
 #include "common/wait_status.h"
@@ -198,9 +199,9 @@ void record_world_size(const std::set<int>& world_sizes, TraceTotals& totals) {
 }
 
 std::optional<int> small_number(const std::optional<std::string>& text) {
-  if (!text || text->empty() || text->size() > 6 || text->find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(*text);
+  if (!text) return std::nullopt;
+  const auto value = parse_digits(*text, 999'999);
+  return value ? std::optional<int>(static_cast<int>(*value)) : std::nullopt;
 }
 
 std::optional<int> rank_from_environment(const std::optional<std::string>& rank,

@@ -803,6 +803,8 @@ TEST(Decoding, RanksComeFromRankElseLocalRank) {
   EXPECT_EQ(rank_from_environment("x", "0"), 0);
   EXPECT_FALSE(rank_from_environment(std::nullopt, std::nullopt).has_value());
   EXPECT_FALSE(rank_from_environment("-1", "1234567").has_value());
+  EXPECT_EQ(rank_from_environment("0000007", "1"), 7);  // zeros in front are still the number
+  EXPECT_FALSE(rank_from_environment(" 1", "1 ").has_value());
 }
 
 // Each rank's WORLD_SIZE becomes the run's world_size setting when they agree (one job);
