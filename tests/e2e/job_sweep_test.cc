@@ -222,8 +222,10 @@ TEST_F(JobSweep, ATemplateInTheCommandIsFilledInAndTheHeadlineGivesTheCommandToR
   if (geteuid() != 0)
     GTEST_SKIP() << "this case traces its runs, and the eBPF tracer needs root (run the tests with sudo)";
   const std::string command = job(std::string("--workers {num_workers} ") + kWaitingLoop);
-  // Traced (no --no-trace): the one case whose runs carry the trace's own record of the job.
-  Output run = sweep("--steps 15 --warmup-steps 3 --num-workers 0,2", command);
+  // Traced (no --no-trace): the one case whose runs carry the trace's own record of the job. One
+  // verification round (the default's two are counted in AJobWithoutWorkers...): each traced run costs
+  // a tracer's start on top of torch's.
+  Output run = sweep("--steps 15 --warmup-steps 3 --num-workers 0,2 --verify-rounds 1", command);
   ASSERT_EQ(run.exit_code, 0) << run.text;
   expect_no_job_left();
 
@@ -238,6 +240,7 @@ TEST_F(JobSweep, ATemplateInTheCommandIsFilledInAndTheHeadlineGivesTheCommandToR
       << "the headline does not give the command with the template filled in (" << filled << "):\n"
       << doc["headline"];
   EXPECT_EQ(query_text(db(), "SELECT count(*) FROM sweep_points WHERE point = 'as written'"), "0");
+  EXPECT_EQ(query_text(db(), "SELECT count(*) FROM runs WHERE sweep_phase = 'verify'"), "2");
 
   // The template, not the observer, set the knob: each run's command has its value, no override.
   EXPECT_EQ(query_text(db(), "SELECT count(*) FROM runs WHERE sweep_point = 'w2' AND "
@@ -302,7 +305,8 @@ TEST_F(JobSweep, ACommandTheSweepCannotChangeOrTimeIsRefusedWithTheReason) {
 
 TEST_F(JobSweep, ABudgetTooSmallForAnAlternativeSaysSoAndResumeFinishesIt) {
   const std::string command = job(std::string("--workers 0 ") + kWaitingLoop);
-  Output first = sweep(std::string(kShort) + " --num-workers 0,2 --budget 2", command);
+  // One verification round, stored with the sweep for its resumption: the budget, not the rounds, is the case.
+  Output first = sweep(std::string(kShort) + " --num-workers 0,2 --budget 2 --verify-rounds 1", command);
   ASSERT_EQ(first.exit_code, 0) << first.text;
   expect_no_job_left();
   const json partial = recommend();
@@ -369,7 +373,8 @@ TEST_F(JobSweep, ACheaperPointMeasuredOnceIsRepeatedUntilTheFastestIsToldApart) 
   fs::create_directories(state);
   const std::string command = python_ + " " + kKnownBest + " --workers 0 --step-ms 0:45,2:30,4:20 --noisy-first-run 2 " +
                               "--state-dir " + state.string() + " --warmup 3 --window 3 --samples " + marker_;
-  Output run = sweep(std::string(kShort) + " --num-workers 0,2,4", command);
+  // One verification round: the repeats before it are the case.
+  Output run = sweep(std::string(kShort) + " --num-workers 0,2,4 --verify-rounds 1", command);
   ASSERT_EQ(run.exit_code, 0) << run.text;
   expect_no_job_left();
   EXPECT_NE(run.text.find("separating the fastest points before verifying: w4, w2"), std::string::npos) << run.text;

@@ -13,11 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -66,15 +69,32 @@ Background start(const std::string& args, const std::string& log, int ignore = 0
   return b;
 }
 
-// Waits until some process's name starts with prefix (the workload's workers).
+// Every process a case starts carries this variable with the case's pid (set in SetUp, inherited):
+// the tests beside it under ctest -j start workers and runs of their own, which must not count.
+constexpr const char* kCaseVariable = "INGERO_RELIABILITY_CASE";
+
+// Whether /proc/PID (entry) is a process of this case whose name starts with prefix.
+bool this_cases_process(const fs::directory_entry& entry, const std::string& prefix) {
+  std::ifstream comm(entry.path() / "comm");
+  std::string name;
+  if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) return false;
+  std::ifstream in(entry.path() / "environ", std::ios::binary);
+  const std::string environ_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string mine = std::string(kCaseVariable) + "=" + std::to_string(getpid());
+  for (size_t at = 0; at < environ_text.size();) {
+    const size_t end = std::min(environ_text.find('\0', at), environ_text.size());
+    if (environ_text.compare(at, end - at, mine) == 0) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+// Waits until a process of this case's whose name starts with prefix is there (the workload's workers).
 bool wait_for_process(const std::string& prefix, std::chrono::seconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      std::ifstream comm(entry.path() / "comm");
-      std::string name;
-      if (std::getline(comm, name) && name.rfind(prefix, 0) == 0) return true;
-    }
+    for (const auto& entry : fs::directory_iterator("/proc"))
+      if (this_cases_process(entry, prefix)) return true;
     std::this_thread::sleep_for(50ms);
   }
   return false;
@@ -86,9 +106,7 @@ bool wait_for_handler(const std::string& prefix, int sig, std::chrono::seconds l
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     for (const auto& entry : fs::directory_iterator("/proc")) {
-      std::ifstream comm(entry.path() / "comm");
-      std::string name;
-      if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) continue;
+      if (!this_cases_process(entry, prefix)) continue;
       std::ifstream status(entry.path() / "status");
       for (std::string line; std::getline(status, line);)
         if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1) return true;
@@ -110,19 +128,17 @@ std::string wait_for_line(const std::string& path, std::chrono::seconds limit) {
   return "";
 }
 
+// This case's processes whose names start with prefix.
 int count_processes(const std::string& prefix) {
   int n = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (std::getline(comm, name) && name.rfind(prefix, 0) == 0) ++n;
-  }
+  for (const auto& entry : fs::directory_iterator("/proc")) n += this_cases_process(entry, prefix);
   return n;
 }
 
 class Reliability : public ::testing::Test {
  protected:
   void SetUp() override {
+    setenv(kCaseVariable, std::to_string(getpid()).c_str(), 1);
     dir_ = fs::temp_directory_path() / ("ingero-reliability-" + std::to_string(getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
@@ -213,29 +229,32 @@ TEST_F(Reliability, AWorkloadThatExitsWithoutItsRecordIsAFailedRun) {
 }
 
 // The private run folders in the temp directory, to see that none is left behind.
-size_t run_folders() {
+// The private folders of the harness with this pid (named ingero-bench-run-PID-...): other runs of
+// the tests beside this one make and remove their own.
+size_t run_folders(pid_t harness) {
+  const std::string mine = "ingero-bench-run-" + std::to_string(harness) + "-";
   size_t n = 0;
   for (const auto& entry : fs::directory_iterator(fs::temp_directory_path()))
-    n += entry.path().filename().string().rfind("ingero-bench-run-", 0) == 0;
+    n += entry.path().filename().string().rfind(mine, 0) == 0;
   return n;
 }
 
 // SIGHUP (the SSH session dropped) to the terminal's process group: the run ends as on SIGTERM,
 // interrupted with its record kept and its private folder removed (it once died on the spot).
 TEST_F(Reliability, HangupEndsTheRunCleanly) {
-  const size_t folders = run_folders();
   const std::string db = path("hangup.db");
   auto run = start("--workload dataloader --device cpu --samples 1024 --batch-size 512 --features 4 --hidden 8 "
                    "--mode direct --no-trace --epochs 100000 --db " + db + " --out " + path("runs"),
                    path("hangup.log"));
   ASSERT_TRUE(wait_for_handler("ingero-bench-wo", SIGHUP, 30s)) << run.output();
+  ASSERT_EQ(run_folders(run.pid), 1u) << "the harness (started by exec) made no private folder of its pid";
   ASSERT_EQ(kill(-run.pid, SIGHUP), 0);
   EXPECT_EQ(run.wait(), 128 + SIGHUP) << run.output();
   EXPECT_NE(run.output().find("interrupted"), std::string::npos) << run.output();
   auto runs = capture(kBinary + " runs --db " + db);
   EXPECT_NE(runs.text.find("interrupted"), std::string::npos) << runs.text;
   EXPECT_FALSE(fs::is_empty(path("runs")));
-  EXPECT_EQ(run_folders(), folders);
+  EXPECT_EQ(run_folders(run.pid), 0u);
 }
 
 // mcp blocked reading its next message: SIGTERM ends it with 143, not 0.

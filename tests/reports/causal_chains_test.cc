@@ -8,6 +8,7 @@
 #include "reports/text/chain_text.h"
 #include "reports/render/commands.h"
 #include "reports/analysis/run_analysis.h"
+#include "tests/reports/analyzed.h"
 #include "tests/reports/scenario.h"
 
 namespace ingero::reports::testing {
@@ -22,26 +23,11 @@ void add_sync_calls(TraceFixture& db, int64_t run, int count, int64_t slow_every
   }
 }
 
-RunAnalysis analyze_path(const std::string& path, std::optional<double> since_s = std::nullopt) {
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok()) << trace.error().message;
-  auto run = (*trace)->run(std::nullopt);
-  EXPECT_TRUE(run.ok());
-  auto analysis = analyze_run(**trace, *run, since_s, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok());
-  return std::move(analysis.value());
-}
-
 const CausalChain* find_chain(const RunAnalysis& a, const std::string& victim, const std::string& cause) {
   for (const auto& c : a.chains.chains) {
     if (c.victim == victim && c.cause.code() == cause) return &c;
   }
   return nullptr;
-}
-
-// The words the text layer gives a chain of the analysis (what every renderer prints).
-ChainWords words_of(const RunAnalysis& a, const CausalChain& chain) {
-  return describe_chain(chain, ChainContext{a.context, a.metrics, a.calls, a.chains.producers});
 }
 
 TEST(CausalChains, PreemptionOfTheCallingThreadExplainsTheSlowCall) {

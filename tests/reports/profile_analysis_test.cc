@@ -12,6 +12,7 @@
 #include "reports/text/chain_text.h"
 #include "reports/render/report_json.h"
 #include "reports/text/profile_text.h"
+#include "tests/reports/analyzed.h"
 #include "tests/reports/profile_scenario.h"
 #include "tests/reports/scenario.h"
 
@@ -19,16 +20,6 @@ namespace ingero::reports::testing {
 namespace {
 
 using namespace frames;
-
-RunAnalysis analyze_path(const std::string& path) {
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok()) << trace.error().message;
-  auto run = (*trace)->run(std::nullopt);
-  EXPECT_TRUE(run.ok());
-  auto analysis = analyze_run(**trace, *run, std::nullopt, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
-  return std::move(analysis.value());
-}
 
 const FrameShare* find_frame(const RoleProfile& role, const std::string& name) {
   for (const FrameShare& f : role.frames)
@@ -191,10 +182,6 @@ const CausalChain* host_chain(const RunAnalysis& a) {
   for (const CausalChain& c : a.chains.chains)
     if (c.victim == kMainBusyVictim) return &c;
   return nullptr;
-}
-
-ChainWords words_of(const RunAnalysis& a, const CausalChain& chain) {
-  return describe_chain(chain, ChainContext{a.context, a.metrics, a.calls, a.chains.producers});
 }
 
 TEST(Profile, AJobWithoutAProfileIsAnalysedAsBeforeAndSaysSo) {

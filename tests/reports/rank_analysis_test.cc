@@ -13,6 +13,7 @@
 #include "reports/render/commands.h"
 #include "reports/render/report_render.h"
 #include "reports/analysis/run_analysis.h"
+#include "tests/reports/analyzed.h"
 #include "tests/reports/ddp_scenario.h"
 
 namespace ingero::reports::testing {
@@ -28,16 +29,6 @@ constexpr int64_t kPeriod = kDdpPeriod;
 DdpNode two_ranks() { return DdpNode{std::nullopt, 1.7e9, 0, {{0, kRank0, 200 * kUs}, {1, kRank1, 10 * kMs}}, {}}; }
 
 std::string write_ddp_job(const std::string& name) { return write_ddp_node(name, two_ranks()).path; }
-
-RunAnalysis analyze_path(const std::string& path) {
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok()) << trace.error().message;
-  auto run = (*trace)->run(std::nullopt);
-  EXPECT_TRUE(run.ok());
-  auto analysis = analyze_run(**trace, *run, std::nullopt, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
-  return std::move(analysis.value());
-}
 
 TEST(RankAnalysis, EachRankHasItsOwnVerdictAndTheStragglerIsNamed) {
   const RunAnalysis a = analyze_path(write_ddp_job("ddp"));
