@@ -90,6 +90,8 @@ inline constexpr std::string_view kRoleWorker = "worker";  // a DataLoader worke
 inline constexpr std::string_view kRolePin = "pin";        // the pin-memory thread
 inline constexpr std::string_view kRoleOther = "other";
 inline constexpr std::string_view kRoles[] = {kRoleMain, kRoleWorker, kRolePin, kRoleOther};
+// The roles that produce batches for the main thread.
+inline bool is_producer_role(std::string_view role) { return role == kRoleWorker || role == kRolePin; }
 
 // Workers and pin threads by the names loaders give them (ib-worker-N / ib-pin here,
 // pt_data_worker / pt_data_pin / pt_pin_memory in PyTorch); a root process's main

@@ -26,17 +26,17 @@ uint32_t minor_of(uint32_t version_hex) { return (version_hex >> 16) & 0xff; }
 uint32_t major_of(uint32_t version_hex) { return version_hex >> 24; }
 
 // One line of /proc/PID/maps that maps a file.
-struct Mapping {
+struct FileMapping {
   uint64_t start = 0;
   uint64_t offset = 0;
   std::string path;
 };
 
-Result<std::vector<Mapping>> read_file_mappings(pid_t pid) {
+Result<std::vector<FileMapping>> read_file_mappings(pid_t pid) {
   const std::string maps_path = fmt::format("/proc/{}/maps", pid);
   std::ifstream in(maps_path);
   if (!in) return Error::bad_input(fmt::format("no process {} ({} is unreadable)", pid, maps_path));
-  std::vector<Mapping> out;
+  std::vector<FileMapping> out;
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -44,7 +44,7 @@ Result<std::vector<Mapping>> read_file_mappings(pid_t pid) {
     if (!(fields >> range >> perms >> offset >> dev >> inode)) continue;
     std::getline(fields >> std::ws, path);
     if (path.empty() || path[0] != '/') continue;
-    Mapping m;
+    FileMapping m;
     m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
     m.offset = std::stoull(offset, nullptr, 16);
     m.path = path;
@@ -60,7 +60,7 @@ std::string basename_of(const std::string& path) {
 
 // The load bias of `path` in the process: a mapping of the file at the page of a PT_LOAD
 // segment's file offset is that segment, loaded at start.
-bool load_bias_of(const std::vector<Mapping>& maps, const std::string& path, const ElfSymbolAddresses& elf,
+bool load_bias_of(const std::vector<FileMapping>& maps, const std::string& path, const ElfSymbolAddresses& elf,
                   uint64_t& bias) {
   constexpr uint64_t kPage = 0xfff;
   for (const auto& m : maps) {
@@ -86,7 +86,7 @@ struct FoundSymbols {
 
 // The first mapped file whose name matches `pattern` and which defines `key`, with the loaded
 // addresses of the `names` it defines.
-Result<FoundSymbols> find_symbols(pid_t pid, const std::vector<Mapping>& maps, const std::regex& pattern,
+Result<FoundSymbols> find_symbols(pid_t pid, const std::vector<FileMapping>& maps, const std::regex& pattern,
                                   const std::string& key, const std::vector<std::string>& names) {
   std::set<std::string> seen;
   std::vector<std::string> candidates;

@@ -20,11 +20,6 @@ namespace ingero::tracer {
 
 namespace {
 
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
-
 // A virtual address of a loaded segment as an offset in the file (PT_LOAD: vaddr -> offset).
 bool vaddr_to_offset(Elf* elf, uint64_t vaddr, uint64_t& offset) {
   size_t count = 0;

@@ -4,14 +4,23 @@
 // opening and searching the library's symbol table on every attach.
 #pragma once
 
+#include <libelf.h>
+
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 
 namespace ingero::tracer {
+
+// An Elf handle that ends itself (elf_end).
+struct ElfCloser {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
 
 // The file offset (what a uprobe is placed at) of each named function the library defines,
 // from .dynsym, then .symtab. Names it does not define are left out. An unreadable or

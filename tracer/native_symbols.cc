@@ -18,15 +18,11 @@
 #include <fmt/format.h>
 
 #include "common/unique_fd.h"
+#include "tracer/elf_symbols.h"
 
 namespace ingero::tracer {
 
 namespace {
-
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
 
 // An open ELF file and the descriptor it reads from (libelf keeps reading it).
 struct OpenElf {

@@ -59,7 +59,7 @@ Status pin_to_cpus(int n) {
   return {};
 }
 
-int fail(const Error& e) {
+int exit_failed(const Error& e) {
   std::fprintf(stderr, "ingero-bench workload: %s\n", e.message.c_str());
   if (!e.hint.empty()) std::fprintf(stderr, "  fix: %s\n", e.hint.c_str());
   return e.exit_code;
@@ -70,14 +70,14 @@ int fail(const Error& e) {
 int workload_process_main(const std::string& config_json, const std::string& result_path) {
   install_stop_handlers();
   nlohmann::json parsed = parse_json_or_discarded(config_json);
-  if (parsed.is_discarded()) return fail(Error::bad_input("the workload configuration is not JSON"));
+  if (parsed.is_discarded()) return exit_failed(Error::bad_input("the workload configuration is not JSON"));
   auto config = config_from_json(parsed);
-  if (!config) return fail(config.error());
-  if (auto s = validate(*config); !s) return fail(s.error());
+  if (!config) return exit_failed(config.error());
+  if (auto s = validate(*config); !s) return exit_failed(s.error());
   if (config->cpus > 0) {
-    if (auto s = pin_to_cpus(config->cpus); !s) return fail(s.error());
+    if (auto s = pin_to_cpus(config->cpus); !s) return exit_failed(s.error());
   }
-  if (auto device = resolve_device(config->device); !device) return fail(device.error());
+  if (auto device = resolve_device(config->device); !device) return exit_failed(device.error());
 
   RunResult result;
   result.config = *config;
@@ -95,7 +95,7 @@ int workload_process_main(const std::string& config_json, const std::string& res
     std::fprintf(stderr, "ingero-bench workload: %s\n", e.what());
   }
   for (const auto& note : result.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
-  if (auto s = write_file_atomically(result_path, to_json(result).dump()); !s) return fail(s.error());
+  if (auto s = write_file_atomically(result_path, to_json(result).dump()); !s) return exit_failed(s.error());
   return code;
 }
 

@@ -21,8 +21,6 @@ namespace {
 const std::set<std::string> kPinnedAllocOps = {"cudaHostAlloc", "cudaMallocHost", "cuMemHostAlloc",
                                                "cudaHostRegister"};
 
-bool is_producer_role(const std::string& role) { return role == "worker" || role == "pin"; }
-
 struct Victim {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
@@ -63,7 +61,7 @@ class ThreadDirectory {
   std::vector<int64_t> producers() const {
     std::vector<int64_t> tids;
     for (const auto& [tid, t] : by_tid_) {
-      if (is_producer_role(t->role)) tids.push_back(tid);
+      if (contract::is_producer_role(t->role)) tids.push_back(tid);
     }
     std::sort(tids.begin(), tids.end());
     return tids;

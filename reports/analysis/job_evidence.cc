@@ -11,10 +11,6 @@ namespace ingero::reports {
 
 namespace {
 
-bool is_producer_role(const std::string& role) {
-  return role == contract::kRoleWorker || role == contract::kRolePin;
-}
-
 // A thread's time inside the window, from its lifetime where known.
 int64_t time_in_window(const ThreadRecord& t, const TimeWindow& window) {
   const int64_t from = std::max(window.start_ns, t.start_ns.value_or(window.start_ns));
@@ -61,7 +57,7 @@ std::vector<int64_t> handoff_thread_ids(const RunContext& context) {
     if (t.role == contract::kRoleMain) main_processes.insert(t.pid);
   std::vector<int64_t> tids;
   for (const ThreadRecord& t : context.threads)
-    if (main_processes.count(t.pid) && t.role != contract::kRoleMain && !is_producer_role(t.role))
+    if (main_processes.count(t.pid) && t.role != contract::kRoleMain && !contract::is_producer_role(t.role))
       tids.push_back(t.tid);
   return tids;
 }
@@ -119,7 +115,7 @@ std::map<int64_t, std::vector<int64_t>> handoffs_by_main(const WakeupTrace& trac
   return by_main;
 }
 
-std::optional<int64_t> median(std::vector<int64_t> values) {
+std::optional<int64_t> middle_value(std::vector<int64_t> values) {
   if (values.empty()) return std::nullopt;
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
   return values[values.size() / 2];
@@ -198,7 +194,7 @@ void add_receive_estimate(std::map<int64_t, MainTimeline>& mains, const TimeWind
     samples.insert(samples.end(), own.begin(), own.end());
     w.handoffs += static_cast<int64_t>(m.handoffs.size());
   }
-  w.receive_cpu_ns = median(samples);
+  w.receive_cpu_ns = middle_value(samples);
   if (!w.receive_cpu_ns) return;
   for (const auto& [tid, m] : mains) {
     for (const Span& s : receive_spans(m, *w.receive_cpu_ns)) {
@@ -218,7 +214,7 @@ void add_receive_estimate(std::map<int64_t, MainTimeline>& mains, const TimeWind
 std::optional<WakeupEstimate> estimate_waits_from_wakeups(const RunContext& context, const WakeupTrace& trace,
                                                           const TimeWindow& window) {
   const bool has_producers = std::any_of(context.threads.begin(), context.threads.end(),
-                                         [](const ThreadRecord& t) { return is_producer_role(t.role); });
+                                         [](const ThreadRecord& t) { return contract::is_producer_role(t.role); });
   WakeupEstimate estimate;
   WakeupWaits& w = estimate.parts;
   std::set<int64_t> main_tids;

@@ -14,7 +14,7 @@ namespace {
 
 using namespace parts;
 
-constexpr double kWidth = 960;
+constexpr double kFlameWidth = 960;
 constexpr double kSide = 12;
 constexpr double kRowH = 18;
 constexpr double kFramePx = 11;
@@ -75,13 +75,13 @@ void draw(Element& g, Layout& l, const FlameFrame& frame, double x, size_t level
 std::string flame_graph(const FlameGraph& c) {
   Layout l{c};
   l.total = c.root.value;
-  l.plot_w = kWidth - 2 * kSide;
+  l.plot_w = kFlameWidth - 2 * kSide;
   l.colours = categorical_palette();
   Element content("g");
   std::vector<LegendItem> legend;
   for (const std::string& g : c.group_order) legend.push_back({Swatch::fill, colour_of(l, g), g});
   double top = 40;
-  if (!legend.empty()) top = add_legend(content, legend, kSide, 46, kWidth - kSide) + 12;
+  if (!legend.empty()) top = add_legend(content, legend, kSide, 46, kFlameWidth - kSide) + 12;
   const size_t depth = l.total > 0 ? depth_of(c.root) : 0;
   l.base_y = top + static_cast<double>(depth > 0 ? depth - 1 : 0) * kRowH;
   double bottom = top;
@@ -92,7 +92,7 @@ std::string flame_graph(const FlameGraph& c) {
     content.add(std::move(frames));
     bottom = l.base_y + kRowH + 16;
   } else {
-    content.add(empty_notice(kWidth / 2, top + 20));
+    content.add(empty_notice(kFlameWidth / 2, top + 20));
     bottom = top + 36;
   }
   std::string caption = c.caption;
@@ -102,10 +102,10 @@ std::string flame_graph(const FlameGraph& c) {
     caption += fmt::format("{}{} {} in frames narrower than {} px are not drawn.", caption.empty() ? "" : " ",
                            format_value(hidden), c.unit, svg_number(c.min_width_px));
   }
-  const double caption_h = caption.empty() ? 0 : 15.0 * wrap_text(caption, kWidth - 2 * kSide, kSmallPx).size();
-  Element root = chart_root("flame-graph", kWidth, bottom + caption_h + 4, c.title, caption);
+  const double caption_h = caption.empty() ? 0 : 15.0 * wrap_text(caption, kFlameWidth - 2 * kSide, kSmallPx).size();
+  Element root = chart_root("flame-graph", kFlameWidth, bottom + caption_h + 4, c.title, caption);
   root.add(std::move(content));
-  add_caption(root, caption, kSide, bottom, kWidth - 2 * kSide);
+  add_caption(root, caption, kSide, bottom, kFlameWidth - 2 * kSide);
   return root.str();
 }
 

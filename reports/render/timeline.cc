@@ -22,10 +22,10 @@ using parts::kSmallPx;
 using parts::label;
 using parts::Scale;
 
-constexpr double kWidth = 960;
+constexpr double kTimelineWidth = 960;
 constexpr double kLabelW = 170;
 constexpr double kLeft = 12 + kLabelW + 12;
-constexpr double kRight = kWidth - 20;
+constexpr double kRight = kTimelineWidth - 20;
 
 // One shape to draw: a span as given, or the spans of one category over a run of pixel columns
 // that they cover to a similar degree.
@@ -287,7 +287,7 @@ std::string timeline(const Timeline& t) {
     const std::string text = cats[i].description.empty() ? cats[i].name : cats[i].name + " — " + cats[i].description;
     legend.push_back({parts::Swatch::fill, palette[i % palette.size()], text});
   }
-  const double plot_top = (legend.empty() ? 40 : parts::add_legend(content, legend, 12, 46, kWidth - 12)) + 18;
+  const double plot_top = (legend.empty() ? 40 : parts::add_legend(content, legend, 12, 46, kTimelineWidth - 12)) + 18;
 
   const double band_h = 9;
   const double lane_h = std::max(28.0, 8 + band_h * static_cast<double>(cats.size()));
@@ -295,7 +295,7 @@ std::string timeline(const Timeline& t) {
   for (size_t i = 0; i < t.lanes.size(); ++i) {
     // Every other lane shaded, so that a lane's label and its spans are read together.
     const double top = plot_top + lane_h * static_cast<double>(i);
-    content.add(rect(8, top, kWidth - 16, lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff"));
+    content.add(rect(8, top, kTimelineWidth - 16, lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff"));
   }
 
   const TimeUnit unit = time_unit(range);
@@ -327,17 +327,17 @@ std::string timeline(const Timeline& t) {
   if (!note.empty()) {
     Element lines("g");
     lines.attr("data-role", "note");
-    for (const auto& l : parts::wrap_text(note, kWidth - 24, kSmallPx)) {
+    for (const auto& l : parts::wrap_text(note, kTimelineWidth - 24, kSmallPx)) {
       lines.add(text(12, bottom, l).attr("font-size", kSmallPx).attr("fill", kMuted));
       bottom += 15;
     }
     content.add(std::move(lines));
     bottom += 4;
   }
-  const double caption_h = t.caption.empty() ? 0 : 15.0 * parts::wrap_text(t.caption, kWidth - 24, kSmallPx).size();
-  Element root = parts::chart_root("timeline", kWidth, bottom + caption_h, t.title, t.caption);
+  const double caption_h = t.caption.empty() ? 0 : 15.0 * parts::wrap_text(t.caption, kTimelineWidth - 24, kSmallPx).size();
+  Element root = parts::chart_root("timeline", kTimelineWidth, bottom + caption_h, t.title, t.caption);
   root.add(std::move(content));
-  parts::add_caption(root, t.caption, 12, bottom, kWidth - 24);
+  parts::add_caption(root, t.caption, 12, bottom, kTimelineWidth - 24);
   return root.str();
 }
 
