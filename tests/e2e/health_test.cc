@@ -80,6 +80,14 @@ class Health : public ::testing::Test {
   }
   static std::string fmt_line(int line) { return "health_job.py:" + std::to_string(line) + " in Locked.__getitem__"; }
 
+  // The processes' memory samples as recorded, for a failure's message: what the finding was judged on.
+  std::string memory_samples() const {
+    return capture("sqlite3 -readonly " + db() +
+                   " 'SELECT pid, ts_ns / 1000000, rss_bytes >> 20, private_dirty_bytes >> 20 FROM process_samples "
+                   "ORDER BY pid, ts_ns' 2>&1")
+        .text;
+  }
+
   fs::path dir_;
   std::string traced_;
 };
@@ -87,7 +95,7 @@ class Health : public ::testing::Test {
 TEST_F(Health, TwoWorkersReadingPythonTuplesGrowByCopyOnWrite) {
   const auto report = trace_and_explain(job("cow"));
   const auto* f = finding(report, "memory_growth");
-  ASSERT_NE(f, nullptr) << report.dump(2) << traced_;
+  ASSERT_NE(f, nullptr) << report.dump(2) << traced_ << "pid|ms|rss MB|private dirty MB\n" << memory_samples();
   EXPECT_EQ((*f)["role"], "worker");
   EXPECT_TRUE((*f)["copy_on_write"].get<bool>());
   EXPECT_GT((*f)["growth_bytes"].get<int64_t>(), 64ll << 20);

@@ -302,6 +302,9 @@ TEST_F(Reliability, InterruptStopsAnyModeWithExitCode130AndKeepsTheRecord) {
     const std::string db = path("interrupt.db");
     auto run = start(workload("--mode " + mode + " --epochs 100000 --db " + db + " --out " + path("runs")),
                      path("interrupt.log"));
+    // The workload keeps its record on SIGINT once its handler is in: a busy machine can take longer
+    // than the sleep to get there, and a signal before it ends the run with nothing to keep.
+    ASSERT_TRUE(wait_for_handler("ingero-bench-wo", SIGINT, 60s)) << run.output();
     std::this_thread::sleep_for(mode == "direct" ? 3s : 0s);
     if (mode != "direct") {
       ASSERT_TRUE(wait_for_process("ib-worker", 60s)) << run.output();
