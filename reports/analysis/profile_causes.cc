@@ -75,8 +75,8 @@ void add_call_sites(ChainAnalysis& chains, const EventSet& victims, const Profil
     if (auto site = by_op.find(chain.victim); site != by_op.end()) chain.site = site->second;
 }
 
-InputBound refine_verdict(InputBound verdict, const std::optional<ProfileAnalysis>& profile) {
-  if (verdict != InputBound::host_bound || !profile) return verdict;
+InputBound refine_verdict(InputBound verdict, const std::optional<ProfileAnalysis>& profile, bool calls_cuda) {
+  if (verdict != InputBound::host_bound || !profile || calls_cuda) return verdict;
   const auto split = profile->main_split();
   if (!split || split->total() == 0) return verdict;
   const bool model = split->largest() == CpuPart::model && split->share(CpuPart::model) >= kModelDominates;

@@ -17,8 +17,9 @@ namespace ingero::reports {
 inline constexpr size_t kCauseFrames = 3;
 
 // A host-bound run whose main thread's samples are at least kModelDominates the model's compute
-// (and that the largest part) is compute-bound on the CPU.
-InputBound refine_verdict(InputBound verdict, const std::optional<ProfileAnalysis>& profile);
+// (and that the largest part) is compute-bound on the CPU, unless it calls CUDA: then the model's
+// time on the main thread is the host's side of GPU work (launches, syncs), and it stays host-bound.
+InputBound refine_verdict(InputBound verdict, const std::optional<ProfileAnalysis>& profile, bool calls_cuda);
 
 // Fills every on-CPU chain's frames (its role's top functions by self samples) and the main thread's
 // split, and adds the changes its frames call for (frame_changes).

@@ -118,6 +118,12 @@ Result<std::optional<EventList>> estimated_waits(const TraceFile& trace, RunAnal
   return std::optional<EventList>(std::move(estimate->waits));
 }
 
+bool calls_cuda(const RunContext& context) {
+  return std::any_of(context.calls.begin(), context.calls.end(), [](const CallTotals& c) {
+    return contract::is_cuda_category(c.category) && c.calls > 0;
+  });
+}
+
 // The host's and the GPU's side of the verdict.
 // The GPU is judged over the training loop (its first batch request to its last batch's end,
 // after the start-up batches): a job's imports and model set-up leave it idle for reasons of
@@ -141,10 +147,7 @@ void add_job_evidence(const RunContext& context, const TimeWindow& window, const
     m.sm_active = gpu->sm_active;
     m.gpus_sampled = gpu->gpus;
   }
-  const bool uses_gpu = std::any_of(context.calls.begin(), context.calls.end(), [](const CallTotals& c) {
-    return contract::is_cuda_category(c.category) && c.calls > 0;
-  });
-  m.verdict = classify_run(m.wait_fraction, m.main_host_share, m.gpu_util, uses_gpu);
+  m.verdict = classify_run(m.wait_fraction, m.main_host_share, m.gpu_util, calls_cuda(context));
 }
 
 // A failed run gets no verdict: what it timed ended in a crash. Nor does a run interrupted (or
@@ -253,7 +256,7 @@ Result<RunAnalysis> analyze_run(const TraceFile& trace, const RunRecord& run, st
   auto profile = trace.profile(run.run_id, from, until);
   if (!profile) return profile.error();
   a.profile = analyze_profile(a.context, *profile);
-  a.metrics.verdict = refine_verdict(a.metrics.verdict, a.profile);
+  a.metrics.verdict = refine_verdict(a.metrics.verdict, a.profile, calls_cuda(a.context));
 
   std::map<std::string, std::vector<int64_t>> durations;
   for (const std::string& op : fully_stored_calls(a.context)) {

@@ -237,6 +237,26 @@ TEST(Profile, ACpuTrainingJobIsComputeBoundAndToldNoLoaderChange) {
   EXPECT_NE(std::string(input_bound_name(a.metrics.verdict)).find("compute-bound on the CPU"), std::string::npos);
 }
 
+// The same main thread in a job that launches CUDA kernels: the model's frames are the host's side of
+// GPU work (launches, syncs), not compute on the CPU; the run stays host-bound (seen on an H200: a model
+// on the GPU was said to compute on the CPU).
+TEST(Profile, AGpuJobsModelFramesKeepItHostBound) {
+  const std::string path = temp_db_path("profile-gpu-model");
+  {
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_cpu_job(*db, 1000 * kMs);
+    db->add_event(run, "cuLaunchKernel", 2 * kMs, 10'000, kMain, kMain);
+    ProfileBuilder p(*db, run);
+    p.add(kMain, {module(), train(), forward(), conv()}, 55);
+    p.add(kMain, {module(), train(), backward(), autograd()}, 30);
+    p.add(kMain, {module(), train(), log_step()}, 15);
+  }
+  const RunAnalysis a = analyze_path(path);
+  ASSERT_TRUE(a.profile);
+  EXPECT_EQ(a.metrics.verdict, InputBound::host_bound);
+  EXPECT_EQ(std::string(input_bound_name(a.metrics.verdict)).find("compute-bound on the CPU"), std::string::npos);
+}
+
 TEST(Profile, AJobBuildingBatchesInItsLoopKeepsTheWorkerAdviceAndGetsTheDecoderChange) {
   const std::string path = temp_db_path("profile-main-decode");
   {
