@@ -19,6 +19,9 @@ inline int64_t clock_ns(clockid_t clock) {
 
 inline int64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
+// The calling thread's CPU time: what a helper thread of ours (a sampler, a publisher) itself ran.
+inline int64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, from the tightest of a few back-to-back readings: turns a
 // wall-clock timestamp another program gave (NVML's samples) into the trace's clock.
 inline int64_t realtime_minus_monotonic_ns() {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/proc_files.h"
 
 namespace ingero::tracer {
@@ -38,24 +39,17 @@ namespace {
 // loop of bare calls would not see.
 constexpr size_t kWorkBytes = 32 << 10;
 
-// This thread's CPU time: a trap and its program run in the trapping thread's context and are
-// charged to it, while the time the thread spends preempted is not a probe's cost. On a busy
-// machine (a job's loader workers on every core) wall time doubled the calibrated cost.
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 double loop_ns(int calls) {
   static std::vector<uint64_t> work(kWorkBytes / sizeof(uint64_t), 1);
   uint64_t sink = 0;
-  const double start = thread_cpu_ns();
+  // On this thread's CPU clock: a trap and its program run in the trapping thread's context and are
+  // charged to it, while time preempted is not a probe's cost (on a busy machine wall time doubled it).
+  const double start = static_cast<double>(thread_cpu_ns());
   for (int i = 0; i < calls; ++i) {
     for (size_t j = 0; j < work.size(); j += 8) sink += work[j];
     calibration_target(&sink);
   }
-  const double ns = thread_cpu_ns() - start;
+  const double ns = static_cast<double>(thread_cpu_ns()) - start;
   asm volatile("" ::"r"(sink));
   return ns;
 }

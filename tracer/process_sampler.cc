@@ -51,12 +51,6 @@ std::optional<uint64_t> leading_number(std::string_view text) {
   return n;
 }
 
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // Reads /proc files into a buffer it keeps: one open, one pread, one close, no allocation once the
 // buffer holds the largest file. The files read here (status, stat, limits, smaps_rollup, wchan) are
 // made in one piece when read: a read shorter than the buffer is the whole file.
@@ -236,9 +230,9 @@ struct ProcessSampler::Impl {
     if (auto known = rollups.find(s.pid); added && known != rollups.end()) budget = known->second;
     const double expected = static_cast<double>(s.rss_bytes.value_or(0)) * budget.ns_per_byte;
     if (static_cast<double>(budget.spent_ns) + expected > options.rollup_share * static_cast<double>(used)) return;
-    const uint64_t began = thread_cpu_ns();
+    const uint64_t began = static_cast<uint64_t>(thread_cpu_ns());
     read_rollup(reader, dir, s);
-    const uint64_t took = thread_cpu_ns() - began;
+    const uint64_t took = static_cast<uint64_t>(thread_cpu_ns()) - began;
     budget.spent_ns += took;
     if (s.rss_bytes.value_or(0) > 0) budget.ns_per_byte = static_cast<double>(took) / static_cast<double>(*s.rss_bytes);
   }
@@ -302,7 +296,7 @@ struct ProcessSampler::Impl {
     while (!stopping) {
       lock.unlock();
       sample_all();
-      cpu_ns = thread_cpu_ns();
+      cpu_ns = static_cast<uint64_t>(thread_cpu_ns());
       lock.lock();
       wake.wait_for(lock, options.interval, [this] { return stopping; });
     }

@@ -1209,9 +1209,9 @@ void BpfTracer::publish_live(bool now) {
   const auto at = std::chrono::steady_clock::now();
   if (!now && at - live_at_ < std::chrono::seconds(1)) return;
   live_at_ = at;
-  const int64_t cpu_before = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  const int64_t cpu_before = thread_cpu_ns();
   opts_.live->publish(live_totals());
-  live_cpu_ns_ += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_before;
+  live_cpu_ns_ += thread_cpu_ns() - cpu_before;
 }
 
 }  // namespace
