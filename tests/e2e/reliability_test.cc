@@ -4,6 +4,7 @@
 // directory. Each reproduces a failure the harness once had.
 #include <gtest/gtest.h>
 
+#include "common/proc_files.h"
 #include "tests/e2e/command.h"
 #include <poll.h>
 #include <pty.h>
@@ -13,14 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -73,28 +72,19 @@ Background start(const std::string& args, const std::string& log, int ignore = 0
 // the tests beside it under ctest -j start workers and runs of their own, which must not count.
 constexpr const char* kCaseVariable = "INGERO_RELIABILITY_CASE";
 
-// Whether /proc/PID (entry) is a process of this case whose name starts with prefix.
-bool this_cases_process(const fs::directory_entry& entry, const std::string& prefix) {
-  std::ifstream comm(entry.path() / "comm");
-  std::string name;
-  if (!std::getline(comm, name) || name.rfind(prefix, 0) != 0) return false;
-  std::ifstream in(entry.path() / "environ", std::ios::binary);
-  const std::string environ_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string mine = std::string(kCaseVariable) + "=" + std::to_string(getpid());
-  for (size_t at = 0; at < environ_text.size();) {
-    const size_t end = std::min(environ_text.find('\0', at), environ_text.size());
-    if (environ_text.compare(at, end - at, mine) == 0) return true;
-    at = end + 1;
-  }
-  return false;
+// Whether process pid is one of this case's whose name starts with prefix.
+bool this_cases_process(pid_t pid, const std::string& prefix) {
+  const auto name = proc::read_first_line("/proc/" + std::to_string(pid) + "/comm");
+  return name && name->rfind(prefix, 0) == 0 &&
+         proc::environment_value(pid, kCaseVariable) == std::to_string(getpid());
 }
 
 // Waits until a process of this case's whose name starts with prefix is there (the workload's workers).
 bool wait_for_process(const std::string& prefix, std::chrono::seconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    for (const auto& entry : fs::directory_iterator("/proc"))
-      if (this_cases_process(entry, prefix)) return true;
+    for (pid_t pid : proc::all_pids())
+      if (this_cases_process(pid, prefix)) return true;
     std::this_thread::sleep_for(50ms);
   }
   return false;
@@ -105,9 +95,9 @@ bool wait_for_process(const std::string& prefix, std::chrono::seconds limit) {
 bool wait_for_handler(const std::string& prefix, int sig, std::chrono::seconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      if (!this_cases_process(entry, prefix)) continue;
-      std::ifstream status(entry.path() / "status");
+    for (pid_t pid : proc::all_pids()) {
+      if (!this_cases_process(pid, prefix)) continue;
+      std::ifstream status("/proc/" + std::to_string(pid) + "/status");
       for (std::string line; std::getline(status, line);)
         if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1) return true;
     }
@@ -131,7 +121,7 @@ std::string wait_for_line(const std::string& path, std::chrono::seconds limit) {
 // This case's processes whose names start with prefix.
 int count_processes(const std::string& prefix) {
   int n = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) n += this_cases_process(entry, prefix);
+  for (pid_t pid : proc::all_pids()) n += this_cases_process(pid, prefix);
   return n;
 }
 
