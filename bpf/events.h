@@ -250,12 +250,14 @@ struct ib_call_hist {
  * (page_faults / page_allocs; when one closes: mem.bpf.c), and its exact page counters
  * since tracing began: kept here so that a page event costs one map lookup after the
  * filter, and added to its ib_thread_stats when it exits or when tracing stops. */
+#define IB_PAGE_BYTES 4096 /* a base page: what one fault copies, an order-0 allocation holds */
 struct ib_mem_burst {
   __u32 pid;
   __u32 pad;
   __u64 fault_start_ns;
   __u64 fault_last_ns;
   __u64 faults;
+  __u64 fault_cow; /* of the burst's faults, writes to present write-protected pages: copy-on-write */
   __u64 alloc_start_ns;
   __u64 alloc_last_ns;
   __u64 allocs;

@@ -11,10 +11,16 @@
  * counters. Those counters sit in the same per-thread entry as the bursts, so that a page
  * event looks up one entry after the filter and adds without atomics: the entry is only
  * written from its own thread's context (which runs on one CPU at a time, and a program
- * does not nest in itself there). They move to thread_stats when the thread exits. */
+ * does not nest in itself there). They move to thread_stats when the thread exits.
+ * A page_faults burst's bytes are those of its copy-on-write faults (writes to present,
+ * write-protected pages: x86's error code PROT|WRITE), 4 KiB each. A forked DataLoader
+ * worker grows by them as it touches the Python objects it shares with the main process (a
+ * read writes the reference count): counted here, that growth is seen whole, where
+ * smaps_rollup is too dear to read often on a large process. */
 #include "common.bpf.h"
 
-#define PAGE_BYTES 4096
+#define X86_PF_PROT 0x1
+#define X86_PF_WRITE 0x2
 
 const volatile __u64 mem_burst_pages = 64;
 const volatile __u64 mem_burst_min_ns = 10000000;
@@ -45,7 +51,7 @@ static __always_inline void emit_burst(__u32 op, __u64 start, __u64 last, __u64 
   e->op = op;
   e->arg = count;
   e->bytes = bytes;
-  e->flags = IB_EVENT_HAS_ARG | (op == IB_OP_PAGE_ALLOCS ? IB_EVENT_HAS_BYTES : 0);
+  e->flags = IB_EVENT_HAS_ARG | IB_EVENT_HAS_BYTES;
   submit_event(&proc_ring, e);
 }
 
@@ -68,7 +74,7 @@ int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
   __u32 pid = id >> 32, tid = (__u32)id;
   if (!is_traced_tgid(pid))
     return 0;
-  __u64 bytes = (__u64)PAGE_BYTES << order;
+  __u64 bytes = (__u64)IB_PAGE_BYTES << order;
   struct ib_mem_burst *b = burst_of(tid, pid);
   if (!b)
     return 0;
@@ -94,7 +100,7 @@ int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
 }
 
 SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_page_fault_user, unsigned long address)
+int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 pid = id >> 32, tid = (__u32)id;
@@ -106,16 +112,20 @@ int BPF_PROG(on_page_fault_user, unsigned long address)
   b->page_faults += 1;
   __u64 now = bpf_ktime_get_ns();
   if (burst_paused(b->faults, b->fault_last_ns, now)) {
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, pid, tid);
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
     b->faults = 0;
+    b->fault_cow = 0;
   }
   if (b->faults == 0)
     b->fault_start_ns = now;
   b->fault_last_ns = now;
   b->faults += 1;
+  if ((error_code & (X86_PF_PROT | X86_PF_WRITE)) == (X86_PF_PROT | X86_PF_WRITE))
+    b->fault_cow += 1;
   if (burst_full(b->faults, b->fault_start_ns, now)) {
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, 0, pid, tid);
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
     b->faults = 0;
+    b->fault_cow = 0;
   }
   return 0;
 }
@@ -135,7 +145,8 @@ int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
     __sync_fetch_and_add(&s->page_alloc_bytes, b->page_alloc_bytes);
   }
   if (b->faults)
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, 0, b->pid, tid);
+    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, b->fault_cow * IB_PAGE_BYTES, b->pid,
+               tid);
   if (b->allocs)
     emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, b->pid, tid);
   bpf_map_delete_elem(&mem_bursts, &tid);

@@ -910,10 +910,10 @@ std::vector<std::pair<uint32_t, ib_mem_burst>> BpfTracer::flush_memory_bursts() 
       e.op = op;
       e.arg = static_cast<int64_t>(count);
       e.bytes = bytes;
-      e.flags = IB_EVENT_HAS_ARG | (op == IB_OP_PAGE_ALLOCS ? IB_EVENT_HAS_BYTES : 0);
+      e.flags = IB_EVENT_HAS_ARG | IB_EVENT_HAS_BYTES;
       writer_->push(e);
     };
-    if (b.faults) emit(IB_OP_PAGE_FAULTS, b.fault_start_ns, b.fault_last_ns, b.faults, 0);
+    if (b.faults) emit(IB_OP_PAGE_FAULTS, b.fault_start_ns, b.fault_last_ns, b.faults, b.fault_cow * IB_PAGE_BYTES);
     if (b.allocs) emit(IB_OP_PAGE_ALLOCS, b.alloc_start_ns, b.alloc_last_ns, b.allocs, b.alloc_bytes);
   }
   return bursts;

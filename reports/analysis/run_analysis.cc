@@ -197,9 +197,11 @@ Status analyze_health(const TraceFile& trace, RunAnalysis& a) {
   if (!samples) return samples.error();
   auto events = trace.events(run_id, {health_ops(), std::nullopt, std::nullopt, {}, std::nullopt});
   if (!events) return events.error();
+  auto copied = trace.copy_on_write_bytes(run_id);
+  if (!copied) return copied.error();
   auto batch_bytes = trace.largest_batch_bytes(run_id);
   if (!batch_bytes) return batch_bytes.error();
-  a.health = analyze_worker_health({a.context, *samples, *events, *batch_bytes});
+  a.health = analyze_worker_health({a.context, *samples, *events, *copied, *batch_bytes});
   if (std::any_of(a.health.findings.begin(), a.health.findings.end(),
                   [](const HealthFinding& f) { return f.kind == HealthKind::hang; })) {
     auto stacks = trace.event_stacks(run_id, contract::op::kHang);

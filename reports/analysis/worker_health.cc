@@ -103,52 +103,92 @@ HealthFinding base_finding(HealthKind kind, Severity severity, int64_t pid, cons
   return f;
 }
 
-// Memory that grew by growth_min_bytes and was still growing in the later half of the samples: a
-// worker's private memory (what it copied of pages it shared at fork), another process's RSS (its
-// private memory also moves as workers fork and exit: pages shared with them are not private).
-std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const ProcessSampleRecord*>& rows,
-                                           const HealthInputs& in, const std::map<int64_t, Process>& procs,
-                                           const LoaderKnobs& knobs, const HealthThresholds& limits) {
-  auto proc = procs.find(pid);
-  const bool worker = proc != procs.end() && proc->second.role == contract::kRoleWorker;
-  auto value = [worker](const ProcessSampleRecord* r) { return worker ? r->private_dirty_bytes : r->rss_bytes; };
-  std::vector<const ProcessSampleRecord*> measured;  // private dirty is only in the rows that read smaps_rollup
+// A measure of a process's memory over time, from its first point to its last.
+struct GrowthCurve {
+  GrowthMeasure measure = GrowthMeasure::private_dirty;
+  std::vector<std::pair<int64_t, int64_t>> points;  // (ts_ns, bytes), in time order
+  bool from_fork = false;                             // the first point is the worker's fork, at 0
+};
+
+// Its value at ts: the latest point's at or before it.
+int64_t value_at(const GrowthCurve& g, int64_t ts) {
+  int64_t value = g.points.front().second;
+  for (const auto& [t, v] : g.points)
+    if (t <= ts) value = v;
+  return value;
+}
+
+// From the sampler's rows: a worker's private dirty memory (only the rows that read smaps_rollup
+// have it), another process's RSS.
+std::optional<GrowthCurve> sampled_curve(const std::vector<const ProcessSampleRecord*>& rows, bool worker,
+                                         std::optional<int64_t> fork_ns) {
+  GrowthCurve g;
+  g.measure = worker ? GrowthMeasure::private_dirty : GrowthMeasure::rss;
   for (const ProcessSampleRecord* r : rows)
-    if (value(r)) measured.push_back(r);
+    if (auto v = worker ? r->private_dirty_bytes : r->rss_bytes) g.points.push_back({r->ts_ns, *v});
   // One rollup can be all a busy large worker gets in a short run (tracer/process_sampler.h). A
   // forked worker has no private memory at its fork (every page it has is shared with the main
   // process) when its first RSS sample already held what its rollup later found private: that is
   // the curve's start then. A spawned worker starts small, and needs two rollups.
-  MemoryCurve c = curve_of(rows);
-  std::optional<int64_t> start_ns;  // the fork, where the curve starts there
-  if (worker && measured.size() == 1 && c.rss_first && *c.rss_first >= value(measured.front()).value_or(0) &&
-      proc->second.start_ns && *proc->second.start_ns < measured.front()->ts_ns)
-    start_ns = proc->second.start_ns;
-  if (measured.size() < 2 && !start_ns) return std::nullopt;
-  const auto first = start_ns ? std::optional<int64_t>(0) : value(measured.front()),
-             middle = value(measured[measured.size() / 2]), last = value(measured.back());
-  if (!first || !middle || !last || (!start_ns && c.last_ns <= c.first_ns)) return std::nullopt;
-  const int64_t growth = *last - *first;
+  const MemoryCurve c = curve_of(rows);
+  if (worker && g.points.size() == 1 && c.rss_first && *c.rss_first >= g.points.front().second && fork_ns &&
+      *fork_ns < g.points.front().first) {
+    g.points.insert(g.points.begin(), {*fork_ns, 0});
+    g.from_fork = true;
+  }
+  if (g.points.size() < 2 || g.points.back().first <= g.points.front().first) return std::nullopt;
+  return g;
+}
+
+// From the tracer's page_faults bursts: what a worker copied on write, from its fork (or its first
+// sample, when it was forked before tracing) to its last sample. Empty for traces without them.
+std::optional<GrowthCurve> copy_on_write_curve(int64_t pid, const std::vector<CopyOnWriteBytes>& buckets,
+                                               const MemoryCurve& sampled, std::optional<int64_t> fork_ns) {
+  auto first = std::lower_bound(buckets.begin(), buckets.end(), pid,
+                                [](const CopyOnWriteBytes& b, int64_t p) { return b.pid < p; });
+  if (first == buckets.end() || first->pid != pid) return std::nullopt;
+  GrowthCurve g;
+  g.measure = GrowthMeasure::copy_on_write_faults;
+  g.from_fork = fork_ns.has_value();
+  g.points.push_back({std::min(fork_ns.value_or(sampled.first_ns), first->until_ns), 0});
+  int64_t total = 0;
+  for (auto b = first; b != buckets.end() && b->pid == pid; ++b) g.points.push_back({b->until_ns, total += b->bytes});
+  if (sampled.last_ns > g.points.back().first) g.points.push_back({sampled.last_ns, total});
+  if (g.points.back().first <= g.points.front().first) return std::nullopt;
+  return g;
+}
+
+// Memory that grew by growth_min_bytes and was still growing in the later half of its curve's time: a
+// worker's private memory (what it copied of pages it shared at fork), another process's RSS (its
+// private memory also moves as workers fork and exit: pages shared with them are not private).
+std::optional<HealthFinding> memory_growth(int64_t pid, const GrowthCurve& g,
+                                           const std::vector<const ProcessSampleRecord*>& rows,
+                                           const HealthInputs& in, const std::map<int64_t, Process>& procs,
+                                           const LoaderKnobs& knobs, const HealthThresholds& limits) {
+  const int64_t from_ns = g.points.front().first, until_ns = g.points.back().first;
+  const int64_t first = g.points.front().second, last = g.points.back().second;
+  const int64_t growth = last - first;
   if (growth < limits.growth_min_bytes) return std::nullopt;
-  const int64_t later = *last - *middle;
-  if (measured.size() >= 3 &&
+  const int64_t later = last - value_at(g, from_ns + (until_ns - from_ns) / 2);
+  if (g.points.size() >= 3 &&
       static_cast<double>(later) < limits.still_growing_share * static_cast<double>(growth))
     return std::nullopt;
-  const int64_t from_ns = start_ns.value_or(measured.front()->ts_ns), until_ns = measured.back()->ts_ns;
-  if (start_ns) {
+  MemoryCurve c = curve_of(rows);
+  if (g.from_fork && g.measure == GrowthMeasure::private_dirty) {
     c.private_dirty_first = 0;
-    c.first_ns = *start_ns;
+    c.first_ns = from_ns;
   }
   HealthFinding f = base_finding(HealthKind::memory_growth, Severity::medium, pid, procs);
-  f.ts_ns = c.last_ns;
-  f.growth_from_fork = start_ns.has_value();
+  f.ts_ns = std::max(c.last_ns, until_ns);
+  f.growth_measure = g.measure;
+  f.growth_from_fork = g.from_fork;
   f.memory = c;
   f.knobs = knobs;
   f.growth_bytes = growth;
   f.growth_bytes_per_s = static_cast<double>(growth) * 1e9 / static_cast<double>(until_ns - from_ns);
   // Copy-on-write turns pages the worker already mapped (shared with the main process) private: its
   // RSS stays where it was. Memory it allocates itself grows its RSS as much.
-  if (worker && c.rss_first && c.rss_last)
+  if (f.role == contract::kRoleWorker && c.rss_first && c.rss_last)
     f.copy_on_write = static_cast<double>(*c.rss_last - *c.rss_first) < limits.cow_rss_share * static_cast<double>(growth);
   const EventList& waits = in.events.of(contract::op::kBatchWait);
   const int64_t batches = batches_between(waits, from_ns, until_ns);
@@ -157,9 +197,11 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const 
     if (knobs.batches_per_epoch) {
       f.growth_bytes_per_epoch = *f.growth_bytes_per_batch * static_cast<double>(*knobs.batches_per_epoch);
       // Batches of the epoch still to come: the epoch's batches less those delivered so far.
-      const int64_t done = batches_between(waits, 0, c.last_ns) % std::max<int64_t>(1, *knobs.batches_per_epoch);
-      f.projected_epoch_end_bytes = *last + static_cast<int64_t>(*f.growth_bytes_per_batch *
-                                                                                 (*knobs.batches_per_epoch - done));
+      const int64_t done = batches_between(waits, 0, f.ts_ns) % std::max<int64_t>(1, *knobs.batches_per_epoch);
+      // What it holds now: a worker's copies are its private memory, at least.
+      const int64_t now = std::max(last, c.private_dirty_last.value_or(0));
+      f.projected_epoch_end_bytes = now + static_cast<int64_t>(*f.growth_bytes_per_batch *
+                                                               (*knobs.batches_per_epoch - done));
     }
   }
   const nlohmann::json& machine = in.context.run.machine;
@@ -171,7 +213,32 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const 
   return f;
 }
 
+// A process's memory growth: a worker's copy-on-write where the tracer counted it, else its sampled
+// private dirty memory (which also holds what it allocated); another process's RSS.
+std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const ProcessSampleRecord*>& rows,
+                                           const HealthInputs& in, const std::map<int64_t, Process>& procs,
+                                           const LoaderKnobs& knobs, const HealthThresholds& limits) {
+  auto proc = procs.find(pid);
+  const bool worker = proc != procs.end() && proc->second.role == contract::kRoleWorker;
+  const std::optional<int64_t> fork_ns = worker ? proc->second.start_ns : std::nullopt;
+  if (worker)
+    if (auto g = copy_on_write_curve(pid, in.copy_on_write, curve_of(rows), fork_ns))
+      if (auto f = memory_growth(pid, *g, rows, in, procs, knobs, limits); f && f->copy_on_write) return f;
+  auto g = sampled_curve(rows, worker, fork_ns);
+  if (!g) return std::nullopt;
+  return memory_growth(pid, *g, rows, in, procs, knobs, limits);
+}
+
 }  // namespace
+
+const char* growth_measure_code(GrowthMeasure measure) {
+  switch (measure) {
+    case GrowthMeasure::copy_on_write_faults: return "copy_on_write_faults";
+    case GrowthMeasure::private_dirty: return "private_dirty";
+    case GrowthMeasure::rss: return "rss";
+  }
+  return "private_dirty";
+}
 
 const char* health_kind_code(HealthKind kind) {
   switch (kind) {

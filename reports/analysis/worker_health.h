@@ -32,6 +32,9 @@ struct HealthThresholds {
   double hang_awake_share = 0.25;          // a hung process may be seen running in this share of samples
 };
 
+enum class GrowthMeasure { copy_on_write_faults, private_dirty, rss };
+const char* growth_measure_code(GrowthMeasure measure);  // "copy_on_write_faults", ...
+
 enum class HealthKind { memory_growth, oom_kill, shm_exhausted, fd_limit, hang };
 const char* health_kind_code(HealthKind kind);  // "memory_growth", "oom_kill", ...
 
@@ -65,7 +68,10 @@ struct HealthFinding {
   MemoryCurve memory;
   LoaderKnobs knobs;
   // memory_growth
-  int64_t growth_bytes = 0;  // a worker's private dirty memory, another process's RSS
+  // What growth_bytes measured: a worker's copy-on-write faults (the tracer's page_faults bytes), else
+  // its private dirty memory (smaps_rollup); another process's RSS.
+  GrowthMeasure growth_measure = GrowthMeasure::private_dirty;
+  int64_t growth_bytes = 0;
   double growth_bytes_per_s = 0;
   std::optional<double> growth_bytes_per_batch;  // over the batches delivered meanwhile
   std::optional<double> growth_bytes_per_epoch;  // x batches_per_epoch
@@ -111,6 +117,7 @@ struct HealthInputs {
   const RunContext& context;
   const std::vector<ProcessSampleRecord>& samples;
   const EventSet& events;  // oom_kill, fatal_signal, batch_wait, offcpu_blocked (of the main threads)
+  const std::vector<CopyOnWriteBytes>& copy_on_write;  // by pid, then time
   std::optional<int64_t> batch_bytes = std::nullopt;  // the largest batch's tensor bytes, where counted
 };
 // The ops HealthInputs::events holds.

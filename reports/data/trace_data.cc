@@ -616,6 +616,21 @@ Result<std::vector<ProcessSampleRecord>> TraceFile::process_samples(int64_t run_
   return samples;
 }
 
+Result<std::vector<CopyOnWriteBytes>> TraceFile::copy_on_write_bytes(int64_t run_id) const {
+  std::vector<CopyOnWriteBytes> buckets;
+  Status read = read_run_rows(
+      db_, "events",
+      fmt::format("SELECT e.pid, max(e.ts_ns + e.dur_ns), sum(e.bytes) FROM events e JOIN ops o ON o.op = e.op "
+                  "WHERE e.run_id = ? AND o.name = '{}' AND e.bytes IS NOT NULL "
+                  "GROUP BY e.pid, (e.ts_ns + e.dur_ns) / {} ORDER BY e.pid, 2",
+                  contract::op::kPageFaults, kCopyOnWriteBucketNs),
+      run_id, [&](const sql::Statement& row) {
+        buckets.push_back({row.column_int(0), row.column_int(1), row.column_int(2)});
+      });
+  if (!read) return read.error();
+  return buckets;
+}
+
 Result<std::vector<EventStackRecord>> TraceFile::event_stacks(int64_t run_id, std::string_view op) const {
   // Each event's node, then its callers' nodes up to the outermost (depth 0: the innermost frame).
   auto stmt = db_.prepare(

@@ -298,6 +298,15 @@ struct ProcessSampleRecord {
   std::optional<std::string> wchan;  // where the process's main thread slept; empty while it ran
 };
 
+// A process's copy-on-write bytes (the bytes of its page_faults bursts) per kCopyOnWriteBucketNs of
+// the bursts' ends: only where the tracer counted them (bursts with bytes; older traces have none).
+struct CopyOnWriteBytes {
+  int64_t pid = 0;
+  int64_t until_ns = 0;  // the latest burst end in the bucket
+  int64_t bytes = 0;     // zero where the process faulted without copying
+};
+inline constexpr int64_t kCopyOnWriteBucketNs = 100'000'000;
+
 struct OpCount {
   std::string op;
   std::string category;
@@ -380,6 +389,7 @@ class TraceFile {
   Result<std::vector<SampledWindowRecord>> sampled_windows(int64_t run_id) const;
   // The run's process_samples, by process and time (none in files before schema version 10).
   Result<std::vector<ProcessSampleRecord>> process_samples(int64_t run_id) const;
+  Result<std::vector<CopyOnWriteBytes>> copy_on_write_bytes(int64_t run_id) const;
   // The stacks of the run's events of one op (event_stacks), by thread and time.
   Result<std::vector<EventStackRecord>> event_stacks(int64_t run_id, std::string_view op) const;
   // The largest batch's tensor bytes (the observer's batch_wait bytes); empty where none was counted.

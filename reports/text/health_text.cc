@@ -50,7 +50,11 @@ HealthWords growth_words(const HealthFinding& f) {
                           f.growth_bytes_per_epoch ? fmt::format(", {} per epoch", format_bytes(*f.growth_bytes_per_epoch)) : "", alike);
   if (f.copy_on_write) w.summary += ": copy-on-write of the dataset's Python objects";
   w.evidence.push_back(curve_text(f.memory));
-  if (f.growth_from_fork)
+  if (f.growth_measure == GrowthMeasure::copy_on_write_faults)
+    w.evidence.push_back(fmt::format("{} pages copied on write since {}, each a write to a page it shared (counted "
+                                     "in the kernel at its page faults)",
+                                     f.growth_bytes / 4096, f.growth_from_fork ? "its fork" : "tracing began"));
+  else if (f.growth_from_fork)
     w.evidence.push_back("its private memory read once, counted from its fork: a forked worker then shares every "
                          "page it has with the main process, and its first RSS already held what became private");
   if (f.copy_on_write)

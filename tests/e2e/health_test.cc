@@ -98,6 +98,8 @@ TEST_F(Health, TwoWorkersReadingPythonTuplesGrowByCopyOnWrite) {
   ASSERT_NE(f, nullptr) << report.dump(2) << traced_ << "pid|ms|rss MB|private dirty MB\n" << memory_samples();
   EXPECT_EQ((*f)["role"], "worker");
   EXPECT_TRUE((*f)["copy_on_write"].get<bool>());
+  // Measured by the tracer's count of copy-on-write faults, whole, however few rollups the sampler read.
+  EXPECT_EQ((*f)["growth_measured_by"], "copy_on_write_faults");
   EXPECT_GT((*f)["growth_bytes"].get<int64_t>(), 64ll << 20);
   EXPECT_FALSE((*f)["growth_bytes_per_batch"].is_null());
   EXPECT_NE((*f)["summary"].get<std::string>().find("copy-on-write"), std::string::npos);

@@ -123,5 +123,60 @@ TEST(WorkerHealth, AWorkerThatStartedSmallNeedsTwoRollups) {
   EXPECT_TRUE(one_rollup_run("one-rollup-spawned", 20).health.findings.empty());
 }
 
+// A worker sampled every 500 ms for 5 s with rss_mb(t) and one early rollup (40 MB private), whose
+// page_faults bursts copied cow_mb(t) in each half second before t (the tracer's counts).
+template <typename Rss, typename Cow>
+RunAnalysis faulting_run(const std::string& name, Rss rss_mb, Cow cow_mb) {
+  const std::string path = temp_db_path(name);
+  auto db = TraceFixture::create(path);
+  const int64_t run = add_loader_run(*db, 6000 * kMs);
+  for (int i = 0; i < 10; ++i) db->add_event(run, "batch_wait", i * 500 * kMs, 50 * kMs, kMain, kMain, std::nullopt, i);
+  for (int64_t t = 1; t <= 10; ++t) {
+    const std::string private_dirty = t == 2 ? std::to_string(40 * kMb) : "NULL";
+    EXPECT_TRUE(db->db()
+                    .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, private_dirty_bytes) "
+                                      "VALUES({}, {}, {}, {}, {})",
+                                      run, kWorkerA, t * 500 * kMs, rss_mb(t) * kMb, private_dirty))
+                    .ok());
+    db->add_event(run, "page_faults", t * 500 * kMs - 400 * kMs, 300 * kMs, kWorkerA, kWorkerA, cow_mb(t) * kMb, 1000);
+  }
+  db.reset();
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok());
+  auto record = (*trace)->run(std::nullopt);
+  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
+  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
+  return std::move(analysis.value());
+}
+
+TEST(WorkerHealth, ACopyingWorkerIsMeasuredByItsFaultsNotItsFewRollups) {
+  // 20 MB copied each half second, its RSS steady: 200 MB by 5 s, where its one rollup read 40 MB.
+  const RunAnalysis a = faulting_run("cow-faults", [](int64_t) { return 500; }, [](int64_t) { return 20; });
+  ASSERT_EQ(a.health.findings.size(), 1u);
+  const HealthFinding& f = a.health.findings.front();
+  EXPECT_EQ(f.kind, HealthKind::memory_growth);
+  EXPECT_EQ(f.growth_measure, GrowthMeasure::copy_on_write_faults);
+  EXPECT_TRUE(f.copy_on_write);
+  EXPECT_TRUE(f.growth_from_fork);
+  EXPECT_EQ(f.growth_bytes, 200 * kMb);
+  EXPECT_NEAR(f.growth_bytes_per_s, 200.0 * kMb / 5, 1);  // from its fork at 0 to its last sample at 5 s
+  const HealthWords w = describe_health(f);
+  EXPECT_NE(w.evidence.at(1).find("51200 pages copied on write since its fork"), std::string::npos) << w.evidence.at(1);
+}
+
+TEST(WorkerHealth, CopiesThatStoppedEarlyAreNoGrowth) {
+  // 200 MB copied in its first second, then nothing for 4 s: it touched its objects once.
+  const RunAnalysis a = faulting_run("cow-stopped", [](int64_t) { return 500; },
+                                     [](int64_t t) { return t <= 2 ? 100 : 0; });
+  EXPECT_TRUE(a.health.findings.empty());
+}
+
+TEST(WorkerHealth, WritesThatGrewItsRssAreNotCopyOnWrite) {
+  // Its RSS grew with its write faults (pages it first read, then wrote: not shared with the main
+  // process), and its one rollup cannot say more: no copy-on-write finding.
+  const RunAnalysis a = faulting_run("cow-rss", [](int64_t t) { return 100 + 20 * t; }, [](int64_t) { return 20; });
+  for (const HealthFinding& f : a.health.findings) EXPECT_FALSE(f.copy_on_write) << describe_health(f).summary;
+}
+
 }  // namespace
 }  // namespace ingero::reports::testing

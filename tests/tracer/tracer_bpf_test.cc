@@ -431,6 +431,45 @@ TEST(TracerBpf, TouchingFreshMemoryCountsPageAllocationsAndFaults) {
             int64_t(defaults.mem_burst_min_ns));
 }
 
+// A forked child that writes to every page it shares with its parent copies each one: its page_faults
+// bursts carry those copies' bytes, and the parent's first touch of the same pages (fresh, not shared)
+// carries none.
+TEST(TracerBpf, AForkedChildWritingSharedPagesCountsItsCopyOnWriteBytes) {
+  REQUIRE_ROOT();
+  TempDir dir;
+  constexpr size_t kBytes = 32u << 20;
+  auto run = run_traced(dir, TraceOptions{}, [] {
+    auto* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return 1;
+    madvise(p, kBytes, MADV_NOHUGEPAGE);  // one copy per 4 KiB page
+    for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+    pid_t child = fork();
+    if (child == 0) {
+      for (size_t i = 0; i < kBytes; i += 4096) p[i] = 2;
+      _exit(0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  });
+  ASSERT_RUN(run);
+  ASSERT_EQ(run->wait_status, 0);
+  const std::string root = std::to_string(run->root_pid);
+  const int64_t child = run->query_int("SELECT pid FROM threads WHERE" + run->where() + "AND pid != " + root + " LIMIT 1");
+  auto cow_bytes = [&](const std::string& pid) {
+    return run->query_int("SELECT coalesce(sum(bytes), 0) FROM events WHERE" + run->where() + "AND pid = " + pid +
+                          " AND" + op_is("page_faults"));
+  };
+  // The child copied every page; beyond them only its stack and libc's few written pages.
+  EXPECT_GE(cow_bytes(std::to_string(child)), int64_t(kBytes));
+  EXPECT_LE(cow_bytes(std::to_string(child)), int64_t(kBytes) + (4 << 20));
+  EXPECT_LT(cow_bytes(root), int64_t(kBytes) / 8);
+  // Every burst carries its bytes, zero included: a reader can tell "none copied" from an older trace.
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND bytes IS NULL AND" +
+                           op_is("page_faults")),
+            0);
+}
+
 // A thread still running when tracing stops has its page counters from the map that holds them
 // beside its bursts (mem.bpf.c), not only threads that exited.
 TEST(TracerBpf, AThreadAliveAtStopKeepsItsPageCounters) {
