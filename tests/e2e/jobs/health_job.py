@@ -105,7 +105,7 @@ def fd_count():
 def main():
     case = sys.argv[1]
     if case == "cow":
-        loader = DataLoader(TouchTuples(200, 0.08), batch_size=4, num_workers=2)
+        loader = DataLoader(TouchTuples(200, 0.04), batch_size=4, num_workers=2)
         for _ in loader:
             pass
     elif case == "oom":
