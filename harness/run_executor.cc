@@ -552,6 +552,18 @@ void publish_record_waits(const RunRequest& request, const TraceSettings& trace,
   trace.metrics->sink()->publish(live);
 }
 
+// A launched command of the user's stopped from outside: timeout(1)'s status 124 (it stopped the
+// command), or death by SIGINT, SIGTERM or SIGHUP. It ran as it would have until then, so its trace
+// is judged as an interrupted one is; a workload's own record says how it ended.
+std::optional<std::string> stopped_from_outside(const RunRequest& request, const RunOutcome& outcome) {
+  if (request.result_path || request.argv.empty() || outcome.ended_by_harness) return std::nullopt;
+  if (outcome.exit_code == 124)
+    return "stopped from outside: the process exited with status 124, timeout(1)'s for a command it stopped";
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    if (outcome.exit_code == 128 + sig) return "stopped from outside: the process " + outcome.child_exit;
+  return std::nullopt;
+}
+
 // The run's end as the DB keeps it: ok, failed (with why) or interrupted.
 tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const nlohmann::json& target_outcomes,
                           bool attached, RunOutcome& outcome) {
@@ -560,8 +572,10 @@ tracer::RunEnd decide_end(const RunRequest& request, bool record_missing, const 
                            (outcome.ended_by_harness && (outcome.result || !request.result_path))
                        ? std::string(contract::status::kOk)
                        : std::string(contract::status::kFailed);
+  const auto stopped = stopped_from_outside(request, outcome);
+  if (stopped && outcome.status == contract::status::kFailed) outcome.status = contract::status::kInterrupted;
   if (!outcome.stored && outcome.status == contract::status::kOk) outcome.status = contract::status::kFailed;
-  std::optional<std::string> error;
+  std::optional<std::string> error = stopped;
   if (outcome.status == contract::status::kFailed && outcome.stored)
     error = outcome.result && outcome.result->contains("error") ? outcome.result->value("error", "")
                                                                  : "the process " + outcome.child_exit;

@@ -295,6 +295,18 @@ TEST_F(UserJob, AScriptThatNeverImportsTorchRunsUnchanged) {
   EXPECT_EQ(query_text(db(), "SELECT value FROM run_settings WHERE key = 'observer'"), "unused");
 }
 
+// A job stopped by timeout(1) ran as it would have until then: the run is interrupted, not failed, and
+// keeps its verdict; the job's status passes through.
+TEST_F(UserJob, AJobStoppedByTimeoutIsJudgedOnWhatItRan) {
+  Output run = capture(kBinary + " trace --db " + db() + " -- timeout 5 " +
+                       job(std::string(kStarvedLoop) + " --seconds 60") + " 2>&1");
+  EXPECT_EQ(run.exit_code, 124) << run.text;
+  EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "interrupted");
+  EXPECT_NE(query_text(db(), "SELECT error FROM runs").find("timeout(1)"), std::string::npos);
+  const std::string verdict = explain_json(db(), 1)["metrics"]["verdict"].get<std::string>();
+  EXPECT_NE(verdict.find("input-bound"), std::string::npos) << verdict;
+}
+
 TEST_F(UserJob, AnOverrideChangesTheLoaderWithoutTheCodeAndIsRecorded) {
   Output run = capture(kBinary + " trace --db " + db() + " --override num_workers=2 -- " +
                        job("--workers 0 --sample-ms 0.2 --batch 8 --step-ms 1 --seconds 2"));
