@@ -117,9 +117,9 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
   std::vector<tracer::WorkloadEvent> events;
   for (const workloads::MainLoopTimings& loop : s.loops) {
     for (const auto& b : loop.batches) {
-      events.push_back({std::string(contract::op::kBatchWait), b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index, std::nullopt});
+      events.push_back({std::string(contract::op::kBatchWait), b.wait_start_ns, b.wait_ns, loop.pid, loop.main_tid, b.index, std::nullopt, std::nullopt});
       events.push_back({std::string(contract::op::kBatchCompute), b.wait_start_ns + b.wait_ns, b.compute_ns, loop.pid, loop.main_tid, b.index,
-                        std::nullopt});
+                        std::nullopt, std::nullopt});
     }
     for (const auto& w : loop.workers) {
       uint64_t fork_ns = w.fork_ns;
@@ -127,7 +127,7 @@ std::vector<tracer::WorkloadEvent> workload_events(const workloads::ResultSummar
         for (const auto& t : totals->threads)
           if (t.tid == w.pid && t.start_ns) fork_ns = *t.start_ns;
       if (fork_ns == 0 || w.ready_ns < fork_ns) continue;
-      events.push_back({std::string(contract::op::kWorkerStart), fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt});
+      events.push_back({std::string(contract::op::kWorkerStart), fork_ns, w.ready_ns - fork_ns, w.pid, w.pid, w.id, std::nullopt, std::nullopt});
     }
   }
   return events;

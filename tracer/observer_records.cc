@@ -263,7 +263,7 @@ void add_epoch_events(const EpochKey& key, std::vector<Batch>& batches, std::opt
     if (auto stack = b.stack ? r.stacks.find({pid, *b.stack}) : r.stacks.end(); stack != r.stacks.end())
       job.stacks.push_back({tid, b.start_ns, IB_OP_BATCH_WAIT, stack->second});
     const std::optional<uint64_t> next = i + 1 < batches.size() ? std::optional(batches[i + 1].start_ns) : epoch_end;
-    if (next && *next >= arrived) job.events.push_back({std::string(contract::op::kBatchCompute), arrived, *next - arrived, pid, tid, b.index, loader_id});
+    if (next && *next >= arrived) job.events.push_back({std::string(contract::op::kBatchCompute), arrived, *next - arrived, pid, tid, b.index, loader_id, std::nullopt});
     loader.wait_ns += b.wait_ns;
   }
   loader.batches += static_cast<int64_t>(batches.size());
@@ -277,7 +277,7 @@ void add_worker_starts(const Reading& r, const std::vector<ThreadInfo>& threads,
                           [&](const ThreadInfo& info) { return info.tid == ready.pid && info.start_ns; });
     if (t == threads.end() || ready.ready_ns < *t->start_ns) continue;
     job.events.push_back({std::string(contract::op::kWorkerStart), *t->start_ns, ready.ready_ns - *t->start_ns, ready.pid, ready.pid,
-                          ready.worker_id, std::nullopt});
+                          ready.worker_id, std::nullopt, std::nullopt});
   }
 }
 

@@ -51,9 +51,12 @@ std::optional<uint64_t> leading_number(std::string_view text) {
   return n;
 }
 
+}  // namespace
+
 // Reads /proc files into a buffer it keeps: one open, one pread, one close, no allocation once the
 // buffer holds the largest file. The files read here (status, stat, limits, smaps_rollup, wchan) are
-// made in one piece when read: a read shorter than the buffer is the whole file.
+// made in one piece when read: a read shorter than the buffer is the whole file. Not in the anonymous
+// namespace: ProcessSampler::Impl holds one.
 class ProcFileReader {
  public:
   std::optional<std::string_view> read(const std::string& path) {
@@ -76,6 +79,8 @@ class ProcFileReader {
  private:
   std::string buffer_ = std::string(8192, '\0');
 };
+
+namespace {
 
 // Open descriptors: /proc/PID/fd's size from Linux 6.2 (the kernel counts them, no directory walk),
 // else its entries (a descriptor-less process also reads 0 there, and is counted).

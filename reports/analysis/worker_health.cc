@@ -131,9 +131,10 @@ std::optional<GrowthCurve> sampled_curve(const std::vector<const ProcessSampleRe
   // process) when its first RSS sample already held what its rollup later found private: that is
   // the curve's start then. A spawned worker starts small, and needs two rollups.
   const MemoryCurve c = curve_of(rows);
-  if (worker && g.points.size() == 1 && c.rss_first && *c.rss_first >= g.points.front().second && fork_ns &&
-      *fork_ns < g.points.front().first) {
-    g.points.insert(g.points.begin(), {*fork_ns, 0});
+  const int64_t fork = fork_ns.value_or(INT64_MAX);  // none: later than any sample
+  if (worker && g.points.size() == 1 && c.rss_first && *c.rss_first >= g.points.front().second &&
+      fork < g.points.front().first) {
+    g.points.insert(g.points.begin(), {fork, 0});
     g.from_fork = true;
   }
   if (g.points.size() < 2 || g.points.back().first <= g.points.front().first) return std::nullopt;
@@ -150,7 +151,8 @@ std::optional<GrowthCurve> copy_on_write_curve(int64_t pid, const std::vector<Co
   GrowthCurve g;
   g.measure = GrowthMeasure::copy_on_write_faults;
   g.from_fork = fork_ns.has_value();
-  g.points.push_back({std::min(fork_ns.value_or(sampled.first_ns), first->until_ns), 0});
+  const int64_t start_ns = g.from_fork ? *fork_ns : sampled.first_ns;
+  g.points.emplace_back(std::min(start_ns, first->until_ns), int64_t{0});
   int64_t total = 0;
   for (auto b = first; b != buckets.end() && b->pid == pid; ++b) g.points.push_back({b->until_ns, total += b->bytes});
   if (sampled.last_ns > g.points.back().first) g.points.push_back({sampled.last_ns, total});
@@ -452,7 +454,7 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
         }
         auto most = std::max_element(channels.begin(), channels.end(),
                                      [](const auto& x, const auto& y) { return x.second < y.second; });
-        waiters.push_back({pid, role, most->first, std::nullopt});
+        waiters.push_back({pid, role, most->first, std::nullopt, std::nullopt});
       }
       if (!all_asleep || waiters.empty()) continue;
       HealthFinding f = base_finding(HealthKind::hang, Severity::high, waiters.front().pid, procs);

@@ -73,7 +73,7 @@ void draw(Element& g, Layout& l, const FlameFrame& frame, double x, size_t level
 }  // namespace
 
 std::string flame_graph(const FlameGraph& c) {
-  Layout l{c};
+  Layout l{c, 0, 0, 0, {}, 0, 0};
   l.total = c.root.value;
   l.plot_w = kFlameWidth - 2 * kSide;
   l.colours = categorical_palette();

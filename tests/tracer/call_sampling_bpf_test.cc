@@ -243,8 +243,11 @@ TEST(CallSampling, WindowEdgesInventNoSlowCallsAndNoChain) {
   const reports::ExplainReport report = explain(dir.file("trace.db"), run->run_id);
   // A real slow call remains possible on this loaded VM, preempted or, about 1 run in 10, spent on the
   // CPU inside the trap; none spans an edge (above), and none is worth more than a LOW chain.
-  for (const auto& chain : report.chains.chains)
-    if (chain.victim == "cudaEventRecord") EXPECT_EQ(chain.severity, reports::Severity::low) << chain.cause.code();
+  for (const auto& chain : report.chains.chains) {
+    if (chain.victim == "cudaEventRecord") {
+      EXPECT_EQ(chain.severity, reports::Severity::low) << chain.cause.code();
+    }
+  }
   const reports::CallLatencyRow* records = nullptr;
   for (const auto& r : report.calls)
     if (r.function == "cudaEventRecord") records = &r;
