@@ -187,6 +187,7 @@ struct ib_thread_stats {
   __u64 iowait_ns;
   __u64 cache_pages_added; /* pages this thread's reads brought into the page cache */
   __u64 preempted_ns;      /* of offcpu_ns: switched out while runnable (a live view's split) */
+  __u64 page_faults_cow;   /* of page_faults: copy-on-write (a live view's; the DB has the bursts' bytes) */
 };
 
 /* log2 histograms in microseconds (histograms table), one per (pid, metric). */
@@ -263,6 +264,7 @@ struct ib_mem_burst {
   __u64 allocs;
   __u64 alloc_bytes;
   __u64 page_faults;
+  __u64 page_faults_cow;
   __u64 page_allocs;
   __u64 page_alloc_bytes;
 };

@@ -120,8 +120,10 @@ int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, un
     b->fault_start_ns = now;
   b->fault_last_ns = now;
   b->faults += 1;
-  if ((error_code & (X86_PF_PROT | X86_PF_WRITE)) == (X86_PF_PROT | X86_PF_WRITE))
+  if ((error_code & (X86_PF_PROT | X86_PF_WRITE)) == (X86_PF_PROT | X86_PF_WRITE)) {
     b->fault_cow += 1;
+    b->page_faults_cow += 1;
+  }
   if (burst_full(b->faults, b->fault_start_ns, now)) {
     emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
     b->faults = 0;
@@ -141,6 +143,7 @@ int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
   struct ib_thread_stats *s = stats_of(tid, b->pid);
   if (s) {
     __sync_fetch_and_add(&s->page_faults, b->page_faults);
+    __sync_fetch_and_add(&s->page_faults_cow, b->page_faults_cow);
     __sync_fetch_and_add(&s->page_allocs, b->page_allocs);
     __sync_fetch_and_add(&s->page_alloc_bytes, b->page_alloc_bytes);
   }

@@ -77,6 +77,10 @@ LiveMetrics::LiveMetrics()
                        .Name("ingero_page_faults_total")
                        .Help("User page faults of the traced threads")
                        .Register(*registry_)),
+      copy_on_write_bytes_(prometheus::BuildCounter()
+                               .Name("ingero_copy_on_write_bytes_total")
+                               .Help("Bytes the traced threads copied on write: a forked DataLoader worker's growth")
+                               .Register(*registry_)),
       cuda_calls_(prometheus::BuildCounter()
                       .Name("ingero_cuda_calls_total")
                       .Help("Calls of a probed CUDA or NCCL function (estimated=\"true\": estimated from a duty cycle)")
@@ -176,6 +180,7 @@ void LiveMetrics::publish_threads(const std::vector<tracer::LiveThreadGroup>& th
     advance(cpu_seconds_, labels, seconds(g.oncpu_ns));
     advance(runqueue_seconds_, labels, seconds(g.runq_ns));
     advance(page_faults_, labels, static_cast<double>(g.page_faults));
+    advance(copy_on_write_bytes_, labels, static_cast<double>(g.copy_on_write_bytes));
     const std::pair<const char*, uint64_t> reasons[] = {
         {"preempted", g.offcpu_preempted_ns}, {"blocked", g.offcpu_blocked_ns}, {"io", g.offcpu_io_ns}};
     for (const auto& [reason, ns] : reasons) {

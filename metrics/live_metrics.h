@@ -57,6 +57,7 @@ class LiveMetrics final : public tracer::LiveSink {
   prometheus::Family<prometheus::Counter>& offcpu_seconds_;
   prometheus::Family<prometheus::Counter>& runqueue_seconds_;
   prometheus::Family<prometheus::Counter>& page_faults_;
+  prometheus::Family<prometheus::Counter>& copy_on_write_bytes_;
   prometheus::Family<prometheus::Counter>& cuda_calls_;
   prometheus::Family<prometheus::Counter>& cuda_errors_;
   prometheus::Family<prometheus::Histogram>& cuda_call_seconds_;

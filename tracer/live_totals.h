@@ -30,6 +30,7 @@ struct LiveThreadGroup {
   uint64_t offcpu_blocked_ns = 0;    // blocked otherwise (locks, queues, sleeps)
   uint64_t runq_ns = 0;              // runnable, waiting for a CPU (after a wakeup or a preemption)
   uint64_t page_faults = 0;
+  uint64_t copy_on_write_bytes = 0;  // pages copied at write faults (x86), 4 KiB each
 };
 
 // One CUDA / NCCL function over every traced thread.

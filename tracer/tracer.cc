@@ -935,6 +935,7 @@ void add_page_counters(const std::vector<std::pair<uint32_t, ib_mem_burst>>& bur
     }
     ib_thread_stats& s = stats[it->second].second;
     s.page_faults += b.page_faults;
+    s.page_faults_cow += b.page_faults_cow;
     s.page_allocs += b.page_allocs;
     s.page_alloc_bytes += b.page_alloc_bytes;
   }
@@ -1092,6 +1093,7 @@ std::vector<LiveThreadGroup> live_thread_groups(const TraceTotals& view) {
     g.offcpu_blocked_ns += s.offcpu_ns - preempted - io;
     g.runq_ns += s.runq_ns;
     g.page_faults += s.page_faults;
+    g.copy_on_write_bytes += s.page_faults_cow * IB_PAGE_BYTES;
   }
   std::vector<LiveThreadGroup> rows;
   for (auto& [key, g] : groups) rows.push_back(std::move(g));

@@ -336,12 +336,17 @@ TEST_F(Metrics, AnAttachedJobServesEstimatedWaitsAndWorkerHealth) {
   std::string exposition;
   const std::string waits = R"(ingero_dataloader_wait_seconds_total{estimated="true",role="main"} )";
   const std::string dirty = R"(ingero_process_private_dirty_bytes{role="worker"} )";
+  // Each epoch forks its worker anew, and a forked worker copies pages it shares as it writes them.
+  const std::string copied = R"(ingero_copy_on_write_bytes_total{role="worker"} )";
+  auto value = [&](const std::string& series) {
+    const size_t at = exposition.find(series);
+    return at == std::string::npos ? -1.0 : std::stod(exposition.substr(at + series.size()));
+  };
   wait_until(std::chrono::seconds(30), [&] {
     exposition = http_get(port, "/metrics");
-    const size_t at = exposition.find(waits);
-    return at != std::string::npos && std::stod(exposition.substr(at + waits.size())) > 0.05 &&
-           exposition.find(dirty) != std::string::npos;
+    return value(waits) > 0.05 && exposition.find(dirty) != std::string::npos && value(copied) > 0;
   });
+  EXPECT_GT(value(copied), 0) << exposition;
   EXPECT_NE(exposition.find(waits), std::string::npos) << exposition;
   EXPECT_NE(exposition.find(R"(ingero_dataloader_batches_total{estimated="true",role="main"} )"), std::string::npos);
   EXPECT_NE(exposition.find(dirty), std::string::npos) << exposition;

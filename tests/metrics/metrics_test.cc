@@ -87,9 +87,10 @@ TEST(LiveMetrics, CountersAdvanceByWhatTheTotalsGainedAndKeepCountingAcrossRuns)
 TEST(LiveMetrics, AProcessWithoutARankHasNoRankLabel) {
   LiveMetrics m;
   tracer::LiveTotals t;
-  t.threads.push_back({"main", std::nullopt, 1'000'000'000, 0, 0, 0, 0, 7});
+  t.threads.push_back({"main", std::nullopt, 1'000'000'000, 0, 0, 0, 0, 7, 8192});
   m.publish(t);
   EXPECT_EQ(value_of(exposition(m), R"(ingero_page_faults_total{role="main"})"), 7);
+  EXPECT_EQ(value_of(exposition(m), R"(ingero_copy_on_write_bytes_total{role="main"})"), 8192);
 }
 
 TEST(LiveMetrics, CallLatencySlotsFallWholeIntoPowerOfTwoBuckets) {
@@ -191,7 +192,7 @@ TEST(LiveMetrics, EveryServedMetricIsDocumented) {
     ++families;
     EXPECT_NE(doc.find("| `" + family.name + "` |"), std::string::npos) << family.name << " is not in docs/metrics.md";
   }
-  EXPECT_EQ(families, 23u) << "a family added: publish a series of it above";
+  EXPECT_EQ(families, 24u) << "a family added: publish a series of it above";
 }
 
 TEST(ListenAddress, APortAloneBindsLoopbackOnlyAndOtherAddressesOnlyWhenGiven) {

@@ -356,11 +356,11 @@ TEST(TraceDb, RunLifeCycleAndWorkloadEvents) {
   auto run = db->begin_run(start);
   ASSERT_TRUE(run.ok()) << run.error().message;
   ASSERT_TRUE(db->set_root_pid(*run, 1234).ok());
-  std::vector<WorkloadEvent> events = {{"batch_wait", 10, 5, 1234, 1234, 0, std::nullopt},
-                                       {"batch_compute", 15, 7, 1234, 1234, 0, std::nullopt},
-                                       {"worker_start", 2, 3, 1300, 1300, 0, std::nullopt}};
+  std::vector<WorkloadEvent> events = {{"batch_wait", 10, 5, 1234, 1234, 0, std::nullopt, std::nullopt},
+                                       {"batch_compute", 15, 7, 1234, 1234, 0, std::nullopt, std::nullopt},
+                                       {"worker_start", 2, 3, 1300, 1300, 0, std::nullopt, std::nullopt}};
   ASSERT_TRUE(db->add_workload_events(*run, events).ok());
-  auto foreign_op = db->add_workload_events(*run, {{"cudaMalloc", 1, 1, 1, 1, 0, std::nullopt}});
+  auto foreign_op = db->add_workload_events(*run, {{"cudaMalloc", 1, 1, 1, 1, 0, std::nullopt, std::nullopt}});
   ASSERT_FALSE(foreign_op.ok());
   RunEnd end;
   end.status = "ok";
@@ -486,7 +486,7 @@ void write_node_db(const std::string& path, const std::string& label) {
   start.sweep_id = *sweep;
   auto run = db->begin_run(start);
   ASSERT_TRUE(run.ok());
-  ASSERT_TRUE(db->add_workload_events(*run, {{"batch_wait", 10, 5, 7, 7, 0, std::nullopt}}).ok());
+  ASSERT_TRUE(db->add_workload_events(*run, {{"batch_wait", 10, 5, 7, 7, 0, std::nullopt, std::nullopt}}).ok());
   RunEnd end;
   end.status = "ok";
   ASSERT_TRUE(db->finish_run(*run, end).ok());
