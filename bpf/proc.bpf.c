@@ -86,6 +86,12 @@ int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
   return 0;
 }
 
+/* Kernels before 6.8 pass mark_victim the victim's pid alone: there, user space leaves
+ * on_oom_victim unloaded and sets this, and a SIGKILL the kernel itself sends (SEND_SIG_PRIV: the
+ * OOM killer's, to each process sharing the victim's memory; also a pid namespace's teardown) is
+ * taken for the kill, from the allocating thread that invoked it. */
+const volatile bool oom_from_kernel_sigkill = false;
+
 /* The OOM killer chose a traced process (global or a cgroup's): pid/tid = the victim, arg = the
  * thread whose allocation invoked the killer (IB_WAKER). The kill itself follows as a SIGKILL
  * (fatal_signal). Linux 6.8 on; user space leaves it unloaded where the tracepoint's arguments
@@ -128,10 +134,13 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct ta
     code = 0x80; /* SI_KERNEL */
   else if (info)
     code = BPF_CORE_READ(info, si_code);
+  __u64 current = bpf_get_current_pid_tgid();
+  if (oom_from_kernel_sigkill && sig == 9 && (unsigned long)info == 1)
+    emit_task_event(IB_OP_OOM_KILL, task, tgid, task->pid, IB_WAKER(current >> 32, (__u32)current), 0,
+                    IB_EVENT_HAS_ARG);
   struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
   if (!e)
     return 0;
-  __u64 current = bpf_get_current_pid_tgid();
   e->ts_ns = bpf_ktime_get_ns();
   e->pid = tgid;
   e->tid = task->pid;

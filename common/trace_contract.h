@@ -230,6 +230,13 @@ inline constexpr std::string_view kMetricsScrapesSetting = "metrics_scrapes";
 // A hang: every traced thread of the job off the CPU with no batch delivered for this long (ns,
 // decimal; --hang-after-s).
 inline constexpr std::string_view kHangAfterNsSetting = "hang_after_ns";
+// Where oom_kill events come from: the OOM killer's tracepoint, or (kernels before 6.8, whose
+// tracepoint names the victim's pid alone) the SIGKILL the kernel itself sent.
+inline constexpr std::string_view kOomKillsFromSetting = "oom_kills_from";
+namespace oom_source {
+inline constexpr std::string_view kMarkVictim = "mark_victim";
+inline constexpr std::string_view kKernelSigkill = "kernel_sigkill";
+}  // namespace oom_source
 
 // The recording thresholds (ns, decimal): shorter off-CPU intervals, I/O waits, run-queue waits and
 // CUDA calls are not stored as events, which a reader says when it counts from events.

@@ -272,6 +272,7 @@ class BpfTracer final : public Tracer {
   std::unique_ptr<CallProbes> call_probes_;
   TracingCost tracing_cost_;
   bool multi_ = false;  // the CUDA probes are uprobe_multi links (uprobe_link.h)
+  bool oom_from_sigkill_ = false;  // OOM kills seen as the kernel's SIGKILL (no mark_victim(task))
   std::unique_ptr<ring_buffer, RingBufferFree> rings_;
   std::unique_ptr<NvmlSampler> gpu_sampler_;
   // CPU profiles: the clock events and the samples' aggregation (the consumer thread's own).
@@ -390,7 +391,9 @@ Status BpfTracer::load() {
   ro->call_stacks = opts_.profile_hz != 0;  // they go through the profile's ring and symbolizer
   // Without the waking program no waker is stored: blocked intervals keep arg 0 (unknown).
   if (!opts_.wakers) bpf_program__set_autoload(skel_->progs.on_sched_waking, false);
-  if (!kernel_has_oom_victim_task()) bpf_program__set_autoload(skel_->progs.on_oom_victim, false);
+  oom_from_sigkill_ = !opts_.oom_victim_tracepoint || !kernel_has_oom_victim_task();
+  if (oom_from_sigkill_) bpf_program__set_autoload(skel_->progs.on_oom_victim, false);
+  ro->oom_from_kernel_sigkill = oom_from_sigkill_;
   multi_ = kernel_has_uprobe_multi();
   if (multi_)
     for (bpf_program* probe : {skel_->progs.cuda_call_entry, skel_->progs.cuda_call_return}) use_uprobe_multi(probe);
@@ -994,6 +997,8 @@ std::vector<std::pair<std::string, std::string>> BpfTracer::settings() const {
       {"mem_burst_min_ns", std::to_string(opts_.mem_burst_min_ns)},
       {std::string(contract::kHangAfterNsSetting), std::to_string(opts_.hang_after_ns)},
       {std::string(contract::kWakersSetting), opts_.wakers ? "1" : "0"},
+      {std::string(contract::kOomKillsFromSetting),
+       std::string(oom_from_sigkill_ ? contract::oom_source::kKernelSigkill : contract::oom_source::kMarkVictim)},
   };
 }
 

@@ -44,6 +44,9 @@ struct TraceOptions {
   size_t queue_capacity = 1u << 20;          // events buffered between ring consumer and writer
   bool gpu_samples = true;                   // sample the GPUs' utilisation through NVML while tracing
   bool wakers = true;                        // record the thread that woke each blocked interval
+  // OOM kills from the OOM killer's tracepoint (mark_victim, Linux 6.8 on), else, and where this is off,
+  // from the SIGKILL the kernel itself sends (run setting oom_kills_from).
+  bool oom_victim_tracepoint = true;
   SamplingPolicy sampling;                   // duty cycle of hot calls (on at count and latency only)
   bool calibrate = true;                     // measure a probe hit's cost at start-up
   bool program_time = true;                  // time the kernel programs (BPF run-time statistics, while tracing)

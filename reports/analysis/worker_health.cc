@@ -294,6 +294,7 @@ HealthAnalysis analyze_worker_health(const HealthInputs& in) {
     if (auto rows = by_pid.find(pid); rows != by_pid.end()) f.memory = curve_of(rows->second);
     if (e.arg) f.invoker_pid = static_cast<int64_t>(static_cast<uint64_t>(e.arg) >> 32);
     f.fatal_signal = kSigKill;
+    f.oom_seen_as_sigkill = in.context.setting(contract::kOomKillsFromSetting) == contract::oom_source::kKernelSigkill;
     f.machine_memory_bytes = in.context.run.machine.value("memory_bytes", int64_t{0});
     a.findings.push_back(std::move(f));
   }

@@ -82,6 +82,7 @@ struct HealthFinding {
   int workers_growing = 0;  // forked workers growing alike (the finding names the fastest)
   // oom_kill
   std::optional<int64_t> invoker_pid;  // whose allocation invoked the OOM killer
+  bool oom_seen_as_sigkill = false;    // the kernel's own SIGKILL (before Linux 6.8), not its OOM tracepoint
   // shm_exhausted
   bool sigbus = false;  // a traced process died of SIGBUS
   std::optional<int64_t> shm_size_bytes, shm_used_peak_bytes;

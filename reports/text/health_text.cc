@@ -92,6 +92,9 @@ HealthWords oom_words(const HealthFinding& f) {
   if (f.memory.rss_peak) w.summary += fmt::format(" at RSS {} (peak {})", bytes_text(f.memory.rss_last), bytes_text(f.memory.rss_peak));
   if (f.invoker_pid && *f.invoker_pid != f.pid) w.summary += fmt::format("; process {}'s allocation invoked it", *f.invoker_pid);
   w.evidence.push_back("its memory: " + curve_text(f.memory));
+  if (f.oom_seen_as_sigkill)
+    w.evidence.push_back("seen as the SIGKILL the kernel itself sent it: this kernel (before Linux 6.8) does not name "
+                         "the OOM killer's victims apart");
   if (f.growth_bytes > 0)
     w.evidence.push_back(fmt::format("its private memory grew {} ({}/s) before the kill{}", format_bytes(static_cast<double>(f.growth_bytes)),
                                      format_bytes(f.growth_bytes_per_s),

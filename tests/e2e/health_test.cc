@@ -14,11 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "tests/common/memory_cgroup.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ingero::testing::capture;
+using ingero::testing::MemoryCgroup;
 using ingero::testing::Output;
 
 const std::string kBinary = INGERO_BENCH_BINARY;
@@ -107,39 +109,8 @@ TEST_F(Health, TwoWorkersReadingPythonTuplesGrowByCopyOnWrite) {
   EXPECT_NE((*f)["evidence"].dump().find("the machine has"), std::string::npos);
 }
 
-// A memory cgroup of 700 MB (v2 where the memory controller is there, else v1), made and removed here.
-class MemoryCgroup {
- public:
-  explicit MemoryCgroup(const std::string& name) {
-    if (std::ifstream("/sys/fs/cgroup/cgroup.controllers").good()) {
-      std::string controllers;
-      std::getline(std::ifstream("/sys/fs/cgroup/cgroup.controllers"), controllers);
-      if (controllers.find("memory") != std::string::npos) {
-        path_ = "/sys/fs/cgroup/" + name;
-        limit_file_ = "memory.max";
-      }
-    } else if (fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) {
-      path_ = "/sys/fs/cgroup/memory/" + name;
-      limit_file_ = "memory.limit_in_bytes";
-    }
-    if (path_.empty() || mkdir(path_.c_str(), 0755) != 0) {
-      path_.clear();
-      return;
-    }
-    std::ofstream(path_ + "/" + limit_file_) << (700 << 20);
-    if (limit_file_ == "memory.max") std::ofstream(path_ + "/memory.swap.max") << 0;
-  }
-  ~MemoryCgroup() {
-    if (!path_.empty()) rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_, limit_file_;
-};
-
 TEST_F(Health, AWorkerKilledByTheOomKillerIsNamedWithItsMemoryAndTheKnobs) {
-  MemoryCgroup cgroup("ingero-health-oom-" + std::to_string(getpid()));
+  MemoryCgroup cgroup("ingero-health-oom-" + std::to_string(getpid()), 700ll << 20);
   if (cgroup.path().empty()) GTEST_SKIP() << "no memory cgroup can be made here (cgroup v2 memory or v1 memory)";
   std::string text;
   const auto report =

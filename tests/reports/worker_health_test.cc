@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/analysis/run_analysis.h"
 #include "reports/text/health_text.h"
@@ -176,6 +177,33 @@ TEST(WorkerHealth, WritesThatGrewItsRssAreNotCopyOnWrite) {
   // process), and its one rollup cannot say more: no copy-on-write finding.
   const RunAnalysis a = faulting_run("cow-rss", [](int64_t t) { return 100 + 20 * t; }, [](int64_t) { return 20; });
   for (const HealthFinding& f : a.health.findings) EXPECT_FALSE(f.copy_on_write) << describe_health(f).summary;
+}
+
+// A kill seen as the kernel's SIGKILL (kernels before 6.8) says so; one from the OOM killer's own
+// tracepoint does not need to.
+TEST(WorkerHealth, AnOomKillSeenAsTheKernelsSigkillSaysSo) {
+  for (const char* source : {"kernel_sigkill", "mark_victim"}) {
+    const std::string path = temp_db_path(std::string("oom-") + source);
+    auto db = TraceFixture::create(path);
+    const int64_t run = add_loader_run(*db, 2000 * kMs);
+    db->add_event(run, "oom_kill", 1500 * kMs, 0, kWorkerA, kWorkerA, std::nullopt, 0);
+    EXPECT_TRUE(db->db()
+                    .exec(fmt::format("INSERT INTO run_settings(run_id, key, value) VALUES({}, 'oom_kills_from', '{}')",
+                                      run, source))
+                    .ok());
+    db.reset();
+    auto trace = TraceFile::open(path);
+    ASSERT_TRUE(trace.ok());
+    auto record = (*trace)->run(std::nullopt);
+    auto a = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_FALSE(a->health.findings.empty()) << source;
+    const HealthFinding& f = a->health.findings.front();
+    EXPECT_EQ(f.kind, HealthKind::oom_kill);
+    const std::string evidence = fmt::format("{}", fmt::join(describe_health(f).evidence, "\n"));
+    EXPECT_EQ(evidence.find("before Linux 6.8") != std::string::npos, std::string(source) == "kernel_sigkill")
+        << evidence;
+  }
 }
 
 }  // namespace

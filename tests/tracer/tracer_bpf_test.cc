@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/unique_fd.h"
+#include "tests/common/memory_cgroup.h"
 #include "tests/tracer/cuda_calls.h"
 #include "tests/tracer/trace_run.h"
 #include "tracer/trace_db.h"
@@ -469,6 +470,40 @@ TEST(TracerBpf, AForkedChildWritingSharedPagesCountsItsCopyOnWriteBytes) {
                            op_is("page_faults")),
             0);
 }
+
+// The OOM killer's kill, from its tracepoint and, as kernels before 6.8 give it, from the SIGKILL the
+// kernel itself sends: a traced process that outgrows its memory cgroup is killed, and the run says so.
+class OomKill : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OomKill, AProcessOverItsCgroupsLimitIsRecordedAsKilled) {
+  REQUIRE_ROOT();
+  const bool tracepoint = GetParam();
+  ingero::testing::MemoryCgroup cgroup(fmt::format("ingero-oom-{}-{}", getpid(), tracepoint), 64ll << 20);
+  if (cgroup.path().empty()) GTEST_SKIP() << "no memory cgroup can be made here (cgroup v2 memory or v1 memory)";
+  TempDir dir;
+  TraceOptions opts;
+  opts.oom_victim_tracepoint = tracepoint;
+  auto run = run_traced(dir, opts, [&cgroup] {
+    if (!cgroup.enter()) return 3;
+    constexpr size_t kBytes = 256u << 20;
+    auto* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return 1;
+    for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+    return 0;  // not reached: killed on the way
+  });
+  ASSERT_RUN(run);
+  ASSERT_TRUE(WIFSIGNALED(run->wait_status) && WTERMSIG(run->wait_status) == SIGKILL) << run->wait_status;
+  EXPECT_GE(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND pid = " +
+                           std::to_string(run->root_pid) + " AND" + op_is("oom_kill")),
+            1);
+  EXPECT_EQ(run->query_int("SELECT count(*) FROM run_settings WHERE" + run->where() +
+                           "AND key = 'oom_kills_from' AND value = '" +
+                           std::string(tracepoint ? "mark_victim" : "kernel_sigkill") + "'"),
+            1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sources, OomKill, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Tracepoint" : "KernelSigkill"; });
 
 // A thread still running when tracing stops has its page counters from the map that holds them
 // beside its bursts (mem.bpf.c), not only threads that exited.
