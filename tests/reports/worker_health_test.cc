@@ -16,6 +16,17 @@ namespace {
 
 constexpr int64_t kMb = 1 << 20;
 
+// The analysis of the fixture DB at path (its one run), once the fixture is closed.
+RunAnalysis analyzed(const std::string& path) {
+  auto trace = TraceFile::open(path);
+  EXPECT_TRUE(trace.ok()) << trace.error().message;
+  auto record = (*trace)->run(std::nullopt);
+  EXPECT_TRUE(record.ok());
+  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
+  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
+  return std::move(analysis.value());
+}
+
 // A loader run (2 workers × prefetch_factor 2) whose batches hold batch_mb of tensors, sampled with a
 // /dev/shm of shm_mb, free_mb of it free at most; sigbus: worker A dies of SIGBUS.
 RunAnalysis shm_run(const std::string& name, int64_t batch_mb, int64_t shm_mb, int64_t free_mb, bool sigbus) {
@@ -35,13 +46,7 @@ RunAnalysis shm_run(const std::string& name, int64_t batch_mb, int64_t shm_mb, i
     }
   if (sigbus) db->add_event(run, "fatal_signal", 1500 * kMs, 0, kWorkerA, kWorkerA, std::nullopt, 7);
   db.reset();
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok()) << trace.error().message;
-  auto record = (*trace)->run(std::nullopt);
-  EXPECT_TRUE(record.ok());
-  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
-  return std::move(analysis.value());
+  return analyzed(path);
 }
 
 const HealthFinding* shm_finding(const RunAnalysis& a) {
@@ -99,12 +104,7 @@ RunAnalysis one_rollup_run(const std::string& name, int64_t first_rss_mb) {
                     .ok());
   }
   db.reset();
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok());
-  auto record = (*trace)->run(std::nullopt);
-  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
-  return std::move(analysis.value());
+  return analyzed(path);
 }
 
 TEST(WorkerHealth, AForkedWorkerReadOnceGrewFromNothingAtItsFork) {
@@ -142,12 +142,7 @@ RunAnalysis faulting_run(const std::string& name, Rss rss_mb, Cow cow_mb) {
     db->add_event(run, "page_faults", t * 500 * kMs - 400 * kMs, 300 * kMs, kWorkerA, kWorkerA, cow_mb(t) * kMb, 1000);
   }
   db.reset();
-  auto trace = TraceFile::open(path);
-  EXPECT_TRUE(trace.ok());
-  auto record = (*trace)->run(std::nullopt);
-  auto analysis = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
-  EXPECT_TRUE(analysis.ok()) << analysis.error().message;
-  return std::move(analysis.value());
+  return analyzed(path);
 }
 
 TEST(WorkerHealth, ACopyingWorkerIsMeasuredByItsFaultsNotItsFewRollups) {
@@ -192,13 +187,9 @@ TEST(WorkerHealth, AnOomKillSeenAsTheKernelsSigkillSaysSo) {
                                       run, source))
                     .ok());
     db.reset();
-    auto trace = TraceFile::open(path);
-    ASSERT_TRUE(trace.ok());
-    auto record = (*trace)->run(std::nullopt);
-    auto a = analyze_run(**trace, *record, std::nullopt, WaitSelection::slow_or_input_bound);
-    ASSERT_TRUE(a.ok()) << a.error().message;
-    ASSERT_FALSE(a->health.findings.empty()) << source;
-    const HealthFinding& f = a->health.findings.front();
+    const RunAnalysis a = analyzed(path);
+    ASSERT_FALSE(a.health.findings.empty()) << source;
+    const HealthFinding& f = a.health.findings.front();
     EXPECT_EQ(f.kind, HealthKind::oom_kill);
     const std::string evidence = fmt::format("{}", fmt::join(describe_health(f).evidence, "\n"));
     EXPECT_EQ(evidence.find("before Linux 6.8") != std::string::npos, std::string(source) == "kernel_sigkill")
