@@ -71,6 +71,7 @@ MemoryCurve curve_of(const std::vector<const ProcessSampleRecord*>& rows) {
   c.samples = static_cast<int64_t>(rows.size());
   for (const ProcessSampleRecord* r : rows) {
     if (r->private_dirty_bytes) {
+      ++c.rollups;
       if (!c.private_dirty_first) c.private_dirty_first = r->private_dirty_bytes;
       c.private_dirty_last = r->private_dirty_bytes;
     }
@@ -198,8 +199,11 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const GrowthCurve& g,
     f.growth_bytes_per_batch = static_cast<double>(growth) / static_cast<double>(batches);
     if (knobs.batches_per_epoch) {
       f.growth_bytes_per_epoch = *f.growth_bytes_per_batch * static_cast<double>(*knobs.batches_per_epoch);
-      // Batches of the epoch still to come: the epoch's batches less those delivered so far.
-      const int64_t done = batches_between(waits, 0, f.ts_ns) % std::max<int64_t>(1, *knobs.batches_per_epoch);
+      // Batches of the epoch still to come: the epoch's batches less those delivered so far; none when
+      // the last one delivered ended an epoch (its end is where the process is now).
+      const int64_t delivered = batches_between(waits, 0, f.ts_ns);
+      const int64_t in_epoch = delivered % std::max<int64_t>(1, *knobs.batches_per_epoch);
+      const int64_t done = in_epoch == 0 && delivered > 0 ? *knobs.batches_per_epoch : in_epoch;
       // What it holds now: a worker's copies are its private memory, at least.
       const int64_t now = std::max(last, c.private_dirty_last.value_or(0));
       f.projected_epoch_end_bytes = now + static_cast<int64_t>(*f.growth_bytes_per_batch *

@@ -56,6 +56,7 @@ struct MemoryCurve {
   std::optional<int64_t> private_dirty_first, private_dirty_last;
   std::optional<int64_t> rss_first, rss_last, rss_peak;
   std::optional<int64_t> pss_last;
+  int64_t rollups = 0;  // the samples that read smaps_rollup (private dirty)
 };
 
 struct HealthFinding {

@@ -33,7 +33,9 @@ std::string curve_text(const MemoryCurve& c) {
   if (c.samples == 0) return "no memory sample of it";
   std::string text = fmt::format("{} samples over {}", c.samples, format_duration_ns(static_cast<double>(c.last_ns - c.first_ns)));
   if (c.rss_first) text += fmt::format(": RSS {} → {} (peak {})", bytes_text(c.rss_first), bytes_text(c.rss_last), bytes_text(c.rss_peak));
-  if (c.private_dirty_first)
+  if (c.rollups == 1)
+    text += fmt::format(", private dirty {} at its one smaps_rollup", bytes_text(c.private_dirty_last));
+  else if (c.private_dirty_first)
     text += fmt::format(", private dirty {} → {}", bytes_text(c.private_dirty_first), bytes_text(c.private_dirty_last));
   return text;
 }

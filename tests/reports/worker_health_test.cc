@@ -141,6 +141,12 @@ RunAnalysis faulting_run(const std::string& name, Rss rss_mb, Cow cow_mb) {
                     .ok());
     db->add_event(run, "page_faults", t * 500 * kMs - 400 * kMs, 300 * kMs, kWorkerA, kWorkerA, cow_mb(t) * kMb, 1000);
   }
+  // The observer's loader: 2 workers, an epoch of the 10 batches above.
+  EXPECT_TRUE(db->db()
+                  .exec(fmt::format("INSERT INTO loaders(run_id, pid, loader, knobs_json, epochs, batches, wait_ns) "
+                                    "VALUES({}, {}, 0, '{{\"num_workers\": 2, \"batches_per_epoch\": 10}}', 1, 10, 0)",
+                                    run, kMain))
+                  .ok());
   db.reset();
   return analyzed(path);
 }
@@ -156,7 +162,11 @@ TEST(WorkerHealth, ACopyingWorkerIsMeasuredByItsFaultsNotItsFewRollups) {
   EXPECT_TRUE(f.growth_from_fork);
   EXPECT_EQ(f.growth_bytes, 200 * kMb);
   EXPECT_NEAR(f.growth_bytes_per_s, 200.0 * kMb / 5, 1);  // from its fork at 0 to its last sample at 5 s
+  // Its 10 batches made the epoch, which ended where the worker is now: nothing is projected beyond.
+  EXPECT_EQ(f.growth_bytes_per_epoch, 200.0 * kMb);
+  EXPECT_EQ(f.projected_epoch_end_bytes, 200 * kMb);
   const HealthWords w = describe_health(f);
+  EXPECT_NE(w.evidence.at(0).find("private dirty 41.9 MB at its one smaps_rollup"), std::string::npos) << w.evidence.at(0);
   EXPECT_NE(w.evidence.at(1).find("51200 pages copied on write since its fork"), std::string::npos) << w.evidence.at(1);
 }
 
