@@ -67,6 +67,21 @@ static __always_inline bool burst_full(__u64 count, __u64 start, __u64 now)
   return count >= mem_burst_pages && now - start >= mem_burst_min_ns;
 }
 
+/* Emits the thread's open burst of each kind, from its start to `last`, and empties it. */
+static __always_inline void close_alloc_burst(struct ib_mem_burst *b, __u64 last, __u32 pid, __u32 tid)
+{
+  emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, last, b->allocs, b->alloc_bytes, pid, tid);
+  b->allocs = 0;
+  b->alloc_bytes = 0;
+}
+
+static __always_inline void close_fault_burst(struct ib_mem_burst *b, __u64 last, __u32 pid, __u32 tid)
+{
+  emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, last, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
+  b->faults = 0;
+  b->fault_cow = 0;
+}
+
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
 {
@@ -81,21 +96,15 @@ int BPF_PROG(on_page_alloc, struct page *page, unsigned int order)
   b->page_allocs += 1;
   b->page_alloc_bytes += bytes;
   __u64 now = bpf_ktime_get_ns();
-  if (burst_paused(b->allocs, b->alloc_last_ns, now)) {
-    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, pid, tid);
-    b->allocs = 0;
-    b->alloc_bytes = 0;
-  }
+  if (burst_paused(b->allocs, b->alloc_last_ns, now))
+    close_alloc_burst(b, b->alloc_last_ns, pid, tid);
   if (b->allocs == 0)
     b->alloc_start_ns = now;
   b->alloc_last_ns = now;
   b->allocs += 1;
   b->alloc_bytes += bytes;
-  if (burst_full(b->allocs, b->alloc_start_ns, now)) {
-    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, now, b->allocs, b->alloc_bytes, pid, tid);
-    b->allocs = 0;
-    b->alloc_bytes = 0;
-  }
+  if (burst_full(b->allocs, b->alloc_start_ns, now))
+    close_alloc_burst(b, now, pid, tid);
   return 0;
 }
 
@@ -111,11 +120,8 @@ int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, un
     return 0;
   b->page_faults += 1;
   __u64 now = bpf_ktime_get_ns();
-  if (burst_paused(b->faults, b->fault_last_ns, now)) {
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
-    b->faults = 0;
-    b->fault_cow = 0;
-  }
+  if (burst_paused(b->faults, b->fault_last_ns, now))
+    close_fault_burst(b, b->fault_last_ns, pid, tid);
   if (b->faults == 0)
     b->fault_start_ns = now;
   b->fault_last_ns = now;
@@ -124,11 +130,8 @@ int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, un
     b->fault_cow += 1;
     b->page_faults_cow += 1;
   }
-  if (burst_full(b->faults, b->fault_start_ns, now)) {
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, now, b->faults, b->fault_cow * IB_PAGE_BYTES, pid, tid);
-    b->faults = 0;
-    b->fault_cow = 0;
-  }
+  if (burst_full(b->faults, b->fault_start_ns, now))
+    close_fault_burst(b, now, pid, tid);
   return 0;
 }
 
@@ -148,10 +151,9 @@ int BPF_PROG(on_mem_thread_exit, struct task_struct *p)
     __sync_fetch_and_add(&s->page_alloc_bytes, b->page_alloc_bytes);
   }
   if (b->faults)
-    emit_burst(IB_OP_PAGE_FAULTS, b->fault_start_ns, b->fault_last_ns, b->faults, b->fault_cow * IB_PAGE_BYTES, b->pid,
-               tid);
+    close_fault_burst(b, b->fault_last_ns, b->pid, tid);
   if (b->allocs)
-    emit_burst(IB_OP_PAGE_ALLOCS, b->alloc_start_ns, b->alloc_last_ns, b->allocs, b->alloc_bytes, b->pid, tid);
+    close_alloc_burst(b, b->alloc_last_ns, b->pid, tid);
   bpf_map_delete_elem(&mem_bursts, &tid);
   return 0;
 }

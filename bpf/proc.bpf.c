@@ -129,15 +129,16 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct ta
   if (!is_traced_tgid(tgid))
     return 0;
   /* SEND_SIG_NOINFO (0) is a signal from user space, SEND_SIG_PRIV (1) one from the kernel. */
+  const bool from_kernel = (unsigned long)info == 1;
   __s32 code = 0;
-  if ((unsigned long)info == 1)
+  if (from_kernel)
     code = 0x80; /* SI_KERNEL */
   else if (info)
     code = BPF_CORE_READ(info, si_code);
   __u64 current = bpf_get_current_pid_tgid();
-  if (oom_from_kernel_sigkill && sig == 9 && (unsigned long)info == 1)
-    emit_task_event(IB_OP_OOM_KILL, task, tgid, task->pid, IB_WAKER(current >> 32, (__u32)current), 0,
-                    IB_EVENT_HAS_ARG);
+  __u64 sender = (__u64)IB_WAKER(current >> 32, (__u32)current);
+  if (oom_from_kernel_sigkill && sig == 9 && from_kernel)
+    emit_task_event(IB_OP_OOM_KILL, task, tgid, task->pid, sender, 0, IB_EVENT_HAS_ARG);
   struct ib_event *e = reserve_event(&proc_ring, IB_RING_PROC);
   if (!e)
     return 0;
@@ -147,7 +148,7 @@ int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct ta
   e->op = IB_OP_FATAL_SIGNAL;
   e->arg = sig;
   e->ret = code;
-  e->stream = (__u64)IB_WAKER(current >> 32, (__u32)current);
+  e->stream = sender;
   e->flags = IB_EVENT_HAS_ARG | IB_EVENT_HAS_RET | IB_EVENT_HAS_STREAM;
   bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
   submit_event(&proc_ring, e);
