@@ -121,8 +121,8 @@ int64_t value_at(const GrowthCurve& g, int64_t ts) {
 
 // From the sampler's rows: a worker's private dirty memory (only the rows that read smaps_rollup
 // have it), another process's RSS.
-std::optional<GrowthCurve> sampled_curve(const std::vector<const ProcessSampleRecord*>& rows, bool worker,
-                                         std::optional<int64_t> fork_ns) {
+std::optional<GrowthCurve> sampled_curve(const std::vector<const ProcessSampleRecord*>& rows, const MemoryCurve& c,
+                                         bool worker, std::optional<int64_t> fork_ns) {
   GrowthCurve g;
   g.measure = worker ? GrowthMeasure::private_dirty : GrowthMeasure::rss;
   for (const ProcessSampleRecord* r : rows)
@@ -131,7 +131,6 @@ std::optional<GrowthCurve> sampled_curve(const std::vector<const ProcessSampleRe
   // forked worker has no private memory at its fork (every page it has is shared with the main
   // process) when its first RSS sample already held what its rollup later found private: that is
   // the curve's start then. A spawned worker starts small, and needs two rollups.
-  const MemoryCurve c = curve_of(rows);
   const int64_t fork = fork_ns.value_or(INT64_MAX);  // none: later than any sample
   if (worker && g.points.size() == 1 && c.rss_first && *c.rss_first >= g.points.front().second &&
       fork < g.points.front().first) {
@@ -164,10 +163,10 @@ std::optional<GrowthCurve> copy_on_write_curve(int64_t pid, const std::vector<Co
 // Memory that grew by growth_min_bytes and was still growing in the later half of its curve's time: a
 // worker's private memory (what it copied of pages it shared at fork), another process's RSS (its
 // private memory also moves as workers fork and exit: pages shared with them are not private).
-std::optional<HealthFinding> memory_growth(int64_t pid, const GrowthCurve& g,
-                                           const std::vector<const ProcessSampleRecord*>& rows,
-                                           const HealthInputs& in, const std::map<int64_t, Process>& procs,
-                                           const LoaderKnobs& knobs, const HealthThresholds& limits) {
+// c: the process's sampled curve, shown as the finding's evidence.
+std::optional<HealthFinding> memory_growth(int64_t pid, const GrowthCurve& g, MemoryCurve c, const HealthInputs& in,
+                                           const std::map<int64_t, Process>& procs, const LoaderKnobs& knobs,
+                                           const HealthThresholds& limits) {
   const int64_t from_ns = g.points.front().first, until_ns = g.points.back().first;
   const int64_t first = g.points.front().second, last = g.points.back().second;
   const int64_t growth = last - first;
@@ -176,7 +175,6 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const GrowthCurve& g,
   if (g.points.size() >= 3 &&
       static_cast<double>(later) < limits.still_growing_share * static_cast<double>(growth))
     return std::nullopt;
-  MemoryCurve c = curve_of(rows);
   if (g.from_fork && g.measure == GrowthMeasure::private_dirty) {
     c.private_dirty_first = 0;
     c.first_ns = from_ns;
@@ -227,12 +225,13 @@ std::optional<HealthFinding> memory_growth(int64_t pid, const std::vector<const 
   auto proc = procs.find(pid);
   const bool worker = proc != procs.end() && proc->second.role == contract::kRoleWorker;
   const std::optional<int64_t> fork_ns = worker ? proc->second.start_ns : std::nullopt;
+  const MemoryCurve c = curve_of(rows);
   if (worker)
-    if (auto g = copy_on_write_curve(pid, in.copy_on_write, curve_of(rows), fork_ns))
-      if (auto f = memory_growth(pid, *g, rows, in, procs, knobs, limits); f && f->copy_on_write) return f;
-  auto g = sampled_curve(rows, worker, fork_ns);
+    if (auto g = copy_on_write_curve(pid, in.copy_on_write, c, fork_ns))
+      if (auto f = memory_growth(pid, *g, c, in, procs, knobs, limits); f && f->copy_on_write) return f;
+  auto g = sampled_curve(rows, c, worker, fork_ns);
   if (!g) return std::nullopt;
-  return memory_growth(pid, *g, rows, in, procs, knobs, limits);
+  return memory_growth(pid, *g, c, in, procs, knobs, limits);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "bpf/events.h"
+
 #include "reports/text/format.h"
 
 namespace ingero::reports {
@@ -55,7 +57,7 @@ HealthWords growth_words(const HealthFinding& f) {
   if (f.growth_measure == GrowthMeasure::copy_on_write_faults)
     w.evidence.push_back(fmt::format("{} pages copied on write since {}, each a write to a page it shared (counted "
                                      "in the kernel at its page faults)",
-                                     f.growth_bytes / 4096, f.growth_from_fork ? "its fork" : "tracing began"));
+                                     f.growth_bytes / IB_PAGE_BYTES, f.growth_from_fork ? "its fork" : "tracing began"));
   else if (f.growth_from_fork)
     w.evidence.push_back("its private memory read once, counted from its fork: a forked worker then shares every "
                          "page it has with the main process, and its first RSS already held what became private");
