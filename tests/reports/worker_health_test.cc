@@ -89,20 +89,27 @@ TEST(WorkerHealth, BatchesInFlightThatFitAreNothing) {
 // A worker whose private memory was read once (a large worker in a short run): forked, its first RSS
 // already holding what became private, it is counted from its fork; a worker that started small
 // (spawned: its imports are private memory from the start) is not.
+// A loader run of 6 s, a batch every 500 ms, whose worker A is sampled at t x 500 ms (t = 1..10) with
+// an RSS of rss_mb(t) and, at t = rollup_at, a private dirty of rollup_mb (its one smaps_rollup).
+template <typename Rss>
+int64_t add_sampled_worker_run(TraceFixture& db, Rss rss_mb, int64_t rollup_at, int64_t rollup_mb) {
+  const int64_t run = add_loader_run(db, 6000 * kMs);
+  for (int i = 0; i < 10; ++i) db.add_event(run, "batch_wait", i * 500 * kMs, 50 * kMs, kMain, kMain, std::nullopt, i);
+  for (int64_t t = 1; t <= 10; ++t) {
+    const std::string private_dirty = t == rollup_at ? std::to_string(rollup_mb * kMb) : "NULL";
+    EXPECT_TRUE(db.db()
+                    .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, private_dirty_bytes) "
+                                      "VALUES({}, {}, {}, {}, {})",
+                                      run, kWorkerA, t * 500 * kMs, rss_mb(t) * kMb, private_dirty))
+                    .ok());
+  }
+  return run;
+}
+
 RunAnalysis one_rollup_run(const std::string& name, int64_t first_rss_mb) {
   const std::string path = temp_db_path(name);
   auto db = TraceFixture::create(path);
-  const int64_t run = add_loader_run(*db, 6000 * kMs);
-  for (int i = 0; i < 10; ++i) db->add_event(run, "batch_wait", i * 500 * kMs, 50 * kMs, kMain, kMain, std::nullopt, i);
-  for (int64_t t = 1; t <= 10; ++t) {
-    const std::string private_dirty = t == 10 ? std::to_string(150 * kMb) : "NULL";
-    const int64_t rss = t == 1 ? first_rss_mb : 500;
-    EXPECT_TRUE(db->db()
-                    .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, private_dirty_bytes) "
-                                      "VALUES({}, {}, {}, {}, {})",
-                                      run, kWorkerA, t * 500 * kMs, rss * kMb, private_dirty))
-                    .ok());
-  }
+  add_sampled_worker_run(*db, [first_rss_mb](int64_t t) { return t == 1 ? first_rss_mb : 500; }, 10, 150);
   db.reset();
   return analyzed(path);
 }
@@ -130,17 +137,9 @@ template <typename Rss, typename Cow>
 RunAnalysis faulting_run(const std::string& name, Rss rss_mb, Cow cow_mb) {
   const std::string path = temp_db_path(name);
   auto db = TraceFixture::create(path);
-  const int64_t run = add_loader_run(*db, 6000 * kMs);
-  for (int i = 0; i < 10; ++i) db->add_event(run, "batch_wait", i * 500 * kMs, 50 * kMs, kMain, kMain, std::nullopt, i);
-  for (int64_t t = 1; t <= 10; ++t) {
-    const std::string private_dirty = t == 2 ? std::to_string(40 * kMb) : "NULL";
-    EXPECT_TRUE(db->db()
-                    .exec(fmt::format("INSERT INTO process_samples(run_id, pid, ts_ns, rss_bytes, private_dirty_bytes) "
-                                      "VALUES({}, {}, {}, {}, {})",
-                                      run, kWorkerA, t * 500 * kMs, rss_mb(t) * kMb, private_dirty))
-                    .ok());
+  const int64_t run = add_sampled_worker_run(*db, rss_mb, 2, 40);
+  for (int64_t t = 1; t <= 10; ++t)
     db->add_event(run, "page_faults", t * 500 * kMs - 400 * kMs, 300 * kMs, kWorkerA, kWorkerA, cow_mb(t) * kMb, 1000);
-  }
   // The observer's loader: 2 workers, an epoch of the 10 batches above.
   EXPECT_TRUE(db->db()
                   .exec(fmt::format("INSERT INTO loaders(run_id, pid, loader, knobs_json, epochs, batches, wait_ns) "
