@@ -237,12 +237,15 @@ TEST(TracerBpf, SleepingChildIsOffCpuForItsSleeps) {
   ASSERT_RUN(run);
   std::string me = "FROM thread_stats WHERE" + run->where() + "AND tid = " + std::to_string(run->root_pid);
   EXPECT_GE(run->query_int("SELECT voluntary_switches " + me), kSleeps);
+  // A sleep whose switch in sched_switch did not report (about 2 in 1,000 on Linux 6.18) ends where the
+  // slice after it began: within tens of microseconds, hence 1 % off. A sleep lost whole is 5 % of these.
+  constexpr int64_t kEstimatedSleepNs = kSleepNs * 99 / 100;
   int64_t offcpu = run->query_int("SELECT offcpu_ns " + me);
-  EXPECT_GE(offcpu, kSleeps * kSleepNs);
+  EXPECT_GE(offcpu, kSleeps * kEstimatedSleepNs);
   EXPECT_LT(offcpu, kSleeps * kSleepNs * 2);  // wake-up and run-queue delays on a busy machine
   EXPECT_GE(run->query_int("SELECT offcpu_max_ns " + me), kSleepNs);
   EXPECT_GE(run->query_int("SELECT count(*) FROM events WHERE" + run->where() + "AND" + op_is("offcpu_blocked") +
-                           "AND dur_ns >= " + std::to_string(kSleepNs)),
+                           "AND dur_ns >= " + std::to_string(kEstimatedSleepNs)),
             kSleeps);
   EXPECT_GE(run->query_int("SELECT sum(count) FROM histograms WHERE" + run->where() + "AND metric = 'offcpu_us'"),
             kSleeps);
