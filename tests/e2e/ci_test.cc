@@ -70,11 +70,12 @@ class Ci : public ::testing::Test {
   }
   void SetUp() override { ASSERT_EQ(baseline_->exit_code, 0) << baseline_->text; }
   static std::string path(const std::string& name) { return *dir_ + "/" + name; }
-  // The threshold tolerates what this 2-core machine does between invocations minutes apart
-  // (the same build's medians moved by up to 1.67x); the injected slowdown is 4x.
+  // The cases run beside other tests (untimed: no RUN_SERIAL), so the threshold (5x) is wider than any
+  // neighbour moves a median: what they check is the gate's verdicts, files and warnings. The gate's
+  // statistics are checked on synthetic epochs, and its tight use is ci_gate_cpu_smoke, run alone.
   static Output gate(const std::string& suite_file, const std::string& baseline_file) {
     return capture(kBinary + " ci --suite " + suite_file + " --baseline " + baseline_file + " --junit " +
-                   path("junit.xml") + " --summary " + path("summary.md") + " --threshold 100%");
+                   path("junit.xml") + " --summary " + path("summary.md") + " --threshold 400%");
   }
   static std::string* dir_;
   static Output* baseline_;
