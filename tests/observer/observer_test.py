@@ -98,15 +98,17 @@ class Run:
         return found
 
 
-def job_env(out_dir=None, observer=True, user_paths=(), extra=None, pycache=None):
+def job_env(out_dir=None, observer=True, user_paths=(), extra=None):
     env = _plain_env()
     paths = ([OBSERVER_DIR] if observer else []) + list(user_paths)
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
     if out_dir is not None:
         env["INGERO_OBSERVER_DIR"] = out_dir
-    if pycache is not None:
-        env["PYTHONPYCACHEPREFIX"] = pycache  # keeps the source tree free of __pycache__
+    # Nothing is written next to the sources (no __pycache__ in the tree), while the installed torch's
+    # own .pyc files are still read: a PYTHONPYCACHEPREFIX had every job compile torch again (4.0 CPU-s
+    # a job instead of 2.2).
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra or {})
     return env
 
@@ -137,7 +139,7 @@ def loader_job(tmp, name, loaders, observe=True, overrides=None, user_paths=(), 
         env_extra["INGERO_OBSERVER_OVERRIDES"] = overrides
     out_dir = os.path.join(base, "observer") if observe else None
     return start([os.path.join(JOBS, "loader_job.py"), json.dumps(cfg)], out_dir=out_dir,
-                 user_paths=user_paths, extra=env_extra, pycache=os.path.join(tmp, "pycache"))
+                 user_paths=user_paths, extra=env_extra)
 
 
 def facts_of(run):
@@ -224,7 +226,7 @@ class PrivateFolderTest(TempDirTest):
             prepare(base, out_dir)
             cfg = {"facts": os.path.join(base, "facts.json"), "loaders": [L0], "samples": SAMPLES}
             return start([os.path.join(JOBS, "loader_job.py"), json.dumps(cfg)], make_out_dir=False,
-                         out_dir=out_dir, pycache=os.path.join(self.tmp, "pycache"))
+                         out_dir=out_dir)
 
         def folder(mode, owner=None):
             def prepare(base, out_dir):
@@ -460,7 +462,6 @@ def no_torch_job(tmp, name, **env_args):
     base = os.path.join(tmp, name)
     os.makedirs(base)
     facts = os.path.join(base, "facts.json")
-    env_args.setdefault("pycache", os.path.join(tmp, "pycache"))
     return start([os.path.join(JOBS, "no_torch_job.py"), facts], **env_args), facts
 
 
@@ -800,7 +801,7 @@ class ErrorsTest(TempDirTest):
                     "    print(''.join(traceback.format_exception(e)))\n"
                     "    raise\n")
         env = job_env(out_dir=os.path.join(self.tmp, "gone-out"), observer=False,
-                      extra={"PYTHONPATH": observer_copy}, pycache=os.path.join(self.tmp, "pycache"))
+                      extra={"PYTHONPATH": observer_copy})
         os.mkdir(env["INGERO_OBSERVER_DIR"], 0o700)
         run = subprocess.run([PYTHON, job, observer_copy], env=env, capture_output=True, text=True,
                              timeout=JOB_TIMEOUT_S)
@@ -849,8 +850,7 @@ class SignalTest(TempDirTest):
         started = {}
         for sig in (signal.SIGTERM, signal.SIGINT):
             out_dir = os.path.join(self.tmp, sig.name)
-            started[sig] = start([os.path.join(JOBS, "slow_job.py")], out_dir=out_dir,
-                                 pycache=os.path.join(self.tmp, "pycache"))
+            started[sig] = start([os.path.join(JOBS, "slow_job.py")], out_dir=out_dir)
         printed, sent = {}, {}
         for sig, (proc, _, _) in started.items():
             printed[sig], sent[sig] = self.stop_after(proc, 40, sig)
@@ -879,8 +879,7 @@ class SignalTest(TempDirTest):
 class ForkTest(TempDirTest):
     def test_forked_child_has_its_own_file_and_buffer(self):
         out_dir = os.path.join(self.tmp, "observer")
-        run, = run_all(start([os.path.join(JOBS, "fork_job.py")], out_dir=out_dir,
-                             pycache=os.path.join(self.tmp, "pycache")))
+        run, = run_all(start([os.path.join(JOBS, "fork_job.py")], out_dir=out_dir))
         self.assertEqual(run.rc, 0, run.stderr)
         child_pid = int(next(line.split()[1] for line in run.stdout.splitlines() if line.startswith("child")))
         files = run.files()
