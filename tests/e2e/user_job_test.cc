@@ -302,7 +302,9 @@ TEST_F(UserJob, AScriptThatNeverImportsTorchRunsUnchanged) {
 // A job stopped by timeout(1) ran as it would have until then: the run is interrupted, not failed, and
 // keeps its verdict; the job's status passes through.
 TEST_F(UserJob, AJobStoppedByTimeoutIsJudgedOnWhatItRan) {
-  Output run = capture(kBinary + " trace --db " + db() + " -- timeout 5 " +
+  // timeout(1)'s 12 s leave the job time to measure batches after its start-up even on a loaded machine
+  // (with 5 s, a start-up beside two other traced jobs once took them all).
+  Output run = capture(kBinary + " trace --db " + db() + " -- timeout 12 " +
                        job(std::string(kStarvedLoop) + " --seconds 60") + " 2>&1");
   EXPECT_EQ(run.exit_code, 124) << run.text;
   EXPECT_EQ(query_text(db(), "SELECT status FROM runs"), "interrupted");
